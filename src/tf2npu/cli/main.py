@@ -1,0 +1,63 @@
+"""``tf2npu`` entry point: parse, dispatch, and turn user errors into messages and exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from tf2npu import __version__
+from tf2npu.cli import exit_codes, migrate
+from tf2npu.errors import Tf2NpuError
+
+COMMANDS = (migrate,)
+"""Subcommand modules; each has NAME, HELP, add_arguments(parser) and run(args) -> int."""
+
+DESCRIPTION = """\
+tf2npu moves TensorFlow 1.x training scripts onto Huawei Ascend NPUs.
+
+  tf2npu migrate SRC     rewrite scripts to the npu_bridge API and write a report set
+
+Run `tf2npu <command> --help` for what a command does, its options and examples.
+Exit codes: 0 ok, 1 some file failed or a finding is at error level, 2 bad usage.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tf2npu", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"tf2npu {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in COMMANDS:
+        child = sub.add_parser(
+            command.NAME,
+            help=command.HELP,
+            description=command.DESCRIPTION,
+            epilog=command.EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        command.add_arguments(child)
+        child.set_defaults(run=command.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return exit_codes.USAGE
+    try:
+        code: int = args.run(args)
+    except Tf2NpuError as exc:
+        print(f"tf2npu {args.command}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("tf2npu: interrupted", file=sys.stderr)
+        return exit_codes.INTERRUPTED
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""``tf2npu migrate``: rewrite TF 1.x scripts to the npu_bridge API and write a report set."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from tf2npu.cli import exit_codes
+from tf2npu.errors import UsageError
+from tf2npu.migrate.model import MigrationReport
+from tf2npu.migrate.options import PRECISION_MODES, Distributed, LossScale, MigrateOptions
+from tf2npu.migrate.report import FORMATS, write_reports
+from tf2npu.migrate.report.terminal import print_summary
+from tf2npu.migrate.tree import Plan, make_plan, migrate_tree, tasks
+
+NAME = "migrate"
+HELP = "rewrite TF 1.x scripts to the Ascend npu_bridge API, with a report set"
+DESCRIPTION = """\
+Rewrite TensorFlow 1.15 training scripts (Estimator, Sess.run, Keras, Horovod, TPUEstimator with
+use_tpu=False) to the Ascend TF adapter API, keeping everything outside the edited spans
+byte-for-byte (comments, blank lines, quotes, encodings, line endings), and analyse every TF and
+Horovod API the scripts use against the Ascend support list.
+
+SRC is a file or a folder (walked recursively). SRC is never modified unless --in-place is given.
+Non-Python files are copied unchanged; a file that cannot be parsed is copied unchanged and
+reported as failed. Running the tool on its own output changes nothing.
+"""
+EPILOG = """\
+examples:
+  tf2npu migrate train.py                        # writes train_npu.py and train_npu_report/
+  tf2npu migrate models/bert -o bert_npu         # a whole repository
+  tf2npu migrate src/ -o out/ --precision-mode allow_mix_precision --loss-scale dynamic
+  tf2npu migrate src/ -o out/ --distributed horovod --entry train.py
+  tf2npu migrate src/ --in-place --backup        # rewrite in place, keep <file>.bak copies
+  tf2npu migrate src/ -o out/ --diff | less      # review the changes as a unified diff
+
+reports (in --report DIR, default <OUT>_report):
+  summary.md          files migrated/unchanged/failed, changes per rule, API status counts
+  changes.csv         every edit: file, line, col, rule, before, after
+  findings.csv        what needs your attention, with the fix
+  api_analysis.csv    every TF/Horovod API use with its Ascend support status (also .xlsx)
+  report.json         all of the above, machine-readable (schema in docs/migration.md)
+
+exit codes: 0 ok; 1 a file failed or a finding is at error level; 2 bad usage.
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("source", metavar="SRC", type=Path, help="a Python file or a folder")
+    where = parser.add_argument_group("where results go")
+    where.add_argument("-o", "--output", metavar="OUT", type=Path,
+                       help="output folder (or file, when SRC is a file); default: SRC_npu")
+    where.add_argument("--report", metavar="DIR", type=Path,
+                       help="report folder; default: OUT_report next to OUT")
+    where.add_argument("--in-place", action="store_true", help="rewrite SRC itself")
+    where.add_argument("--backup", action="store_true",
+                       help="with --in-place: keep each changed file's original as FILE.bak")
+    where.add_argument("--force", action="store_true",
+                       help="write into an existing non-empty OUT (or over an existing file)")
+    where.add_argument("--format", default=",".join(FORMATS), metavar="LIST",
+                       help=f"report formats, comma-separated from {','.join(FORMATS)} "
+                            "(default: all)")
+    where.add_argument("--diff", action="store_true",
+                       help="print a unified diff of every change (also written as changes.diff)")
+    npu = parser.add_argument_group("NPU settings written into the migrated scripts")
+    npu.add_argument("--precision-mode", choices=PRECISION_MODES, metavar="MODE",
+                     help="precision_mode for every NPU config the tool creates or edits; one of "
+                          + ", ".join(PRECISION_MODES))
+    npu.add_argument("--mix-compile", action="store_true",
+                     help="mix_compile_mode=True: ops the NPU cannot run stay on the host")
+    npu.add_argument("--loss-scale", default="none", metavar="{none,fixed:N,dynamic}",
+                     help="wrap training optimizers in NPULossScaleOptimizer (default: none)")
+    npu.add_argument("--distributed", default="auto", choices=[d.value for d in Distributed],
+                     help="auto: migrate Horovod where used; horovod / tf_strategy: migrate "
+                          "that style; none: only report (default: auto)")
+    npu.add_argument("--entry", metavar="FILE", type=Path,
+                     help="the entry script (where NPU resources are set up) when no file has "
+                          "an `if __name__ == \"__main__\":` block")
+    run = parser.add_argument_group("running")
+    run.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
+                     help="migrate N files in parallel (default: 1)")  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    formats = [f.strip() for f in args.format.split(",") if f.strip()]
+    if args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs}: give a number of parallel workers >= 1")
+    plan = make_plan(args.source, args.output, args.report, in_place=args.in_place,
+                     backup=args.backup, force=args.force)  # fmt: skip
+    options = MigrateOptions(
+        precision_mode=args.precision_mode,
+        mix_compile=args.mix_compile,
+        loss_scale=LossScale.parse(args.loss_scale),
+        distributed=Distributed(args.distributed),
+        entry=_entry(plan, args.entry),
+    )
+    console = Console(stderr=True)
+    report = _run_with_progress(plan, options, args, console)
+    write_reports(report, plan.report_dir, formats)
+    diffs = "".join(f.diff for f in report.files)
+    if args.diff:
+        (plan.report_dir / "changes.diff").write_text(diffs, encoding="utf-8")
+        sys.stdout.write(diffs)
+    print_summary(report, console, report_dir=plan.report_dir)
+    return exit_codes.FINDINGS if report.failed else exit_codes.OK
+
+
+def _entry(plan: Plan, entry: Path | None) -> str | None:
+    if entry is None:
+        return None
+    root = plan.source.parent if plan.single_file else plan.source
+    path = entry if entry.is_absolute() else (root / entry)
+    if not path.exists():
+        path = entry.resolve()
+    path = path.resolve()
+    if not path.is_file() or path.suffix != ".py":
+        raise UsageError(f"--entry {str(entry)!r}: not a Python file inside SRC")
+    if root not in path.parents:
+        raise UsageError(f"--entry {str(entry)!r} is not inside SRC {str(root)!r}")
+    return path.relative_to(root).as_posix()
+
+
+def _run_with_progress(
+    plan: Plan, options: MigrateOptions, args: argparse.Namespace, console: Console
+) -> MigrationReport:
+    if plan.single_file or not console.is_terminal:
+        return migrate_tree(plan, options, jobs=args.jobs, diff=args.diff)
+    total = len(tasks(plan))
+    columns = (TextColumn("migrating"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"))
+    with Progress(*columns, console=console, transient=True) as progress:
+        bar = progress.add_task("", total=total)
+
+        def advance(rel: str) -> None:
+            progress.update(bar, advance=1, description=rel[-40:])
+
+        return migrate_tree(plan, options, jobs=args.jobs, diff=args.diff, progress=advance)

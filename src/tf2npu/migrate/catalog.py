@@ -1,0 +1,198 @@
+"""The API catalog: the Ascend support status of every TF 1.15 and Horovod API.
+
+The data (``tf2npu/migrate/data/api_catalog.tsv``) is derived from the vendor's API support lists
+by ``tools/derive_api_catalog.py``; it holds names, modules, statuses and rewrite targets only.
+The advice texts are tf2npu's own and live here.
+
+:func:`classify` takes a canonical dotted name rooted at ``tf.`` or ``hvd.`` and looks it up in
+this order:
+
+1. ``tf.compat.v1.X`` is the same object as ``tf.X`` on TF 1.15, so it is classified as ``tf.X``
+   (steps 2-3, then 5); the alias's own row, which only says "compat alias", counts only when
+   neither ``tf.X`` nor a parent of it is listed;
+2. the exact name, an API or an enum / attribute name (classified as its class);
+3. its parents, nearest first (``tf.Session.run`` is classified as ``tf.Session``);
+4. any other ``tf.compat.*`` name is a compat alias;
+5. otherwise the name is not listed.
+
+The returned :class:`ApiInfo` always carries the name as given.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from importlib import resources
+from typing import NamedTuple
+
+from tf2npu.migrate.model import ApiStatus
+
+_PACKAGE = "tf2npu.migrate.data"
+_RESOURCE = "api_catalog.tsv"
+_HEADER = "api\tmodule\tstatus\treplacement\tparent"
+_COMPAT_V1 = "tf.compat.v1."
+
+
+@dataclass(frozen=True)
+class ApiInfo:
+    """How an API is supported on Ascend, and what to do about it."""
+
+    api: str
+    module: str
+    status: ApiStatus
+    advice: str
+
+
+class _Row(NamedTuple):
+    module: str
+    status: ApiStatus
+    replacement: str
+    parent: str
+    """The class (or module) of an enum / attribute row; empty for an API."""
+
+
+_LABELS: dict[ApiStatus, str] = {
+    ApiStatus.SUPPORTED: "supported",
+    ApiStatus.MIGRATED_BY_TOOL: "supported after migration",
+    ApiStatus.TRAINING_AFTER_MIGRATION: "training after migration",
+    ApiStatus.MANUAL: "manual migration",
+    ApiStatus.UNSUPPORTED: "unsupported",
+    ApiStatus.UNSUPPORTED_HARMLESS: "unsupported (harmless)",
+    ApiStatus.COMPAT: "compat alias",
+    ApiStatus.DEPRECATED: "deprecated",
+    ApiStatus.ANALYSING: "analysing",
+    ApiStatus.NOT_LISTED: "not listed",
+}
+
+_ADVICE: dict[ApiStatus, str] = {
+    ApiStatus.SUPPORTED: "Runs on Ascend as it is.",
+    ApiStatus.MIGRATED_BY_TOOL: "tf2npu rewrites this call; check the change list.",
+    ApiStatus.TRAINING_AFTER_MIGRATION: (
+        "tf2npu rewrites this call so that training runs on Ascend; check the change list."
+    ),
+    ApiStatus.MANUAL: (
+        "Works with static shapes; dynamic shapes need a manual change (see docs/migration.md)."
+    ),
+    ApiStatus.UNSUPPORTED: (
+        "Not supported on Ascend: replace it or keep it out of the device graph."
+    ),
+    ApiStatus.UNSUPPORTED_HARMLESS: (
+        "Has no effect on Ascend but does no harm; no change is needed."
+    ),
+    ApiStatus.COMPAT: (
+        "A tf.compat alias: in a TF 1.15 script use the tf.* API it stands for, whose status "
+        "is what counts."
+    ),
+    ApiStatus.DEPRECATED: "Deprecated in TF 1.15; move to its replacement before migrating.",
+    ApiStatus.ANALYSING: "Support not confirmed by the vendor; test it.",
+    ApiStatus.NOT_LISTED: (
+        "Not in the Ascend support list; check it by running the migrated script (tf2npu run)."
+    ),
+}
+
+_REWRITE_ADVICE: dict[ApiStatus, str] = {
+    ApiStatus.MIGRATED_BY_TOOL: "tf2npu rewrites {api} to {replacement}.",
+    ApiStatus.TRAINING_AFTER_MIGRATION: (
+        "tf2npu rewrites {api} to {replacement}; training then runs on Ascend."
+    ),
+}
+
+
+def status_label(status: ApiStatus) -> str:
+    """A short human label for ``status`` (``"supported after migration"``)."""
+    return _LABELS[status]
+
+
+@functools.cache
+def _catalog() -> dict[str, str]:
+    """``api -> the rest of its line``, read once from the package data.
+
+    The rest (module, status, replacement, parent; tab-separated) is only split when the row is
+    looked up: that keeps loading the 9,000 rows to a few milliseconds.
+    """
+    text = resources.files(_PACKAGE).joinpath(_RESOURCE).read_text(encoding="utf-8")
+    header, _, body = text.partition("\n")
+    if header != _HEADER:
+        raise ValueError(f"{_RESOURCE}: unexpected header {header!r}")
+    return dict(line.split("\t", 1) for line in body.split("\n") if line)
+
+
+_STATUS_BY_VALUE: dict[str, ApiStatus] = {s.value: s for s in ApiStatus}
+
+
+def _row(api: str) -> _Row | None:
+    rest = _catalog().get(api)
+    if rest is None:
+        return None
+    module, status, replacement, parent = rest.split("\t")
+    return _Row(module, _STATUS_BY_VALUE[status], replacement, parent)
+
+
+def _advice(api: str, row: _Row) -> str:
+    if row.replacement and row.status in _REWRITE_ADVICE:
+        return _REWRITE_ADVICE[row.status].format(api=api, replacement=row.replacement)
+    return _ADVICE[row.status]
+
+
+def _lookup(name: str, *, parents: bool = True) -> ApiInfo | None:
+    """``name`` itself, else (with ``parents``) its nearest listed parent; ``api`` = ``name``."""
+    candidate = name
+    while "." in candidate:
+        row = _row(candidate)
+        if row is not None:
+            parent = _row(row.parent) if row.parent else None
+            if parent is not None:
+                # An enum / attribute row: its status is its class's (the row carries it).
+                advice = f"Classified as {row.parent}, to which it belongs. "
+                advice += _advice(row.parent, parent)
+            elif candidate != name:
+                advice = f"Classified as {candidate}, to which it belongs. "
+                advice += _advice(candidate, row)
+            else:
+                advice = _advice(candidate, row)
+            return ApiInfo(api=name, module=row.module, status=row.status, advice=advice)
+        if not parents:
+            return None
+        candidate = candidate.rpartition(".")[0]
+    return None
+
+
+def _unlisted_module(name: str) -> str:
+    """The module a name that is not listed belongs to, after the vendor's grouping."""
+    parts = name.split(".")
+    if parts[0] == "hvd" and len(parts) > 1:
+        return "hvd"
+    if parts[0] != "tf" or len(parts) < 2 or not all(parts):
+        return "Unknown"
+    if name.startswith("tf.compat.") and len(parts) > 3:
+        return ".".join(parts[:3])
+    if len(parts) > 2:
+        return ".".join(parts[:2])
+    return "tf"
+
+
+@functools.lru_cache(maxsize=8192)
+def classify(name: str) -> ApiInfo:
+    """The support status of the API ``name`` (``tf.nn.dropout``, ``hvd.rank``)."""
+    if name.startswith(_COMPAT_V1):
+        # On TF 1.15 tf.compat.v1.X is tf.X: its status is tf.X's. The alias's own row (always
+        # COMPAT) only counts when tf.X is not listed; parents of the alias are not tried, as
+        # they are compat module rows that would hide a NOT_LISTED.
+        target = "tf." + name[len(_COMPAT_V1) :]
+        note = f"Compat alias of {target} (the same object on TF 1.15). "
+        info = _lookup(target) or _lookup(name, parents=False)
+        if info is None:
+            info = _not_listed(name)
+        return ApiInfo(name, info.module, info.status, note + info.advice)
+    info = _lookup(name)
+    if info is not None:
+        return info
+    if name.startswith("tf.compat."):
+        return ApiInfo(name, _unlisted_module(name), ApiStatus.COMPAT, _ADVICE[ApiStatus.COMPAT])
+    return _not_listed(name)
+
+
+def _not_listed(name: str) -> ApiInfo:
+    return ApiInfo(
+        name, _unlisted_module(name), ApiStatus.NOT_LISTED, _ADVICE[ApiStatus.NOT_LISTED]
+    )

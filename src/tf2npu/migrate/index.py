@@ -1,0 +1,187 @@
+"""One walk over a module that every rule and the API analysis share.
+
+The walk records each resolved API reference (calls, attribute references, decorators, base
+classes) under its canonical name, the parent of every node (rules edit statements and need their
+blocks), and the method calls on unresolved receivers (``ds.batch(...)``) that type inference
+may later prove to be API calls. Rules look things up here instead of walking the tree again.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from tf2npu.migrate.names import Resolver, Scope, _dotted, is_tf_api
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A resolved reference to an API: the dotted-name node and what it means."""
+
+    node: ast.expr
+    name: str
+    kind: str
+    """``call``, ``attribute``, ``decorator`` or ``base``."""
+    scope: Scope
+    call: ast.Call | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MethodCall:
+    """``<receiver>.<method>(...)`` where the receiver is not a plain resolved name."""
+
+    call: ast.Call
+    method: str
+    receiver: ast.expr
+    scope: Scope
+
+
+@dataclass(slots=True)
+class ModuleIndex:
+    """What the shared walk found in one module."""
+
+    tree: ast.Module
+    resolver: Resolver
+    parents: dict[int, ast.AST] = field(default_factory=dict)
+    refs: list[Ref] = field(default_factory=list)
+    calls: dict[str, list[Ref]] = field(default_factory=lambda: defaultdict(list))
+    by_call: dict[int, Ref] = field(default_factory=dict)
+    """id(call) -> the resolved reference of its callee."""
+    method_calls: dict[str, list[MethodCall]] = field(default_factory=lambda: defaultdict(list))
+    scopes: dict[int, Scope] = field(default_factory=dict)
+    """id(statement) -> scope it executes in, for every statement."""
+    withs: list[ast.With] = field(default_factory=list)
+    functions: list[ast.FunctionDef] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, tree: ast.Module) -> ModuleIndex:
+        index = cls(tree, Resolver(tree))
+        index._walk()
+        index.refs.sort(key=lambda r: (r.node.lineno, r.node.col_offset))
+        return index
+
+    # -- queries ----------------------------------------------------------------------------
+    def calls_to(self, *names: str) -> list[Ref]:
+        """Call references whose callee is one of ``names`` (canonical), in source order."""
+        found = [ref for name in names for ref in self.calls.get(name, ())]
+        found.sort(key=lambda r: (r.node.lineno, r.node.col_offset))
+        return found
+
+    def callee(self, call: ast.Call) -> str | None:
+        """Canonical name of a call's callee, when it resolves."""
+        ref = self.by_call.get(id(call))
+        return ref.name if ref is not None else None
+
+    def uses(self, prefix: str) -> bool:
+        """True when any resolved reference starts with ``prefix`` (a canonical name)."""
+        dotted = prefix + "."
+        return any(r.name == prefix or r.name.startswith(dotted) for r in self.refs)
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self.parents.get(id(node))
+
+    def statement_of(self, node: ast.AST) -> ast.stmt:
+        """The innermost statement containing ``node``."""
+        current: ast.AST | None = node
+        while current is not None and not isinstance(current, ast.stmt):
+            current = self.parents.get(id(current))
+        if current is None:
+            raise ValueError("node is not inside a statement")
+        return current
+
+    def scope_at(self, stmt: ast.stmt) -> Scope:
+        return self.scopes.get(id(stmt), self.resolver.module)
+
+    # -- the walk ---------------------------------------------------------------------------
+    def _walk(self) -> None:
+        resolver = self.resolver
+        stack: list[tuple[ast.AST, ast.AST | None, Scope, str]] = [
+            (stmt, self.tree, resolver.module, "") for stmt in reversed(self.tree.body)
+        ]
+        parents = self.parents
+        while stack:
+            node, parent, scope, role = stack.pop()
+            if parent is not None:
+                parents[id(node)] = parent
+            if isinstance(node, ast.stmt):
+                self.scopes[id(node)] = scope
+            if isinstance(node, (ast.Attribute, ast.Name)) and isinstance(node.ctx, ast.Load):
+                if self._reference(node, scope, role, parent):
+                    continue
+            children = self._children(node, scope)
+            for child, child_scope, child_role in reversed(children):
+                stack.append((child, node, child_scope, child_role))
+
+    def _reference(self, node: ast.expr, scope: Scope, role: str, parent: ast.AST | None) -> bool:
+        """Record a maximal dotted name; True when its parts need no further walking."""
+        if _dotted(node) is None:
+            return False
+        name = self.resolver.qualified(node, scope)
+        if name is None:
+            return True
+        kind = role or "attribute"
+        call = parent if kind == "call" and isinstance(parent, ast.Call) else None
+        ref = Ref(node, name, kind, scope, call)
+        if call is not None:
+            self.calls[name].append(ref)
+            self.by_call[id(call)] = ref
+        if is_tf_api(name):
+            self.refs.append(ref)
+        return True
+
+    def _children(self, node: ast.AST, scope: Scope) -> list[tuple[ast.AST, Scope, str]]:
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and _dotted(func) is None:
+                self.method_calls[func.attr].append(MethodCall(node, func.attr, func.value, scope))
+            elif isinstance(func, ast.Attribute):
+                self._maybe_method(node, func, scope)
+            rest = [(a, scope, "") for a in ast.iter_child_nodes(node) if a is not func]
+            return [(func, scope, "call"), *rest]
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return self._scoped_children(node, scope)
+        if isinstance(node, ast.With):
+            self.withs.append(node)
+        return [(child, scope, "") for child in ast.iter_child_nodes(node)]
+
+    def _maybe_method(self, call: ast.Call, func: ast.Attribute, scope: Scope) -> None:
+        """A dotted callee whose receiver is a local variable (``ds.batch``): a method call."""
+        parts = _dotted(func)
+        assert parts is not None
+        if self.resolver.resolve_name(parts[0], scope) is None:
+            self.method_calls[func.attr].append(MethodCall(call, func.attr, func.value, scope))
+
+    def _scoped_children(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef, scope: Scope
+    ) -> list[tuple[ast.AST, Scope, str]]:
+        inner = self.resolver.scope_of[id(node)]
+        out: list[tuple[ast.AST, Scope, str]] = []
+        if isinstance(node, ast.ClassDef):
+            out += [(d, scope, "decorator") for d in node.decorator_list]
+            out += [(b, scope, "base") for b in node.bases]
+            out += [(k, scope, "") for k in node.keywords]
+            out += [(s, inner, "") for s in node.body]
+            return out
+        args = node.args
+        out += [(d, scope, "") for d in args.defaults]
+        out += [(d, scope, "") for d in args.kw_defaults if d is not None]
+        if isinstance(node, ast.Lambda):
+            return [*out, (node.body, inner, "")]
+        if isinstance(node, ast.FunctionDef):
+            self.functions.append(node)
+        for deco in node.decorator_list:
+            target = deco.func if isinstance(deco, ast.Call) else deco
+            if target is not deco:
+                assert isinstance(deco, ast.Call)
+                out += [(target, scope, "decorator")]
+                out += [(a, scope, "") for a in ast.iter_child_nodes(deco) if a is not target]
+                self.parents[id(deco)] = node
+            else:
+                out.append((deco, scope, "decorator"))
+        every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+        out += [(a.annotation, scope, "") for a in every if a is not None and a.annotation]
+        if node.returns is not None:
+            out.append((node.returns, scope, ""))
+        out += [(s, inner, "") for s in node.body]
+        return out

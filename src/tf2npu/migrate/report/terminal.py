@@ -1,0 +1,138 @@
+"""The summary ``tf2npu migrate`` prints: compact, fits 80 columns, plain text off a terminal.
+
+File counts on one line, failed files with their reasons, changes per rule, API uses per status
+(every use and distinct APIs), the first errors and warnings in their severity colours, and
+where the full report set was written. All text is passed as :class:`rich.text.Text`, so
+brackets in paths and messages are never read as markup.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from tf2npu.migrate.model import ApiStatus, FileStatus, MigrationReport, Severity
+from tf2npu.migrate.report.counts import Counts, count
+from tf2npu.migrate.report.labels import STATUS_LABELS, counted, severity_count
+from tf2npu.migrate.report.ranking import top_findings
+
+FINDINGS_SHOWN = 10
+FAILED_SHOWN = 5
+
+SEVERITY_STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+STATUS_STYLES = {
+    ApiStatus.SUPPORTED: "green",
+    ApiStatus.MIGRATED_BY_TOOL: "green",
+    ApiStatus.TRAINING_AFTER_MIGRATION: "green",
+    ApiStatus.MANUAL: "yellow",
+    ApiStatus.UNSUPPORTED: "red",
+    ApiStatus.DEPRECATED: "yellow",
+    ApiStatus.ANALYSING: "yellow",
+}
+
+_PLAIN_BOX = box.Box(
+    "    \n    \n -- \n    \n    \n -- \n    \n    \n",
+    ascii=True,
+)
+"""Like ``box.SIMPLE``, in ASCII: what tables look like when the output is not a terminal."""
+
+
+def print_summary(
+    report: MigrationReport, console: Console, report_dir: Path | str | None = None
+) -> None:
+    """Print the summary of ``report`` to ``console``, and ``report_dir`` when given."""
+    counts = count(report)
+    table_box = box.SIMPLE if console.is_terminal else _PLAIN_BOX
+    console.print(_headline(report))
+    console.print(_totals(counts))
+    _print_failed(report, console)
+    if counts.changes_by_rule:
+        console.print(_changes_table(counts, table_box))
+    if counts.api_uses:
+        console.print(_status_table(counts, table_box))
+    _print_findings(report, console)
+    if report_dir is not None:
+        console.print(Text.assemble(("Reports: ", "bold"), str(report_dir)))
+
+
+def _headline(report: MigrationReport) -> Text:
+    return Text.assemble(
+        ("tf2npu migrate", "bold"), f" {report.source} -> {report.output} ({report.seconds:.2f} s)"
+    )
+
+
+def _totals(counts: Counts) -> Text:
+    files = [f"{counts.files[status]} {status.value}" for status in FileStatus]
+    failed = counts.files[FileStatus.FAILED]
+    text = Text(counted(counts.total_files, "file") + ": " + ", ".join(files[:-1]) + ", ")
+    text.append(files[-1], style="bold red" if failed else "")
+    text.append("\n" + counted(counts.changes, "change"))
+    text.append(f", {counted(counts.api_uses, 'API use')} ({counts.distinct_apis} distinct)")
+    text.append(", findings: ")
+    for index, (severity, n) in enumerate(counts.findings.items()):
+        if index:
+            text.append(", ")
+        text.append(severity_count(n, severity), style=SEVERITY_STYLES[severity] if n else "")
+    return text
+
+
+def _print_failed(report: MigrationReport, console: Console) -> None:
+    failed = [f for f in report.files if f.status is FileStatus.FAILED]
+    for result in failed[:FAILED_SHOWN]:
+        line = Text.assemble(("failed ", "bold red"), (result.path, "bold"), f": {result.reason}")
+        console.print(line)
+    if len(failed) > FAILED_SHOWN:
+        console.print(Text(f"... and {len(failed) - FAILED_SHOWN} more failed"))
+
+
+def _table(table_box: box.Box) -> Table:
+    return Table(box=table_box, show_edge=False, show_footer=True, footer_style="bold")
+
+
+def _changes_table(counts: Counts, table_box: box.Box) -> Table:
+    table = _table(table_box)
+    table.add_column("Rule", footer="total", overflow="fold")
+    table.add_column("Changes", footer=str(counts.changes), justify="right")
+    for rule, n in counts.changes_by_rule.items():
+        table.add_row(Text(rule), str(n))
+    return table
+
+
+def _status_table(counts: Counts, table_box: box.Box) -> Table:
+    """Statuses with at least one use (the Markdown and XLSX reports list them all)."""
+    table = _table(table_box)
+    table.add_column("API status", footer="total")
+    table.add_column("Uses", footer=str(counts.api_uses), justify="right")
+    table.add_column("APIs", footer=str(counts.distinct_apis), justify="right")
+    for status, n in counts.status_raw.items():
+        if n:
+            label = Text(STATUS_LABELS[status], style=STATUS_STYLES.get(status, ""))
+            table.add_row(label, str(n), str(counts.status_distinct[status]))
+    return table
+
+
+def _print_findings(report: MigrationReport, console: Console) -> None:
+    shown, more = top_findings(report, FINDINGS_SHOWN)
+    if not shown:
+        return
+    heading = "Errors and warnings"
+    if more:
+        heading += f" (first {len(shown)} of {len(shown) + more})"
+    console.print(Text(heading, style="bold"))
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold", max_width=28)
+    grid.add_column(overflow="fold", ratio=1)
+    for finding in shown:
+        message = Text(finding.message)
+        message.append(f" [{finding.rule}]", style="dim")
+        if finding.fix:
+            message.append(f"\nfix: {finding.fix}", style="dim")
+        severity = Text(finding.severity.value, style=SEVERITY_STYLES[finding.severity])
+        location = Text(f"{finding.path}:{finding.line}:{finding.col}")
+        grid.add_row(severity, location, message)
+    console.print(grid)

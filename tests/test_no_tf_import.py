@@ -1,0 +1,19 @@
+"""The migration core imports and runs without TensorFlow (DESIGN §2)."""
+
+import subprocess
+import sys
+
+CODE = """
+import sys
+import tf2npu, tf2npu.migrate.engine, tf2npu.migrate.tree, tf2npu.cli.main
+from tf2npu.testing.migration import migrate_text
+out = migrate_text("import tensorflow as tf\\nsess = tf.Session()\\n").output
+assert b"npu_config_proto" in out, out
+bad = sorted(m for m in sys.modules if m == "tensorflow" or m.startswith("tensorflow."))
+print(",".join(bad))
+"""
+
+
+def test_migration_never_imports_tensorflow():
+    done = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "", f"TensorFlow modules imported: {done.stdout}"
