@@ -18,3 +18,7 @@ def as_operand(node: ast.expr, text: str) -> str:
 
 def is_true(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
+
+
+def is_none(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None

@@ -17,12 +17,27 @@ _DEVICE = ("tf.device",)
 _REASON = "device scope removed: the NPU adapter places every op itself"
 
 
+class _Unwrap:
+    """A ``with tf.device(...):`` whose header goes and whose body moves out one level."""
+
+    def __init__(self, stmt: ast.With, header_last: int, outer: str, inner: str) -> None:
+        self.stmt = stmt
+        self.header_last = header_last
+        self.outer = outer
+        self.inner = inner
+
+    def contains(self, other: _Unwrap) -> bool:
+        end = self.stmt.end_lineno or 0
+        return self.header_last < other.stmt.lineno <= end
+
+
 @register
 class DeviceScope(Rule):
     """``with tf.device(...):`` is removed and its body dedented (the adapter decides placement).
 
-    In a ``with`` with several items only the ``tf.device`` item goes. Other uses of
-    ``tf.device`` (a device function, a variable) are reported for a manual change.
+    In a ``with`` with several items only the ``tf.device`` item goes; nested device scopes are
+    removed together. Other uses of ``tf.device`` (a device function, ``as`` names) are reported
+    for a manual change.
     """
 
     name: ClassVar[str] = "device_scope"
@@ -39,37 +54,57 @@ class DeviceScope(Rule):
     )
 
     def apply(self, ctx: FileContext) -> None:
-        in_with: set[int] = set()
+        device_calls = {id(r.call) for r in ctx.index.calls_to(*_DEVICE) if r.call is not None}
+        handled: set[int] = set()
+        blocks: list[_Unwrap] = []
         for stmt in ctx.index.withs:
             for item in stmt.items:
-                expr = item.context_expr
-                if isinstance(expr, ast.Call) and self._is_device(ctx, expr):
-                    in_with.add(id(expr))
-                    self._remove(ctx, stmt, item)
+                if id(item.context_expr) not in device_calls:
+                    continue
+                handled.add(id(item.context_expr))
+                unwrap = self._classify(ctx, stmt, item)
+                if unwrap is not None:
+                    blocks.append(unwrap)
+        outermost = [b for b in blocks if not any(o.contains(b) for o in blocks if o is not b)]
+        for block in outermost:
+            nested = [b for b in blocks if b is block or block.contains(b)]
+            if ctx.patch(self.name, block.stmt, self._unwrap_all(ctx, nested)):
+                ctx.finding(self.name, block.stmt, Severity.INFO, _REASON)
         for ref in ctx.index.calls_to(*_DEVICE):
-            if ref.call is not None and id(ref.call) not in in_with:
+            if ref.call is not None and id(ref.call) not in handled:
                 ctx.finding(self.name, ref.call, Severity.WARNING,
                             "tf.device used outside a with statement",
                             "remove the device placement: the adapter places ops itself")  # fmt: skip
 
-    @staticmethod
-    def _is_device(ctx: FileContext, call: ast.Call) -> bool:
-        return any(r.call is call for r in ctx.index.calls_to(*_DEVICE))
-
-    def _remove(self, ctx: FileContext, stmt: ast.With, item: ast.withitem) -> None:
+    def _classify(self, ctx: FileContext, stmt: ast.With, item: ast.withitem) -> _Unwrap | None:
+        """Edit in place (patched here) or return the block to unwrap."""
         if item.optional_vars is not None:
             ctx.finding(self.name, stmt, Severity.WARNING,
                         "tf.device(...) as <name>: scope kept", "remove the device scope by hand")
-            return  # fmt: skip
+            return None  # fmt: skip
         if len(stmt.items) > 1:
-            edit = self._drop_item(ctx, stmt, item)
-        else:
-            edit = self._unwrap(ctx, stmt)
-        if edit is not None and ctx.patch(self.name, stmt, edit):
-            ctx.finding(self.name, stmt, Severity.INFO, _REASON)
+            if ctx.patch(self.name, stmt, self._drop_item(ctx, stmt, item)):
+                ctx.finding(self.name, stmt, Severity.INFO, _REASON)
+            return None
+        _, item_end = ctx.span(item.context_expr)
+        colon = _TO_COLON.match(ctx.text, item_end)
+        if colon is None or not ctx.owns_lines(stmt):
+            ctx.finding(self.name, stmt, Severity.WARNING,
+                        "device scope in an unusual layout: kept", "remove it by hand")
+            return None  # fmt: skip
+        header_last = bisect.bisect_right(ctx.source.line_starts, colon.end() - 1)
+        body = stmt.body
+        if body[0].lineno == header_last:
+            # ``with tf.device(d): stmt`` on one line: keep just the body
+            edit = Edit(ctx.span(stmt)[0], ctx.span(body[0])[0], "")
+            if ctx.patch(self.name, stmt, [edit]):
+                ctx.finding(self.name, stmt, Severity.INFO, _REASON)
+            return None
+        outer = ctx.source.indent_of(stmt.lineno)
+        return _Unwrap(stmt, header_last, outer, ctx.source.indent_of(body[0].lineno))
 
     @staticmethod
-    def _drop_item(ctx: FileContext, stmt: ast.With, item: ast.withitem) -> list[Edit] | None:
+    def _drop_item(ctx: FileContext, stmt: ast.With, item: ast.withitem) -> list[Edit | None]:
         i = stmt.items.index(item)
         start, end = ctx.span(item.context_expr)
         if i + 1 < len(stmt.items):
@@ -77,19 +112,28 @@ class DeviceScope(Rule):
         return [Edit(ctx.span(stmt.items[i - 1].context_expr)[1], end, "")]
 
     @staticmethod
-    def _unwrap(ctx: FileContext, stmt: ast.With) -> list[Edit] | None:
-        body = stmt.body
-        _, item_end = ctx.span(stmt.items[-1].context_expr)
-        colon = _TO_COLON.match(ctx.text, item_end)
-        if colon is None or not ctx.owns_lines(stmt):
-            return None
-        header_last = bisect.bisect_right(ctx.source.line_starts, colon.end() - 1)
-        if body[0].lineno == header_last:
-            # ``with tf.device(d): stmt`` on one line: keep just the body
-            return [Edit(ctx.span(stmt)[0], ctx.span(body[0])[0], "")]
-        assert stmt.end_lineno is not None
-        edits = [Edit(ctx.source.line_start(stmt.lineno), ctx.source.line_end(header_last), "")]
-        outer = ctx.source.indent_of(stmt.lineno)
-        inner = ctx.source.indent_of(body[0].lineno)
-        edits += ctx.reindent(header_last + 1, stmt.end_lineno, inner, outer)
+    def _unwrap_all(ctx: FileContext, blocks: list[_Unwrap]) -> list[Edit | None]:
+        """Delete every header and move each body line out by all the levels around it."""
+        source = ctx.source
+        edits: list[Edit | None] = []
+        headers: set[int] = set()
+        for block in blocks:
+            lines = range(block.stmt.lineno, block.header_last + 1)
+            headers.update(lines)
+            edits.append(Edit(source.line_start(lines[0]), source.line_end(lines[-1]), ""))
+        outer = blocks[0]
+        assert outer.stmt.end_lineno is not None
+        for line in range(outer.header_last + 1, outer.stmt.end_lineno + 1):
+            if line in headers or line in ctx.string_lines:
+                continue
+            text = source.line_text(line)
+            around = [b for b in blocks if b.header_last < line <= (b.stmt.end_lineno or 0)]
+            if not text.strip() or not text.startswith(around[-1].inner):
+                continue
+            new, pos = "", 0
+            for block in around:
+                new += text[pos : len(block.outer)]
+                pos = len(block.inner)
+            start = source.line_start(line)
+            edits.append(Edit(start, start + pos, new))
         return edits

@@ -8,7 +8,7 @@ from typing import ClassVar
 from tf2npu.migrate.context import FileContext
 from tf2npu.migrate.model import Severity
 from tf2npu.migrate.rule import Example, Rule, register
-from tf2npu.migrate.rules._text import as_operand
+from tf2npu.migrate.rules._text import as_operand, is_none
 
 _KERAS_DROPOUT = (
     "tf.layers.dropout",
@@ -64,7 +64,8 @@ class Dropout(Rule):
                         "tf.nn.dropout called with *args/**kwargs: not rewritten",
                         "call npu_ops.dropout(x, keep_prob=...) explicitly")  # fmt: skip
             return
-        if ctx.argument(call, 2, "noise_shape") is not None:
+        noise_shape = ctx.argument(call, 2, "noise_shape")
+        if noise_shape is not None and not is_none(noise_shape):
             ctx.finding(self.name, call, Severity.INFO,
                         "tf.nn.dropout with noise_shape kept: npu_ops.dropout draws one mask "
                         "element per input element",
