@@ -5,6 +5,8 @@ Each worker reads its own shard of the data, gradients are averaged by
 hvd.DistributedOptimizer, and only rank 0 writes checkpoints.
 """
 import argparse
+import os
+import sys
 import tempfile
 
 import numpy as np
@@ -13,37 +15,10 @@ import tensorflow as tf
 try:
     import horovod.tensorflow as hvd
 except ImportError:
-    # ------------------------------------------------------------------
-    # Single-process stand-in so this example runs without Horovod.
-    # It mimics the handful of hvd.* calls used below for a job with
-    # exactly one worker; it does no communication at all.
-    # ------------------------------------------------------------------
-    class _SingleProcessHorovod(object):
-        def init(self):
-            pass
-
-        def rank(self):
-            return 0
-
-        def size(self):
-            return 1
-
-        def local_rank(self):
-            return 0
-
-        def local_size(self):
-            return 1
-
-        def DistributedOptimizer(self, optimizer, **kwargs):
-            return optimizer  # nothing to all-reduce with one worker
-
-        class BroadcastGlobalVariablesHook(tf.train.SessionRunHook):
-            """No-op: with one worker the variables are already in sync."""
-
-            def __init__(self, root_rank, device=""):
-                self.root_rank = root_rank
-
-    hvd = _SingleProcessHorovod()
+    # Horovod is not installed: run as one worker with the stand-in module
+    # next to this file (it does no communication at all).
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _hvd_standin as hvd
 
 
 def make_dataset(batch_size):

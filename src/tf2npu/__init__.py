@@ -1,4 +1,4 @@
-"""tf2npu: move TensorFlow 1.x training scripts onto Ascend NPUs, and run, check and debug them anywhere.
+"""tf2npu: move TensorFlow 1.x training scripts onto Ascend NPUs; run, check and debug anywhere.
 
 Importing this package never imports TensorFlow.
 """

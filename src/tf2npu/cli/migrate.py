@@ -52,34 +52,71 @@ exit codes: 0 ok; 1 a file failed or a finding is at error level; 2 bad usage.
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("source", metavar="SRC", type=Path, help="a Python file or a folder")
     where = parser.add_argument_group("where results go")
-    where.add_argument("-o", "--output", metavar="OUT", type=Path,
-                       help="output folder (or file, when SRC is a file); default: SRC_npu")
-    where.add_argument("--report", metavar="DIR", type=Path,
-                       help="report folder; default: OUT_report next to OUT")
+    where.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        type=Path,
+        help="output folder (or file, when SRC is a file); default: SRC_npu",
+    )
+    where.add_argument(
+        "--report", metavar="DIR", type=Path, help="report folder; default: OUT_report next to OUT"
+    )
     where.add_argument("--in-place", action="store_true", help="rewrite SRC itself")
-    where.add_argument("--backup", action="store_true",
-                       help="with --in-place: keep each changed file's original as FILE.bak")
-    where.add_argument("--force", action="store_true",
-                       help="write into an existing non-empty OUT (or over an existing file)")
-    where.add_argument("--format", default=",".join(FORMATS), metavar="LIST",
-                       help=f"report formats, comma-separated from {','.join(FORMATS)} "
-                            "(default: all)")
-    where.add_argument("--diff", action="store_true",
-                       help="print a unified diff of every change (also written as changes.diff)")
+    where.add_argument(
+        "--backup",
+        action="store_true",
+        help="with --in-place: keep each changed file's original as FILE.bak",
+    )
+    where.add_argument(
+        "--force",
+        action="store_true",
+        help="write into an existing non-empty OUT (or over an existing file)",
+    )
+    where.add_argument(
+        "--format",
+        default=",".join(FORMATS),
+        metavar="LIST",
+        help=f"report formats, comma-separated from {','.join(FORMATS)} (default: all)",
+    )
+    where.add_argument(
+        "--diff",
+        action="store_true",
+        help="print a unified diff of every change (also written as changes.diff)",
+    )
     npu = parser.add_argument_group("NPU settings written into the migrated scripts")
-    npu.add_argument("--precision-mode", choices=PRECISION_MODES, metavar="MODE",
-                     help="precision_mode for every NPU config the tool creates or edits; one of "
-                          + ", ".join(PRECISION_MODES))
-    npu.add_argument("--mix-compile", action="store_true",
-                     help="mix_compile_mode=True: ops the NPU cannot run stay on the host")
-    npu.add_argument("--loss-scale", default="none", metavar="{none,fixed:N,dynamic}",
-                     help="wrap training optimizers in NPULossScaleOptimizer (default: none)")
-    npu.add_argument("--distributed", default="auto", choices=[d.value for d in Distributed],
-                     help="auto: migrate Horovod where used; horovod / tf_strategy: migrate "
-                          "that style; none: only report (default: auto)")
-    npu.add_argument("--entry", metavar="FILE", type=Path,
-                     help="the entry script (where NPU resources are set up) when no file has "
-                          "an `if __name__ == \"__main__\":` block")
+    npu.add_argument(
+        "--precision-mode",
+        choices=PRECISION_MODES,
+        metavar="MODE",
+        help="precision_mode for every NPU config the tool creates or edits; one of "
+        + ", ".join(PRECISION_MODES),
+    )
+    npu.add_argument(
+        "--mix-compile",
+        action="store_true",
+        help="mix_compile_mode=True: ops the NPU cannot run stay on the host",
+    )
+    npu.add_argument(
+        "--loss-scale",
+        default="none",
+        metavar="{none,fixed:N,dynamic}",
+        help="wrap training optimizers in NPULossScaleOptimizer (default: none)",
+    )
+    npu.add_argument(
+        "--distributed",
+        default="auto",
+        choices=[d.value for d in Distributed],
+        help="auto: migrate Horovod where used; horovod / tf_strategy: migrate "
+        "that style; none: only report (default: auto)",
+    )
+    npu.add_argument(
+        "--entry",
+        metavar="FILE",
+        type=Path,
+        help="the entry script (where NPU resources are set up) when no file has "
+        'an `if __name__ == "__main__":` block',
+    )
     run = parser.add_argument_group("running")
     run.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
                      help="migrate N files in parallel (default: 1)")  # fmt: skip
@@ -130,7 +167,12 @@ def _run_with_progress(
     if plan.single_file or not console.is_terminal:
         return migrate_tree(plan, options, jobs=args.jobs, diff=args.diff)
     total = len(tasks(plan))
-    columns = (TextColumn("migrating"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"))
+    columns = (
+        TextColumn("migrating"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+    )
     with Progress(*columns, console=console, transient=True) as progress:
         bar = progress.add_task("", total=total)
 

@@ -26,6 +26,7 @@ NPU_INIT_IMPORT = "from npu_bridge.npu_init import *"
 _SKIP_TO_PAREN = re.compile(r"(?:\s|\\\r?\n|#[^\r\n]*|\))*")
 _REST_OF_LINE = re.compile(r"[ \t\f]*(?:#[^\r\n]*)?(?:\r\n|\r|\n|$)")
 _COMMA_REST = re.compile(r"[ \t\f]*,[ \t\f]*(?:\r\n|\r|\n|$)")
+_COMMA_COMMENT = re.compile(r"[ \t\f]*,[ \t\f]*(?=#)")
 
 Arg = ast.expr | ast.keyword
 
@@ -69,11 +70,11 @@ class FileContext:
         if not collected or any(e is None for e in collected):
             return False
         node: ast.expr = subject  # type: ignore[assignment]
-        edits = tuple(e for e in collected if e is not None)
+        kept = tuple(e for e in collected if e is not None)
         start, end = self.span(subject)
-        start = min(start, *(e.start for e in edits))
-        end = max(end, *(e.end for e in edits))
-        self.patches.append(Patch(rule, edits, (start, end), node.lineno, node.col_offset + 1))
+        start = min(start, *(e.start for e in kept))
+        end = max(end, *(e.end for e in kept))
+        self.patches.append(Patch(rule, kept, (start, end), node.lineno, node.col_offset + 1))
         return True
 
     def finding(
@@ -167,11 +168,18 @@ class FileContext:
         i = next(n for n, x in enumerate(items) if x is item)
         start, end = self.span(item)
         if len(items) > 1 and item.lineno != call.lineno and self._starts_line(item):
-            after = _COMMA_REST.match(self.text, end) or _REST_OF_LINE.match(self.text, end)
-            assert after is not None
-            if not self.text[end : after.end()].strip(" \t\f,\r\n"):
+            after = _COMMA_REST.match(self.text, end)
+            if after is None and i == len(items) - 1:
+                # Only the last argument may lack its comma (``a\n, b``: the comma is b's).
+                after = _REST_OF_LINE.match(self.text, end)
+            # None when the call's ``)`` follows on the same line: handled below.
+            if after is not None and not self.text[end : after.end()].strip(" \t\f,\r\n"):
                 # The argument has its own line(s): drop them whole, comments elsewhere stay.
                 return Edit(self.source.line_start(item.lineno), after.end(), "")
+            noted = _COMMA_COMMENT.match(self.text, end)
+            if noted is not None:
+                # ``arg,  # note``: drop the argument and its comma, keep the comment in place.
+                return Edit(start, noted.end(), "")
         if len(items) == 1:
             paren = self.open_paren(call)
             _, call_end = self.span(call)
@@ -183,11 +191,17 @@ class FileContext:
         return Edit(start, next_start, "")
 
     def keywordize(self, call: ast.Call, names: tuple[str, ...], first: int = 0) -> list[Edit]:
-        """Turn positional arguments from index ``first`` on into keywords named by ``names``."""
+        """Turn positional arguments from index ``first`` on into keywords named by ``names``.
+
+        Nothing changes when there is a ``*args``: the positions after it are unknown, and a
+        keyword before it would take a position the unpacked values fill first.
+        """
+        if any(isinstance(arg, ast.Starred) for arg in call.args):
+            return []
         return [
             self.insert_before(arg, f"{names[i]}=")
-            for i, arg in enumerate(call.args)
-            if i >= first and i < len(names) and not isinstance(arg, ast.Starred)
+            for i, arg in enumerate(call.args[: len(names)])
+            if i >= first
         ]
 
     def _starts_line(self, node: ast.AST) -> bool:
@@ -197,7 +211,7 @@ class FileContext:
 
     # -- statement edits --------------------------------------------------------------------
     def owns_lines(self, stmt: ast.stmt) -> bool:
-        """True when ``stmt`` alone occupies its lines (no ``;`` neighbours, not after ``if x:``)."""
+        """True when ``stmt`` alone occupies its lines (no ``;`` neighbours, not after ``if:``)."""
         _, end = self.span(stmt)
         assert stmt.end_lineno is not None
         rest = _REST_OF_LINE.match(self.text, end)
@@ -220,7 +234,9 @@ class FileContext:
         start = self.source.line_start(stmt.lineno)
         return Edit(start, start, "".join(f"{indent}{line}{nl}" for line in lines))
 
-    def insert_lines_after(self, stmt: ast.stmt, lines: list[str], indent: str | None = None) -> Edit | None:
+    def insert_lines_after(
+        self, stmt: ast.stmt, lines: list[str], indent: str | None = None
+    ) -> Edit | None:
         if not self.owns_lines(stmt):
             return None
         assert stmt.end_lineno is not None

@@ -68,55 +68,115 @@ def migrate_source(
         return _migrate(raw, path, source, tree, options, diff)
     except RecursionError:
         return _failed(raw, path, "expression nesting too deep to analyse")
+    except _RuleCrashed as exc:
+        return _failed(raw, path, str(exc))
+
+
+MAX_PASSES = 3
+"""A patch dropped for overlapping another is applied by a further pass over the result."""
+
+
+class _RuleCrashed(Exception):
+    """A rule raised: a bug. The file is passed through unchanged; the run goes on."""
+
+    def __init__(self, rule: str, error: Exception) -> None:
+        super().__init__(
+            f"internal error in rule {rule} ({type(error).__name__}: {error}); "
+            "the file was copied unchanged — please report this file"
+        )
+
+
+@dataclass(slots=True)
+class _Pass:
+    """One run of every rule over one version of the text."""
+
+    source: SourceFile
+    tree: ast.Module
+    index: ModuleIndex
+    kept: list[Patch]
+    dropped: list[tuple[Patch, Patch]]
+    findings: list[Finding]
+
+
+def _run_rules(path: str, source: SourceFile, tree: ast.Module, options: MigrateOptions) -> _Pass:
+    index = ModuleIndex.build(tree)
+    ctx = FileContext(path, source, tree, index, options, is_entry=options.entry == path)
+    for name in RULE_ORDER:
+        if name in REGISTRY:
+            try:
+                REGISTRY[name]().apply(ctx)
+            except RecursionError:
+                raise
+            except Exception as error:  # a bug in one rule must not stop the whole run
+                raise _RuleCrashed(name, error) from error
+    kept, dropped = accept(ctx.patches)
+    if kept or ctx.imports:
+        # Imports and helper definitions go first: a rule may insert code at the same offset
+        # (right after the imports) that uses them, and insertions at one offset keep order.
+        wanted = _missing_imports(tree, source, ctx.imports)
+        scheduled = [_import_patch(tree, source, s) for s in wanted]
+        scheduled += _helper_patches(tree, source, ctx.helpers)
+        kept = scheduled + kept
+    return _Pass(source, tree, index, kept, dropped, list(ctx.findings))
+
+
+def _changes(path: str, run: _Pass) -> list[Change]:
+    text = run.source.text
+    ordered = sorted(run.kept, key=lambda p: (p.subject[0], p.rule))
+    return [
+        Change(path, p.line, p.col, p.rule, text[p.subject[0] : p.subject[1]],
+               subject_after(text, p))
+        for p in ordered
+    ]  # fmt: skip
 
 
 def _migrate(
     raw: bytes, path: str, source: SourceFile, tree: ast.Module, options: MigrateOptions, diff: bool
 ) -> Migrated:
-    index = ModuleIndex.build(tree)
-    ctx = FileContext(path, source, tree, index, options, is_entry=options.entry == path)
-    for name in RULE_ORDER:
-        if name in REGISTRY:
-            REGISTRY[name]().apply(ctx)
-    kept, dropped = accept(ctx.patches)
-    findings = list(ctx.findings)
-    for patch, winner in dropped:
-        findings.append(
-            Finding(path, patch.line, patch.col, patch.rule, Severity.WARNING,
-                    f"not rewritten: overlaps the {winner.rule} rewrite at line {winner.line}",
-                    "apply this change by hand after checking the other one")
-        )  # fmt: skip
-    if kept or ctx.imports:
-        for statement in _missing_imports(tree, source, ctx.imports):
-            kept.append(_import_patch(tree, source, statement))
-        kept.extend(_helper_patches(tree, source, ctx.helpers))
-    uses = api_uses(index, path)
+    first = _run_rules(path, source, tree, options)
+    findings = first.findings
+    uses = api_uses(first.index, path)
+    changes: list[Change] = []
+    run, text = first, source.text
+    for _ in range(MAX_PASSES):
+        if not run.kept:
+            break
+        text = apply_edits(run.source.text, [e for p in run.kept for e in p.edits])
+        changes += _changes(path, run)
+        try:
+            new_tree = ast.parse(text, filename=path)
+        except SyntaxError as exc:
+            reason = (
+                f"internal error: the rewrite would not parse ({exc.msg}, line {exc.lineno}); "
+                "the file was copied unchanged — please report this file"
+            )
+            return _failed(raw, path, reason, findings=tuple(findings), uses=uses)
+        if not run.dropped:
+            break
+        run = _run_rules(path, SourceFile.decode(source.encode(text)), new_tree, options)
+    findings = findings + _overlap_findings(path, run.dropped)
     findings.sort(key=lambda f: (f.line, f.col, f.rule))
-    if not kept:
-        return Migrated(
-            FileResult(path, FileStatus.UNCHANGED, source.line_count, (), tuple(findings), uses),
-            raw,
+    if not changes:
+        result = FileResult(
+            path, FileStatus.UNCHANGED, source.line_count, (), tuple(findings), uses
         )
-    text = apply_edits(source.text, [e for p in kept for e in p.edits])
-    try:
-        ast.parse(text, filename=path)
-    except SyntaxError as exc:
-        reason = (
-            f"internal error: the rewrite would not parse ({exc.msg}, line {exc.lineno}); "
-            "the file was copied unchanged — please report this file"
-        )
-        return _failed(raw, path, reason, findings=tuple(findings), uses=uses)
-    kept.sort(key=lambda p: (p.subject[0], p.rule))
-    changes = tuple(
-        Change(path, p.line, p.col, p.rule, source.text[p.subject[0] : p.subject[1]],
-               subject_after(source.text, p))
-        for p in kept
-    )  # fmt: skip
+        return Migrated(result, raw)
     patch_text = _unified_diff(source.text, text, path) if diff else ""
     result = FileResult(
-        path, FileStatus.MIGRATED, source.line_count, changes, tuple(findings), uses, "", patch_text
-    )
+        path, FileStatus.MIGRATED, source.line_count, tuple(changes), tuple(findings), uses, "",
+        patch_text,
+    )  # fmt: skip
     return Migrated(result, source.encode(text))
+
+
+def _overlap_findings(path: str, dropped: list[tuple[Patch, Patch]]) -> list[Finding]:
+    """Patches still overlapping after the last pass (both rewrites cannot be combined)."""
+    return [
+        Finding(path, patch.line, patch.col, patch.rule, Severity.WARNING,
+                f"not rewritten: overlaps the {winner.rule} rewrite at line {winner.line}",
+                "apply this change by hand after checking the other one")
+        for patch, winner in dropped
+    ]  # fmt: skip
 
 
 def _failed(
@@ -132,6 +192,8 @@ def _failed(
 
 
 def _syntax_reason(exc: SyntaxError) -> str:
+    if exc.lineno is None:  # e.g. a null byte: the parser gives no position
+        return f"syntax error: {exc.msg}"
     where = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
     hint = ""
     text = exc.text or ""
@@ -167,7 +229,11 @@ def _import_position(tree: ast.Module, source: SourceFile) -> tuple[int, bool]:
         if stmt.module != "__future__":
             break
         i += 1
-    if i < len(body) and body[i].col_offset == 0 and (i == 0 or body[i - 1].end_lineno != body[i].lineno):
+    if (
+        i < len(body)
+        and body[i].col_offset == 0
+        and (i == 0 or body[i - 1].end_lineno != body[i].lineno)
+    ):
         return source.line_start(body[i].lineno), False
     if i == 0:
         return 0, False
@@ -185,7 +251,9 @@ def _import_patch(tree: ast.Module, source: SourceFile, statement: str) -> Patch
     return Patch(IMPORT_RULE, (Edit(pos, pos, text),), (pos, pos), line, 1)
 
 
-def _helper_patches(tree: ast.Module, source: SourceFile, helpers: dict[str, list[str]]) -> list[Patch]:
+def _helper_patches(
+    tree: ast.Module, source: SourceFile, helpers: dict[str, list[str]]
+) -> list[Patch]:
     """Helper definitions, after the module's leading imports (skipping ones already defined)."""
     defined = {s.name for s in tree.body if isinstance(s, ast.FunctionDef)}
     wanted = [lines for name, lines in helpers.items() if name not in defined]

@@ -157,8 +157,8 @@ class ModuleIndex:
     ) -> list[tuple[ast.AST, Scope, str]]:
         inner = self.resolver.scope_of[id(node)]
         out: list[tuple[ast.AST, Scope, str]] = []
+        out += self._decorators(node, scope)
         if isinstance(node, ast.ClassDef):
-            out += [(d, scope, "decorator") for d in node.decorator_list]
             out += [(b, scope, "base") for b in node.bases]
             out += [(k, scope, "") for k in node.keywords]
             out += [(s, inner, "") for s in node.body]
@@ -170,18 +170,23 @@ class ModuleIndex:
             return [*out, (node.body, inner, "")]
         if isinstance(node, ast.FunctionDef):
             self.functions.append(node)
-        for deco in node.decorator_list:
-            target = deco.func if isinstance(deco, ast.Call) else deco
-            if target is not deco:
-                assert isinstance(deco, ast.Call)
-                out += [(target, scope, "decorator")]
-                out += [(a, scope, "") for a in ast.iter_child_nodes(deco) if a is not target]
-                self.parents[id(deco)] = node
-            else:
-                out.append((deco, scope, "decorator"))
         every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
         out += [(a.annotation, scope, "") for a in every if a is not None and a.annotation]
         if node.returns is not None:
             out.append((node.returns, scope, ""))
         out += [(s, inner, "") for s in node.body]
+        return out
+
+    def _decorators(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef, scope: Scope
+    ) -> list[tuple[ast.AST, Scope, str]]:
+        """Decorators, and the callee of a decorator call (``@tf.function(...)``), as decorators."""
+        out: list[tuple[ast.AST, Scope, str]] = []
+        for deco in getattr(node, "decorator_list", ()):
+            if isinstance(deco, ast.Call):
+                out.append((deco.func, scope, "decorator"))
+                out += [(a, scope, "") for a in ast.iter_child_nodes(deco) if a is not deco.func]
+                self.parents[id(deco)] = node
+            else:
+                out.append((deco, scope, "decorator"))
         return out

@@ -19,6 +19,8 @@ RUN_CONFIG = "run_config"
 """A ``tf.estimator.RunConfig`` or ``NPURunConfig``."""
 NPU_CONFIG = "npu_config"
 """A ConfigProto that already carries the NPU settings (built by ``npu_config_proto``)."""
+KERAS_MODEL = "keras_model"
+"""A Keras model (``tf.keras`` or standalone ``keras``) that the script builds, loads or clones."""
 
 _DATASET_FACTORIES = frozenset(
     {
@@ -61,6 +63,25 @@ _RUN_CONFIG_CLASSES = frozenset(
     }
 )
 
+_KERAS_MODEL_FACTORIES = frozenset(
+    f"{root}.{name}"
+    for root in ("tf.keras", "keras")
+    for name in (
+        "Model", "Sequential", "models.Model", "models.Sequential", "models.load_model",
+        "models.model_from_json", "models.model_from_yaml", "models.clone_model",
+    )
+)  # fmt: skip
+
+
+def is_keras_model_factory(name: str) -> bool:
+    """True for a canonical name whose call returns a Keras model (``keras.applications.X`` too)."""
+    if name in _KERAS_MODEL_FACTORIES:
+        return True
+    if name.startswith(("tf.keras.applications.", "keras.applications.")):
+        return name.rsplit(".", 1)[1][:1].isupper()  # ResNet50, not preprocess_input
+    return False
+
+
 # npu_init helpers (star-imported, so they appear as bare names) that return an NPU config.
 _NPU_CONFIG_BUILDERS = frozenset({"npu_config_proto", "npu_session_config"})
 
@@ -75,6 +96,10 @@ _DATASET_METHODS = frozenset(
 )  # fmt: skip
 
 
+# Kinds with methods returning the same kind, so a variable may be rebound from itself.
+_SELF_PRESERVING = (DATASET, RUN_CONFIG)
+
+
 class Kinds:
     """Kind inference over one module (results are memoised)."""
 
@@ -82,6 +107,10 @@ class Kinds:
         self.index = index
         self._names: dict[tuple[int, str], str | None] = {}
         self._functions: dict[int, str | None] = {}
+        self._pending: set[tuple[int, str]] = set()
+        """Names being inferred (their entry in ``_names`` is a guess)."""
+        self._guessed: set[tuple[int, str]] = set()
+        """Pending names whose guess was read (results computed meanwhile depend on it)."""
 
     def of(self, expr: ast.expr, scope: Scope) -> str | None:
         """The kind of ``expr`` evaluated in ``scope``, or None when it is not proven."""
@@ -104,6 +133,8 @@ class Kinds:
         if name is not None:
             if name in _DATASET_FACTORIES:
                 return DATASET
+            if is_keras_model_factory(name):
+                return KERAS_MODEL
             if name == "tf.train.Supervisor":
                 return SUPERVISOR
             if name in _RUN_CONFIG_CLASSES:
@@ -127,9 +158,26 @@ class Kinds:
         home, bindings = found
         key = (id(home), name)
         if key in self._names:
+            if key in self._pending:
+                self._guessed.add(key)
             return self._names[key]
-        self._names[key] = DATASET  # optimistic while in progress: ``ds = ds.map(f)``
-        result = self._agree(bindings, home)
+        result: str | None = None
+        self._pending.add(key)
+        for guess in _SELF_PRESERVING:
+            # Optimistic while in progress: ``ds = ds.map(f)``, ``cfg = cfg.replace(...)``.
+            self._names[key] = guess
+            marks = len(self._names), len(self._functions)
+            result = self._agree(bindings, home)
+            if result == guess or key not in self._guessed:
+                break  # proven, or the guess was never used
+            # The guess was wrong: forget what was inferred from it meanwhile.
+            self._guessed.discard(key)
+            while len(self._names) > marks[0]:
+                self._names.popitem()
+            while len(self._functions) > marks[1]:
+                self._functions.popitem()
+        self._pending.discard(key)
+        self._guessed.discard(key)
         self._names[key] = result
         return result
 
@@ -167,6 +215,8 @@ def _own_returns(func: ast.FunctionDef) -> list[ast.Return]:
         node = stack.pop()
         if isinstance(node, ast.Return):
             found.append(node)
-        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        elif not isinstance(
+            node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+        ):
             stack.extend(ast.iter_child_nodes(node))
     return found

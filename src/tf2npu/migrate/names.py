@@ -28,6 +28,7 @@ _CANONICAL_PREFIXES: tuple[tuple[str, str], ...] = (
     ("tensorflow_estimator.python.estimator.estimator", "tf.estimator"),
     ("tensorflow_estimator.python.estimator.run_config", "tf.estimator"),
     ("tensorflow_estimator.python.estimator.model_fn", "tf.estimator"),
+    ("tensorflow_estimator.estimator", "tf.estimator"),
     ("tensorflow_estimator", "tf.estimator"),
     ("tensorflow", "tf"),
     ("horovod.tensorflow.keras", "hvd.keras"),
@@ -68,6 +69,8 @@ class Binding:
     """For other bindings: the assigned value or the ``def`` node (used by type inference)."""
     resolved: str | None = None
     done: bool = False
+    fallback: bool = False
+    """An import in an ``except ImportError`` handler standing in for the ``try`` body's import."""
 
 
 @dataclass(slots=True, eq=False)
@@ -85,6 +88,14 @@ class Scope:
 
 
 _FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    caught = handler.type
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    return any(
+        isinstance(n, ast.Name) and n.id in ("ImportError", "ModuleNotFoundError") for n in names
+    )
 
 
 def _dotted(expr: ast.expr) -> list[str] | None:
@@ -140,6 +151,9 @@ class Resolver:
             bindings = [b for b in bindings if b.order < before]
             if not bindings:
                 return self.resolve_name(name, scope.parent, None) if scope.parent else None
+        # ``try: import a as n / except ImportError: import b as n``: the code is written
+        # against ``a``; ``b`` only stands in where ``a`` is missing.
+        bindings = [b for b in bindings if not b.fallback] or bindings
         result: str | None = None
         for binding in bindings:
             value = self._resolve_binding(binding, home)
@@ -191,7 +205,9 @@ class _ScopeBuilder(ast.NodeVisitor):
             self.visit(stmt)
 
     def _bind(self, name: str, **kw: object) -> None:
-        self.scope.add(name, Binding(order=self.r._next(), **kw))  # type: ignore[arg-type]
+        # After ``global name`` a binding in a function rebinds the module's name.
+        scope = self.r.module if name in self.scope.globals else self.scope
+        scope.add(name, Binding(order=self.r._next(), **kw))  # type: ignore[arg-type]
 
     def _bind_target(self, target: ast.expr) -> None:
         for node in ast.walk(target):
@@ -266,6 +282,28 @@ class _ScopeBuilder(ast.NodeVisitor):
         self.visit(node.context_expr)
         if node.optional_vars is not None:
             self._bind_target(node.optional_vars)
+
+    def visit_Try(self, node: ast.Try | ast.TryStar) -> None:
+        primary = {
+            alias.asname or alias.name.split(".", 1)[0]
+            for stmt in node.body
+            if isinstance(stmt, (ast.Import, ast.ImportFrom))
+            for alias in stmt.names
+        }
+        for stmt in node.body:
+            self.visit(stmt)
+        for handler in node.handlers:
+            first = self.r._order
+            self.visit(handler)
+            if primary and _catches_import_error(handler):
+                for name in primary:
+                    for binding in self.scope.bindings.get(name, ()):
+                        if binding.order > first and binding.target is not None:
+                            binding.fallback = True
+        for stmt in [*node.orelse, *node.finalbody]:
+            self.visit(stmt)
+
+    visit_TryStar = visit_Try
 
     def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
         if node.name:

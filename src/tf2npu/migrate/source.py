@@ -1,4 +1,4 @@
-"""Decoding a Python source file exactly as Python would, and mapping ``ast`` positions to text offsets.
+"""Decoding a Python source file exactly as Python would; mapping ``ast`` positions to offsets.
 
 The file's bytes are decoded with the encoding Python itself would use (PEP 263 cookie or BOM);
 the rewrite is applied to the decoded text and encoded back with the same encoding, BOM and
@@ -38,7 +38,10 @@ class SourceFile:
         try:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
         except SyntaxError as exc:
-            raise SourceError(f"bad encoding declaration: {exc.msg}") from exc
+            if not exc.msg.startswith("invalid or missing encoding declaration"):
+                raise SourceError(f"bad encoding declaration: {exc.msg}") from exc
+            # No cookie and a first line that is not UTF-8: report the undecodable bytes below.
+            encoding = "utf-8"
         try:
             text = raw.decode(encoding)
         except (UnicodeDecodeError, LookupError) as exc:

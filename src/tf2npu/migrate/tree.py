@@ -250,4 +250,3 @@ def migrate_tree(
         options=options.as_dict(),
         seconds=time.perf_counter() - start,
     )
-

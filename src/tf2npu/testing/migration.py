@@ -7,7 +7,9 @@ from tf2npu.migrate.model import FileStatus, Finding
 from tf2npu.migrate.options import MigrateOptions
 
 
-def migrate_text(before: str, options: MigrateOptions | None = None, path: str = "t.py") -> Migrated:
+def migrate_text(
+    before: str, options: MigrateOptions | None = None, path: str = "t.py"
+) -> Migrated:
     """Migrate ``before`` (a str, encoded as UTF-8) with every rule."""
     return migrate_source(before.encode("utf-8"), path, options or MigrateOptions())
 

@@ -30,7 +30,8 @@ def test_rewrites(call, expected):
 def test_from_import_alias():
     assert_migrates(
         "from tensorflow.nn import dropout as drop\ny = drop(x, rate=0.5)\n",
-        H + "from tensorflow.nn import dropout as drop\ny = npu_ops.dropout(x, keep_prob=1 - 0.5)\n",
+        H
+        + "from tensorflow.nn import dropout as drop\ny = npu_ops.dropout(x, keep_prob=1 - 0.5)\n",
     )
 
 
@@ -60,7 +61,8 @@ def test_bad_calls_are_reported(call, message):
 def test_keras_dropout_layer_gets_the_convert_import():
     assert_migrates(
         TF + "layer = tf.keras.layers.Dropout(0.2)\n",
-        "from npu_bridge.estimator.npu import npu_convert_dropout\n" + TF
+        "from npu_bridge.estimator.npu import npu_convert_dropout\n"
+        + TF
         + "layer = tf.keras.layers.Dropout(0.2)\n",
     )
 

@@ -53,7 +53,8 @@ def test_tf_nn_gelu():
 def test_keras_activation_string():
     assert_migrates(
         "from tensorflow.keras.layers import Dense\nd = Dense(4, activation='gelu')\n",
-        H + "from tensorflow.keras.layers import Dense\nd = Dense(4, activation=npu_unary_ops.gelu)\n",
+        H
+        + "from tensorflow.keras.layers import Dense\nd = Dense(4, activation=npu_unary_ops.gelu)\n",
     )
 
 

@@ -30,7 +30,8 @@ def session_config_builder(ctx: FileContext) -> str:
         return "npu_config_proto"
     lines = [
         f"def {HELPER_NAME}(config_proto=None):",
-        '    """npu_config_proto() plus the NPU options chosen when migrating (added by tf2npu)."""',
+        '    """npu_config_proto() plus the NPU options chosen when migrating '
+        '(added by tf2npu)."""',
         "    config_proto = npu_config_proto(config_proto=config_proto)",
         "    for custom_op in config_proto.graph_options.rewrite_options.custom_optimizers:",
         '        if custom_op.name == "NpuOptimizer":',

@@ -56,10 +56,14 @@ class DatasetBatch(Rule):
         given = ctx.argument(call, position, "drop_remainder")
         if given is not None:
             if not is_true(given):
-                ctx.finding(self.name, call, Severity.WARNING,
-                            f"drop_remainder={ctx.segment(given)} keeps a partial last batch, "
-                            "whose dynamic shape the NPU must recompile for",
-                            "use drop_remainder=True unless every sample must be seen")
+                ctx.finding(
+                    self.name,
+                    call,
+                    Severity.WARNING,
+                    f"drop_remainder={ctx.segment(given)} keeps a partial last batch, "
+                    "whose dynamic shape the NPU must recompile for",
+                    "use drop_remainder=True unless every sample must be seen",
+                )
             return  # fmt: skip
         if any(k.arg is None for k in call.keywords) or any(
             isinstance(a, ast.Starred) for a in call.args

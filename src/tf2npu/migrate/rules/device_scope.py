@@ -72,15 +72,24 @@ class DeviceScope(Rule):
                 ctx.finding(self.name, block.stmt, Severity.INFO, _REASON)
         for ref in ctx.index.calls_to(*_DEVICE):
             if ref.call is not None and id(ref.call) not in handled:
-                ctx.finding(self.name, ref.call, Severity.WARNING,
-                            "tf.device used outside a with statement",
-                            "remove the device placement: the adapter places ops itself")  # fmt: skip
+                ctx.finding(
+                    self.name,
+                    ref.call,
+                    Severity.WARNING,
+                    "tf.device used outside a with statement",
+                    "remove the device placement: the adapter places ops itself",
+                )
 
     def _classify(self, ctx: FileContext, stmt: ast.With, item: ast.withitem) -> _Unwrap | None:
         """Edit in place (patched here) or return the block to unwrap."""
         if item.optional_vars is not None:
-            ctx.finding(self.name, stmt, Severity.WARNING,
-                        "tf.device(...) as <name>: scope kept", "remove the device scope by hand")
+            ctx.finding(
+                self.name,
+                stmt,
+                Severity.WARNING,
+                "tf.device(...) as <name>: scope kept",
+                "remove the device scope by hand",
+            )
             return None  # fmt: skip
         if len(stmt.items) > 1:
             if ctx.patch(self.name, stmt, self._drop_item(ctx, stmt, item)):
@@ -89,8 +98,13 @@ class DeviceScope(Rule):
         _, item_end = ctx.span(item.context_expr)
         colon = _TO_COLON.match(ctx.text, item_end)
         if colon is None or not ctx.owns_lines(stmt):
-            ctx.finding(self.name, stmt, Severity.WARNING,
-                        "device scope in an unusual layout: kept", "remove it by hand")
+            ctx.finding(
+                self.name,
+                stmt,
+                Severity.WARNING,
+                "device scope in an unusual layout: kept",
+                "remove it by hand",
+            )
             return None  # fmt: skip
         header_last = bisect.bisect_right(ctx.source.line_starts, colon.end() - 1)
         body = stmt.body

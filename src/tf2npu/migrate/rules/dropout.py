@@ -66,20 +66,34 @@ class Dropout(Rule):
             return
         noise_shape = ctx.argument(call, 2, "noise_shape")
         if noise_shape is not None and not is_none(noise_shape):
-            ctx.finding(self.name, call, Severity.INFO,
-                        "tf.nn.dropout with noise_shape kept: npu_ops.dropout draws one mask "
-                        "element per input element",
-                        "drop noise_shape to use the faster NPU dropout, if that is acceptable")
+            ctx.finding(
+                self.name,
+                call,
+                Severity.INFO,
+                "tf.nn.dropout with noise_shape kept: npu_ops.dropout draws one mask "
+                "element per input element",
+                "drop noise_shape to use the faster NPU dropout, if that is acceptable",
+            )
             return  # fmt: skip
         keep = ctx.argument(call, 1, "keep_prob")
         rate = ctx.keyword(call, "rate")
         if keep is not None and rate is not None:
-            ctx.finding(self.name, call, Severity.ERROR,
-                        "tf.nn.dropout given both keep_prob and rate", "pass only one of them")
+            ctx.finding(
+                self.name,
+                call,
+                Severity.ERROR,
+                "tf.nn.dropout given both keep_prob and rate",
+                "pass only one of them",
+            )
             return  # fmt: skip
         if keep is None and rate is None:
-            ctx.finding(self.name, call, Severity.ERROR,
-                        "tf.nn.dropout without keep_prob or rate", "pass keep_prob (TF1) or rate")
+            ctx.finding(
+                self.name,
+                call,
+                Severity.ERROR,
+                "tf.nn.dropout without keep_prob or rate",
+                "pass keep_prob (TF1) or rate",
+            )
             return  # fmt: skip
         edits = [ctx.replace(callee, "npu_ops.dropout")]
         if rate is not None:

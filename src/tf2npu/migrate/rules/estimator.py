@@ -6,6 +6,7 @@ import ast
 from typing import ClassVar
 
 from tf2npu.migrate.context import FileContext
+from tf2npu.migrate.edits import Edit
 from tf2npu.migrate.kinds import RUN_CONFIG
 from tf2npu.migrate.model import Severity
 from tf2npu.migrate.names import Scope
@@ -64,7 +65,8 @@ class Estimator(Rule):
         Example(
             "import tensorflow as tf\n"
             "def build(run_config):\n"
-            "    return tf.estimator.DNNClassifier([10], feature_columns=cols, config=run_config)\n",
+            "    return tf.estimator.DNNClassifier([10], feature_columns=cols, "
+            "config=run_config)\n",
             "from npu_bridge.npu_init import *\nimport tensorflow as tf\n"
             "def build(run_config):\n"
             "    return tf.estimator.DNNClassifier([10], feature_columns=cols, "
@@ -96,10 +98,18 @@ class Estimator(Rule):
 
     def _run_config(self, ctx: FileContext, call: ast.Call, callee: ast.expr) -> None:
         if any(isinstance(a, ast.Starred) for a in call.args):
-            ctx.finding(self.name, call, Severity.WARNING,
-                        "RunConfig(*args): not rewritten", "pass its arguments by keyword")
+            ctx.finding(
+                self.name,
+                call,
+                Severity.WARNING,
+                "RunConfig(*args): not rewritten",
+                "pass its arguments by keyword",
+            )
             return  # fmt: skip
-        edits = [ctx.replace(callee, "NPURunConfig"), *ctx.keywordize(call, RUN_CONFIG_PARAMS)]
+        edits: list[Edit | None] = [
+            ctx.replace(callee, "NPURunConfig"),
+            *ctx.keywordize(call, RUN_CONFIG_PARAMS),
+        ]
         names = {k.arg for k in call.keywords} | set(RUN_CONFIG_PARAMS[: len(call.args)])
         for kw in call.keywords:
             if kw.arg in NOT_IN_NPU_RUN_CONFIG:
@@ -124,7 +134,10 @@ class Estimator(Rule):
         if config is not None and not absent and ctx.kinds.of(config, scope) != RUN_CONFIG:
             self._init_run_config(ctx, call, position=2)
             return
-        edits = [ctx.replace(callee, "NPUEstimator"), *ctx.keywordize(call, ESTIMATOR_PARAMS, 4)]
+        edits: list[Edit | None] = [
+            ctx.replace(callee, "NPUEstimator"),
+            *ctx.keywordize(call, ESTIMATOR_PARAMS, 4),
+        ]
         options = ", ".join(f"{k}={v}" for k, v in npu_option_keywords(ctx))
         if config is None:
             edits.append(ctx.add_keyword(call, "config", f"NPURunConfig({options})"))
@@ -142,7 +155,9 @@ class Estimator(Rule):
         elif isinstance(config, ast.Call) and _bare(config.func) == "npu_run_config_init":
             return
         else:
-            ok = ctx.patch(self.name, call, ctx.wrap(config, "npu_run_config_init(run_config=", ")"))
+            ok = ctx.patch(
+                self.name, call, ctx.wrap(config, "npu_run_config_init(run_config=", ")")
+            )
         if ok:
             ctx.need_import()
             if npu_option_keywords(ctx):

@@ -59,7 +59,7 @@ class Gelu(Rule):
                 self._function(ctx, func)
         for ref in ctx.index.calls_to("tf.nn.gelu", "tf.keras.activations.gelu"):
             assert ref.call is not None
-            self._op(ctx, ref.call, ref.node)
+            self._op(ctx, ref.call)
         for ref in ctx.index.refs:
             if ref.call is not None and ref.name.startswith("tf.keras.layers."):
                 self._activation(ctx, ref.call)
@@ -70,9 +70,13 @@ class Gelu(Rule):
             return
         form = _formula(ctx, func)
         if form is None:
-            ctx.finding(self.name, func, Severity.INFO,
-                        f"{func.name}() does not compute a GELU formula tf2npu recognises; kept",
-                        "if it is a GELU, return npu_unary_ops.gelu(x) for the fused NPU op")
+            ctx.finding(
+                self.name,
+                func,
+                Severity.INFO,
+                f"{func.name}() does not compute a GELU formula tf2npu recognises; kept",
+                "if it is a GELU, return npu_unary_ops.gelu(x) for the fused NPU op",
+            )
             return  # fmt: skip
         body = func.body
         first = 1 if _is_docstring(body[0]) and len(body) > 1 else 0
@@ -100,7 +104,7 @@ class Gelu(Rule):
                     return True
         return False
 
-    def _op(self, ctx: FileContext, call: ast.Call, callee: ast.expr) -> None:
+    def _op(self, ctx: FileContext, call: ast.Call) -> None:
         approximate = ctx.argument(call, 1, "approximate")
         keep = [a for a in ctx.arguments(call) if not (
             isinstance(a, ast.keyword) and a.arg in ("approximate", "name"))]  # fmt: skip
@@ -112,7 +116,6 @@ class Gelu(Rule):
             exact = not (isinstance(approximate, ast.Constant) and approximate.value is True)
             if exact:
                 ctx.finding(self.name, call, Severity.WARNING, _ERF_NOTE)
-        del callee
 
     def _activation(self, ctx: FileContext, call: ast.Call) -> None:
         kw = ctx.keyword(call, "activation")

@@ -39,8 +39,10 @@ class SessionConfig(Rule):
     name: ClassVar[str] = "session_config"
     examples: ClassVar[tuple[Example, ...]] = (
         Example(
-            "import tensorflow as tf\nconfig = tf.ConfigProto()\nsess = tf.Session(config=config)\n",
-            "from npu_bridge.npu_init import *\nimport tensorflow as tf\nconfig = tf.ConfigProto()\n"
+            "import tensorflow as tf\nconfig = tf.ConfigProto()\n"
+            "sess = tf.Session(config=config)\n",
+            "from npu_bridge.npu_init import *\nimport tensorflow as tf\n"
+            "config = tf.ConfigProto()\n"
             "sess = tf.Session(config=npu_config_proto(config_proto=config))\n",
             "a config passed by variable",
         ),
@@ -72,7 +74,7 @@ class SessionConfig(Rule):
                 k.arg is None for k in call.keywords
             ):
                 ctx.finding(self.name, call, Severity.WARNING,
-                            "session created with *args/**kwargs: cannot tell whether it has a config",
+                            "session created with *args/**kwargs: cannot tell if it has a config",
                             f"pass config={builder}(config_proto=...) explicitly")  # fmt: skip
                 return
             if ctx.patch(self.name, call, [ctx.add_keyword(call, "config", f"{builder}()")]):

@@ -1,0 +1,566 @@
+"""Horovod becomes the NPU collective API (HCCL) when the script is migrated as distributed."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from typing import ClassVar
+
+from tf2npu.migrate.context import Arg, FileContext
+from tf2npu.migrate.edits import Edit
+from tf2npu.migrate.index import Ref
+from tf2npu.migrate.model import Severity
+from tf2npu.migrate.options import Distributed
+from tf2npu.migrate.rule import Example, Rule, register
+from tf2npu.migrate.rules._patches import clash, removed
+from tf2npu.migrate.rules._renames import apply_renames
+
+RANK_INDEX = "int(os.getenv('RANK_ID', '0'))"
+"""This process's rank, as ``npu_hooks_append`` passes it to the broadcast hook."""
+HOOK_MODULE_IMPORT = "from npu_bridge.estimator.npu.npu_hook import broadcast_global_variables"
+"""``npu_init`` does not re-export ``broadcast_global_variables``; its real home does."""
+
+_INIT = ("hvd.init", "hvd.keras.init", "hvd.shutdown", "hvd.keras.shutdown")
+_OPTIMIZER = ("hvd.DistributedOptimizer", "hvd.keras.DistributedOptimizer")
+_HOOK = "hvd.BroadcastGlobalVariablesHook"
+_CALLBACK = "hvd.keras.callbacks.BroadcastGlobalVariablesCallback"
+_BROADCAST = "hvd.broadcast_global_variables"
+_ALLREDUCE = "hvd.allreduce"
+_AVERAGE = ("hvd.Average", "hvd.keras.Average")
+_SUM = ("hvd.Sum", "hvd.keras.Sum")
+
+# Horovod options that only tune Horovod's own communication: dropped without changing results.
+_TUNING = frozenset({
+    "compression", "sparse_as_dense", "device_dense", "device_sparse", "use_locking",
+    "gradient_predivide_factor", "average_aggregated_gradients", "num_groups", "groups",
+    "scale_local_gradients",
+})  # fmt: skip
+
+_SCHEDULE = (
+    "use tf.keras.callbacks.LearningRateScheduler with a schedule that scales by get_rank_size()"
+)
+# What to do instead, for Horovod APIs that have no rewrite (looked up by longest prefix).
+_ADVICE: dict[str, str] = {
+    "hvd": "`hvd` used as a value (e.g. a Horovod availability check): Horovod is gone after "
+    "the migration, so replace the test by hand (e.g. get_rank_size() > 1)",
+    "hvd.allgather": "use hccl_ops.allgather(tensor, rank_size=get_rank_size()) (hccl_ops comes "
+    "with npu_init)",
+    "hvd.broadcast": "use hccl_ops.broadcast([tensor], root_rank)[0] (hccl_ops comes with "
+    "npu_init)",
+    "hvd.broadcast_variables": "broadcast each variable with hccl_ops.broadcast, or add "
+    f"NPUBroadcastGlobalVariablesHook(root_rank, index={RANK_INDEX}) to the session hooks",
+    "hvd.Compression": "remove it: NPU all-reduce has no gradient compression",
+    "hvd.DistributedGradientTape": "eager-only API: compute gradients with an optimizer wrapped in "
+    "NPUDistributedOptimizer, or average them with npu_allreduce",
+    "hvd.keras.callbacks.MetricAverageCallback": "remove it (each rank then logs its own metrics) "
+    "or average the metrics with npu_allreduce",
+    "hvd.keras.callbacks.LearningRateWarmupCallback": _SCHEDULE,
+    "hvd.keras.callbacks.LearningRateScheduleCallback": _SCHEDULE,
+    "hvd.keras.load_model": "load with tf.keras.models.load_model and wrap the model's optimizer "
+    "in KerasDistributeOptimizer",
+    "hvd.keras.broadcast_global_variables": "add NPUBroadcastGlobalVariablesCallback(root_rank) to "
+    "the model.fit callbacks instead",
+}
+_DEFAULT_ADVICE = (
+    "replace it by hand (collectives: hccl_ops from npu_init; ranks: get_rank_id() / "
+    "get_rank_size()) or remove it"
+)
+
+
+def _is_hvd(name: str) -> bool:
+    return name == "hvd" or name.startswith("hvd.")
+
+
+def _advice(name: str) -> str:
+    for candidate in (name, name.replace("hvd.keras.", "hvd.", 1)):
+        parts = candidate.split(".")
+        for n in range(len(parts), 0, -1):
+            found = _ADVICE.get(".".join(parts[:n]))
+            if found is not None and (n > 1 or candidate == "hvd"):
+                return found
+    return _DEFAULT_ADVICE
+
+
+def _root_name(node: ast.expr) -> ast.Name | None:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node if isinstance(node, ast.Name) else None
+
+
+def _import_names(stmt: ast.Import | ast.ImportFrom) -> list[tuple[str, bool]]:
+    """Names the statement binds, each with whether it is a Horovod module or member."""
+    if isinstance(stmt, ast.ImportFrom):
+        horovod = stmt.level == 0 and (stmt.module or "").split(".")[0] == "horovod"
+        return [(a.asname or a.name, horovod) for a in stmt.names if a.name != "*"]
+    return [
+        (a.asname or a.name.split(".")[0], a.name.split(".")[0] == "horovod") for a in stmt.names
+    ]
+
+
+def _constant(node: ast.expr | None, value: object) -> bool:
+    # ``type is``: ``True == 1`` must not pass for ``backward_passes_per_step=True``.
+    if not isinstance(node, ast.Constant):
+        return False
+    return type(node.value) is type(value) and node.value == value
+
+
+@register
+class Horovod(Rule):
+    """Horovod calls become the NPU collective API; the Horovod import goes when nothing needs it.
+
+    Applies with ``--distributed auto`` (when the file uses Horovod) and ``--distributed
+    horovod``. ``hvd.init()`` is removed (``init_resource()``, added by the ``entry_point`` rule,
+    initialises HCCL); ``hvd.rank/local_rank/size/local_size`` become the HCCL queries
+    ``get_rank_id/get_local_rank_id/get_rank_size/get_local_rank_size`` (also in
+    ``dataset.shard(hvd.size(), hvd.rank())``); ``hvd.DistributedOptimizer(opt)`` becomes
+    ``NPUDistributedOptimizer(opt)``, or ``KerasDistributeOptimizer(opt)`` for Keras Horovod and
+    Keras optimizers, with Horovod-only tuning arguments removed and reported;
+    ``BroadcastGlobalVariablesHook(root)`` becomes ``NPUBroadcastGlobalVariablesHook(root,
+    index=<this rank>)``, the Keras callback ``NPUBroadcastGlobalVariablesCallback(root)``,
+    ``hvd.broadcast_global_variables(root)`` the adapter's ``broadcast_global_variables(root,
+    index=...)`` and ``hvd.allreduce(t)`` ``npu_allreduce(t)``. A GPU pinning
+    ``config.gpu_options.visible_device_list = str(hvd.local_rank())`` is removed.
+
+    The Horovod import is removed only when no use of it is left; otherwise it stays and every
+    remaining use is an error-level finding that says what to do instead. With ``--distributed
+    none`` or ``tf_strategy`` nothing is rewritten and each Horovod use is reported.
+    """
+
+    name: ClassVar[str] = "horovod"
+    examples: ClassVar[tuple[Example, ...]] = (
+        Example(
+            "import tensorflow as tf\nimport horovod.tensorflow as hvd\n\nhvd.init()\n"
+            "ds = ds.shard(hvd.size(), hvd.rank())\n"
+            "opt = hvd.DistributedOptimizer(tf.train.AdamOptimizer(0.001 * hvd.size()))\n",
+            "from npu_bridge.npu_init import *\nimport tensorflow as tf\n\n"
+            "ds = ds.shard(get_rank_size(), get_rank_id())\n"
+            "opt = NPUDistributedOptimizer(tf.train.AdamOptimizer(0.001 * get_rank_size()))\n",
+            "init removed, ranks and the optimizer mapped, the import removed",
+        ),
+        Example(
+            "import os\nimport horovod.tensorflow as hvd\n"
+            "hooks = [hvd.BroadcastGlobalVariablesHook(0)]\n",
+            "from npu_bridge.npu_init import *\nimport os\n"
+            "hooks = [NPUBroadcastGlobalVariablesHook(0, index=int(os.getenv('RANK_ID', '0')))]\n",
+            "the broadcast hook also needs this process's rank",
+        ),
+        Example(
+            "import horovod.keras as hvd\n"
+            "opt = hvd.DistributedOptimizer(opt, compression=hvd.Compression.fp16)\n"
+            "callbacks = [hvd.callbacks.BroadcastGlobalVariablesCallback(0)]\n",
+            "from npu_bridge.npu_init import *\nopt = KerasDistributeOptimizer(opt)\n"
+            "callbacks = [NPUBroadcastGlobalVariablesCallback(0)]\n",
+            "Keras Horovod (the dropped compression is reported)",
+        ),
+        Example(
+            "import horovod.tensorflow as hvd\nrank = hvd.rank()\nids = hvd.allgather(ids)\n",
+            "from npu_bridge.npu_init import *\nimport horovod.tensorflow as hvd\n"
+            "rank = get_rank_id()\nids = hvd.allgather(ids)\n",
+            "a use without NPU equivalent keeps the import and is an error-level finding",
+        ),
+    )
+
+    def apply(self, ctx: FileContext) -> None:
+        if "horovod" not in ctx.text:
+            return  # every Horovod name resolves through a horovod import
+        refs = [r for r in ctx.index.refs if _is_hvd(r.name)]
+        imports = [
+            node
+            for node in ast.walk(ctx.tree)
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            and any(horovod for _, horovod in _import_names(node))
+        ]
+        if not refs and not imports:
+            return
+        mode = ctx.options.distributed
+        if mode in (Distributed.NONE, Distributed.TF_STRATEGY):
+            self._report_only(ctx, refs, mode)
+            return
+        _Migration(self.name, ctx, refs, imports).run()
+
+    def _report_only(self, ctx: FileContext, refs: list[Ref], mode: Distributed) -> None:
+        if mode is Distributed.NONE:
+            message, fix = (
+                "not migrated: --distributed none",
+                ("run with --distributed auto (or horovod) to migrate Horovod to the NPU API"),
+            )
+        else:
+            message, fix = (
+                "--distributed tf_strategy: Horovod left as is",
+                (
+                    "run with --distributed horovod to migrate Horovod, or replace it by a "
+                    "tf.distribute strategy by hand"
+                ),
+            )
+        for ref in refs:
+            ctx.finding(self.name, ref.node, Severity.WARNING, f"{ref.name}: {message}", fix)
+
+
+class _Migration:
+    """One file's Horovod migration: rewrites first, then what is left decides the import."""
+
+    def __init__(
+        self,
+        rule: str,
+        ctx: FileContext,
+        refs: list[Ref],
+        imports: list[ast.Import | ast.ImportFrom],
+    ) -> None:
+        self.rule = rule
+        self.ctx = ctx
+        self.refs = refs
+        self.imports = imports
+        self.reported: list[tuple[int, int]] = []
+        """Spans of calls left as they are with a specific finding (uses inside need no other)."""
+
+    def run(self) -> None:
+        ctx = self.ctx
+        ambiguous = self._ambiguous_names()
+        for ref in self.refs:
+            if ref.call is not None and not removed(ctx, *ctx.span(ref.call)):
+                self._call(ref, ref.call)
+        for ref in self.refs:
+            if ref.name in ("hvd.local_rank", "hvd.keras.local_rank", "hvd.rank"):
+                self._gpu_pinning(ref)
+        apply_renames(ctx, self.rule, self.refs)
+        left = self._remaining(ambiguous)
+        if left or ambiguous:
+            for node, name in left:
+                start, end = ctx.span(node)
+                if not any(s <= start and end <= e for s, e in self.reported):
+                    ctx.finding(self.rule, node, Severity.ERROR,
+                                f"{name}: no NPU rewrite for this Horovod use; the Horovod "
+                                "import is kept, so the script still needs Horovod",
+                                _advice(name))  # fmt: skip
+        else:
+            for stmt in self.imports:
+                self._remove_import(stmt)
+
+    # -- the name bound to Horovod ------------------------------------------------------------
+    def _ambiguous_names(self) -> set[str]:
+        """Report Horovod import names also bound otherwise (their uses are not proven Horovod)."""
+        ctx, resolver = self.ctx, self.ctx.index.resolver
+        found: set[str] = set()
+        for stmt in self.imports:
+            scope = ctx.index.scope_at(stmt)
+            for name, horovod in _import_names(stmt):
+                target = resolver.resolve_name(name, scope)
+                if not horovod or (target is not None and target.split(".")[0] == "horovod"):
+                    continue
+                found.add(name)
+                ctx.finding(self.rule, stmt, Severity.WARNING,
+                            f"`{name}` is bound to Horovod here and to something else elsewhere "
+                            "in the file, so its uses cannot be proven to be Horovod: not migrated",
+                            f"bind `{name}` only by the Horovod import (a stand-in for machines "
+                            "without Horovod can be a module imported in the `except ImportError` "
+                            "branch), or migrate the uses by hand")  # fmt: skip
+        return found
+
+    # -- calls --------------------------------------------------------------------------------
+    def _call(self, ref: Ref, call: ast.Call) -> None:
+        name = ref.name
+        if name in _INIT:
+            self._drop_statement_call(ref, call)
+        elif name in _OPTIMIZER:
+            self._optimizer(ref, call)
+        elif name == _HOOK:
+            self._broadcast(ref, call, "NPUBroadcastGlobalVariablesHook", with_index=True)
+        elif name == _CALLBACK:
+            self._broadcast(ref, call, "NPUBroadcastGlobalVariablesCallback", with_index=False)
+        elif name == _BROADCAST:
+            self._broadcast_function(ref, call)
+        elif name == _ALLREDUCE:
+            self._allreduce(ref, call)
+
+    def _drop_statement_call(self, ref: Ref, call: ast.Call) -> None:
+        ctx = self.ctx
+        stmt = ctx.index.parent(call)
+        plain = isinstance(stmt, ast.Expr) and stmt.value is call
+        if call.args or call.keywords or not isinstance(stmt, ast.Expr) or not plain:
+            self._unrewritten(
+                ref,
+                f"{ref.name}(...) is not a plain `{ref.name}()` statement",
+                "remove it by hand: init_resource() initialises the NPU collectives",
+            )
+            return  # fmt: skip
+        if self._remove_statement(stmt):
+            verb = "initialises" if ref.name.endswith("init") else "shuts down"
+            ctx.finding(self.rule, call, Severity.INFO,
+                        f"{ref.name}() removed: init_resource() / shutdown_resource() in the "
+                        f"entry script {verb} the NPU collectives (entry_point rule)")  # fmt: skip
+
+    def _optimizer(self, ref: Ref, call: ast.Call) -> None:
+        ctx = self.ctx
+        opt = ctx.argument(call, 0, "optimizer")
+        drop, blocked = self._sort_arguments(call, ("optimizer", "name"), _TUNING, 2, ref)
+        if opt is None or blocked:
+            why = blocked or "no optimizer argument"
+            self._unrewritten(
+                ref,
+                f"{ref.name} not rewritten: {why}",
+                "wrap the optimizer with NPUDistributedOptimizer(opt) "
+                "(Keras: KerasDistributeOptimizer(opt)) by hand",
+            )
+            return  # fmt: skip
+        keras = ref.name.startswith("hvd.keras.") or self._keras_optimizer(opt, ref)
+        new = "KerasDistributeOptimizer" if keras else "NPUDistributedOptimizer"
+        edits: list[Edit | None] = [ctx.replace(ref.node, new), *self._drop_edits(call, drop)]
+        if not keras and len(call.args) == 2:
+            # NPUDistributedOptimizer's second parameter is is_weight_update_sharding.
+            edits.append(ctx.insert_before(call.args[1], "name="))
+        if self._patch(call, edits, npu=True):
+            self._report_dropped(call, drop, new)
+
+    def _broadcast(self, ref: Ref, call: ast.Call, new: str, with_index: bool) -> None:
+        ctx = self.ctx
+        root = ctx.argument(call, 0, "root_rank")
+        drop, blocked = self._sort_arguments(call, ("root_rank",), frozenset({"device"}), 1, ref)
+        if root is None or blocked:
+            self._unrewritten(
+                ref,
+                f"{ref.name} not rewritten: {blocked or 'no root_rank'}",
+                f"use {new}(root_rank) by hand",
+            )
+            return  # fmt: skip
+        edits: list[Edit | None] = [ctx.replace(ref.node, new), *self._drop_edits(call, drop)]
+        if with_index:
+            edits.append(self._append_index(call, root))
+        if self._patch(call, edits, npu=True):
+            if with_index:
+                self._need_os(ref)
+            self._report_dropped(call, drop, new)
+
+    def _broadcast_function(self, ref: Ref, call: ast.Call) -> None:
+        ctx = self.ctx
+        root = ctx.argument(call, 0, "root_rank")
+        drop, blocked = self._sort_arguments(call, ("root_rank",), frozenset(), 1, ref)
+        module = ctx.index.resolver.module
+        if root is None or blocked or drop or "broadcast_global_variables" in module.bindings:
+            why = blocked or "the file defines its own broadcast_global_variables"
+            self._unrewritten(
+                ref,
+                f"{ref.name} not rewritten: {why}",
+                "call broadcast_global_variables(root_rank, index) from "
+                "npu_bridge.estimator.npu.npu_hook by hand",
+            )
+            return  # fmt: skip
+        edits: list[Edit | None] = [ctx.replace(ref.node, "broadcast_global_variables")]
+        edits.append(self._append_index(call, root))
+        if self._patch(call, edits, npu=True):
+            self._need_os(ref)
+            ctx.need_import(HOOK_MODULE_IMPORT)
+
+    def _allreduce(self, ref: Ref, call: ast.Call) -> None:
+        ctx = self.ctx
+        tensor = ctx.argument(call, 0, "tensor")
+        keep = ("tensor", "average", "op")
+        drop, blocked = self._sort_arguments(call, keep, frozenset({"name", *_TUNING}), 1, ref)
+        reduction = self._reduction(call, ref)
+        if tensor is None or blocked or reduction is None:
+            why = blocked or "no tensor, or a reduction other than a plain average or sum"
+            self._unrewritten(
+                ref,
+                f"{ref.name} not rewritten: {why}",
+                "use npu_allreduce(tensor, reduction='mean' or 'sum') by hand",
+            )
+            return  # fmt: skip
+        reported = list(drop)
+        drop += [k for k in call.keywords if k.arg in ("average", "op")]
+        edits: list[Edit | None] = [ctx.replace(ref.node, "npu_allreduce")]
+        edits += self._drop_edits(call, drop)
+        kw = ctx.keyword(call, "tensor")
+        if kw is not None:
+            start, _ = ctx.span(kw)
+            edits.append(Edit(start, start + len("tensor"), "values"))
+        if reduction == "sum":
+            last = next(a for a in reversed(ctx.arguments(call)) if a not in drop)
+            end = ctx.span(last)[1]
+            edits.append(Edit(end, end, ', reduction="sum"'))
+        if self._patch(call, edits, npu=True):
+            self._report_dropped(call, reported, "npu_allreduce")
+
+    # -- argument helpers ---------------------------------------------------------------------
+    def _sort_arguments(
+        self,
+        call: ast.Call,
+        keep: tuple[str, ...],
+        tuning: frozenset[str],
+        positional: int,
+        ref: Ref,
+    ) -> tuple[list[ast.keyword], str]:
+        """Keywords to drop, and the reason the call cannot be rewritten ('' when it can).
+
+        ``positional`` is how many leading parameters may be passed by position (``keep[:n]``).
+        """
+        drop: list[ast.keyword] = []
+        if any(isinstance(a, ast.Starred) for a in call.args):
+            return drop, "arguments passed with *args"
+        if len(call.args) > positional:
+            return drop, "Horovod options passed by position"
+        for kw in call.keywords:
+            if kw.arg is None:
+                return drop, "arguments passed with **kwargs"
+            if kw.arg in keep:
+                continue
+            # ``op=Average`` and one backward pass per step are what NPU all-reduce does anyway.
+            harmless = kw.arg in tuning or (
+                (kw.arg == "op" and self._names(kw.value, _AVERAGE, ref))
+                or (kw.arg == "backward_passes_per_step" and _constant(kw.value, 1))
+            )
+            if harmless:
+                drop.append(kw)
+            else:
+                return drop, f"`{kw.arg}=` changes what is computed and has no NPU equivalent"
+        return drop, ""
+
+    def _reduction(self, call: ast.Call, ref: Ref) -> str | None:
+        """``mean`` or ``sum`` for hvd.allreduce's ``average`` / ``op``; None when unknown."""
+        average, op = self.ctx.keyword(call, "average"), self.ctx.keyword(call, "op")
+        if average is not None and op is not None:
+            return None
+        if average is not None:
+            if _constant(average.value, True):
+                return "mean"
+            return "sum" if _constant(average.value, False) else None
+        if op is not None:
+            if self._names(op.value, _AVERAGE, ref):
+                return "mean"
+            return "sum" if self._names(op.value, _SUM, ref) else None
+        return "mean"
+
+    def _names(self, expr: ast.expr, names: tuple[str, ...], ref: Ref) -> bool:
+        """True when ``expr`` (in the call's scope) is one of the canonical ``names``."""
+        return self.ctx.index.resolver.qualified(expr, ref.scope) in names
+
+    def _keras_optimizer(self, opt: ast.expr, ref: Ref) -> bool:
+        """True when ``opt`` is provably a Keras optimizer (a call, or a name only bound to one)."""
+        values: list[ast.AST | None] = [opt]
+        if isinstance(opt, ast.Name):
+            found = self.ctx.index.resolver.bindings_of(opt.id, ref.scope)
+            values = [b.value for b in found[1]] if found else [None]
+        for value in values:
+            callee = self.ctx.index.callee(value) if isinstance(value, ast.Call) else None
+            keras = ("tf.keras.optimizers.", "keras.optimizers.")
+            if callee is None or not callee.startswith(keras):
+                return False
+        return True
+
+    def _drop_edits(self, call: ast.Call, drop: list[ast.keyword]) -> list[Edit | None]:
+        """Edits removing ``drop`` from the call's arguments (never two overlapping edits)."""
+        ctx = self.ctx
+        if len(drop) == 1:
+            return [ctx.remove_argument(call, drop[0])]
+        items = ctx.arguments(call)
+        edits: list[Edit | None] = []
+        i = 0
+        while i < len(items):
+            if items[i] not in drop:
+                i += 1
+                continue
+            j = i
+            while j + 1 < len(items) and items[j + 1] in drop:
+                j += 1
+            if i > 0:  # a run after a kept argument: from its end
+                edits.append(Edit(ctx.span(items[i - 1])[1], ctx.span(items[j])[1], ""))
+            elif j + 1 < len(items):  # a leading run: up to the next kept argument
+                edits.append(Edit(ctx.span(items[0])[0], ctx.span(items[j + 1])[0], ""))
+            else:
+                return [None]  # nothing would be left; the callers always keep one argument
+            i = j + 1
+        return edits
+
+    def _append_index(self, call: ast.Call, root: ast.expr) -> Edit:
+        item: Arg = next((k for k in call.keywords if k.value is root), root)
+        end = self.ctx.span(item)[1]
+        return Edit(end, end, f", index={RANK_INDEX}")
+
+    def _need_os(self, ref: Ref) -> None:
+        # The npu_init star import happens to leak ``os``; a real import does not depend on that.
+        if self.ctx.index.resolver.resolve_name("os", ref.scope) != "os":
+            self.ctx.need_import("import os")
+
+    def _report_dropped(self, call: ast.Call, drop: list[ast.keyword], new: str) -> None:
+        if drop:
+            names = ", ".join(f"{k.arg}=" for k in drop)
+            self.ctx.finding(self.rule, call, Severity.WARNING,
+                             f"Horovod-only arguments removed ({names}): {new} has no such options",
+                             "nothing to do unless you relied on them; HCCL tunes its own "
+                             "communication")  # fmt: skip
+
+    # -- statements ---------------------------------------------------------------------------
+    def _gpu_pinning(self, ref: Ref) -> None:
+        """``config.gpu_options.visible_device_list = str(hvd.local_rank())`` goes."""
+        ctx = self.ctx
+        try:
+            stmt = ctx.index.statement_of(ref.node)
+        except ValueError:
+            return
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            return
+        target = stmt.targets[0]
+        if not (isinstance(target, ast.Attribute) and target.attr == "visible_device_list"):
+            return
+        if removed(ctx, *ctx.span(stmt)):
+            return
+        if self._remove_statement(stmt):
+            ctx.finding(self.rule, stmt, Severity.INFO,
+                        "GPU pinning by Horovod rank removed: each NPU process gets its device "
+                        "from ASCEND_DEVICE_ID and the rank table")  # fmt: skip
+
+    def _remove_statement(self, stmt: ast.stmt) -> bool:
+        """Delete a statement; ``pass`` when nothing else would be left in its block."""
+        ctx = self.ctx
+        others = [s for s in ctx.block_of(stmt) if s is not stmt]
+        left = any(not removed(ctx, *ctx.span(s)) for s in others)
+        edit = ctx.remove_statement(stmt) if left else ctx.replace(stmt, "pass")
+        if clash(ctx, [edit]) is not None:
+            edit = ctx.replace(stmt, "pass")  # e.g. another rule re-indents the line
+        return self._patch(stmt, [edit])
+
+    def _remove_import(self, stmt: ast.Import | ast.ImportFrom) -> None:
+        if all(horovod for _, horovod in _import_names(stmt)):
+            self._remove_statement(stmt)
+            return
+        self.ctx.finding(self.rule, stmt, Severity.WARNING,
+                         "this import also imports Horovod, which the migrated file no longer uses",
+                         "remove the Horovod part of the import by hand")  # fmt: skip
+
+    # -- what is left -------------------------------------------------------------------------
+    def _remaining(self, ambiguous: set[str]) -> list[tuple[ast.AST, str]]:
+        """Uses of the Horovod import names that survive the rewrite, with their API names.
+
+        Names also bound to something else are left out: their uses are not proven Horovod.
+        """
+        ctx = self.ctx
+        names = {n for stmt in self.imports for n, horovod in _import_names(stmt) if horovod}
+        names -= ambiguous
+        by_root: dict[int, Ref] = {}
+        for ref in self.refs:
+            root = _root_name(ref.node)
+            if root is not None:
+                by_root[id(root)] = ref
+        left: list[tuple[ast.AST, str]] = []
+        for node in ast.walk(ctx.tree):
+            if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+                continue
+            use = by_root.get(id(node))
+            if use is None and node.id not in names:
+                continue
+            if removed(ctx, *ctx.span(node)):
+                continue
+            left.append((use.node, use.name) if use is not None else (node, node.id))
+        left.sort(key=lambda item: ctx.span(item[0]))
+        return left
+
+    def _unrewritten(self, ref: Ref, message: str, fix: str) -> None:
+        self.reported.append(self.ctx.span(ref.call or ref.node))
+        self.ctx.finding(self.rule, ref.node, Severity.ERROR, message, fix)
+
+    def _patch(self, subject: ast.AST, edits: Sequence[Edit | None], npu: bool = False) -> bool:
+        """Record the change unless an edit is impossible or overlaps an earlier patch."""
+        if any(e is None for e in edits) or clash(self.ctx, edits) is not None:
+            return False
+        done = self.ctx.patch(self.rule, subject, edits)
+        if done and npu:
+            self.ctx.need_import()  # before any other import the rewrite asks for
+        return done
