@@ -84,8 +84,7 @@ def test_no_temporary_files_are_left(tmp_path):
     for i in range(5):
         (src / f"m{i}.py").write_bytes(SESSION)
     run(src, tmp_path / "out")
-    leftovers = [p.name for p in (tmp_path / "out").iterdir() if "tf2npu-tmp" in p.name]
-    assert leftovers == []
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [f"m{i}.py" for i in range(5)]
 
 
 def test_file_mode_is_kept(tmp_path):

@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+from tf2npu.atomic import write_text_atomic
 from tf2npu.cli import exit_codes
 from tf2npu.errors import UsageError
 from tf2npu.migrate.model import MigrationReport
@@ -140,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     write_reports(report, plan.report_dir, formats)
     diffs = "".join(f.diff for f in report.files)
     if args.diff:
-        (plan.report_dir / "changes.diff").write_text(diffs, encoding="utf-8")
+        write_text_atomic(plan.report_dir / "changes.diff", diffs)
         sys.stdout.write(diffs)
     print_summary(report, console, report_dir=plan.report_dir)
     return exit_codes.FINDINGS if report.failed else exit_codes.OK

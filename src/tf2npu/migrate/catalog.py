@@ -51,19 +51,6 @@ class _Row(NamedTuple):
     """The class (or module) of an enum / attribute row; empty for an API."""
 
 
-_LABELS: dict[ApiStatus, str] = {
-    ApiStatus.SUPPORTED: "supported",
-    ApiStatus.MIGRATED_BY_TOOL: "supported after migration",
-    ApiStatus.TRAINING_AFTER_MIGRATION: "training after migration",
-    ApiStatus.MANUAL: "manual migration",
-    ApiStatus.UNSUPPORTED: "unsupported",
-    ApiStatus.UNSUPPORTED_HARMLESS: "unsupported (harmless)",
-    ApiStatus.COMPAT: "compat alias",
-    ApiStatus.DEPRECATED: "deprecated",
-    ApiStatus.ANALYSING: "analysing",
-    ApiStatus.NOT_LISTED: "not listed",
-}
-
 _ADVICE: dict[ApiStatus, str] = {
     ApiStatus.SUPPORTED: "Runs on Ascend as it is.",
     ApiStatus.MIGRATED_BY_TOOL: "tf2npu rewrites this call; check the change list.",
@@ -96,11 +83,6 @@ _REWRITE_ADVICE: dict[ApiStatus, str] = {
         "tf2npu rewrites {api} to {replacement}; training then runs on Ascend."
     ),
 }
-
-
-def status_label(status: ApiStatus) -> str:
-    """A short human label for ``status`` (``"supported after migration"``)."""
-    return _LABELS[status]
 
 
 @functools.cache

@@ -8,15 +8,14 @@ so an interrupted run leaves no half-written file.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from tf2npu.atomic import write_bytes_atomic
 from tf2npu.errors import UsageError
 from tf2npu.migrate.engine import migrate_source
 from tf2npu.migrate.model import FileResult, FileStatus, Finding, MigrationReport, Severity
@@ -160,7 +159,7 @@ def run_task(task: Task, settings: Settings) -> FileResult:
         return FileResult(task.rel, FileStatus.FAILED, reason=f"cannot read: {exc.strerror}")
     if not task.rel.endswith(PYTHON_SUFFIXES):
         if not settings.in_place:
-            _write(Path(task.dst), raw, mode)
+            write_bytes_atomic(Path(task.dst), raw, mode)
         return FileResult(task.rel, FileStatus.COPIED)
     migrated = migrate_source(raw, task.rel, settings.options, diff=settings.diff)
     result = migrated.result
@@ -169,10 +168,10 @@ def run_task(task: Task, settings: Settings) -> FileResult:
             if settings.backup:
                 backup = src.with_name(src.name + ".bak")
                 if not backup.exists():
-                    _write(backup, raw, mode)
-            _write(src, migrated.output, mode)
+                    write_bytes_atomic(backup, raw, mode)
+            write_bytes_atomic(src, migrated.output, mode)
     else:
-        _write(Path(task.dst), migrated.output, mode)
+        write_bytes_atomic(Path(task.dst), migrated.output, mode)
     return result
 
 
@@ -195,21 +194,6 @@ def _link(task: Task, settings: Settings) -> FileResult:
         severity = Severity.WARNING
     finding = Finding(task.rel, 1, 1, "files", severity, note)
     return FileResult(task.rel, FileStatus.COPIED, findings=(finding,))
-
-
-def _write(path: Path, data: bytes, mode: int) -> None:
-    """Write ``data`` to ``path`` atomically (temporary file in the same folder, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tf2npu-tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 # -- the run ------------------------------------------------------------------------------------

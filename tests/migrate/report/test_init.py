@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 import tf2npu.migrate.report as report_package
+from tf2npu.atomic import atomic_path
 from tf2npu.errors import UsageError
 from tf2npu.migrate.model import MigrationReport
 from tf2npu.migrate.report import FORMATS, write_reports
-from tf2npu.migrate.report.atomic import atomic_path
 from tf2npu.migrate.report.summary_md import render_summary_md
 
 ALL_FILES = [

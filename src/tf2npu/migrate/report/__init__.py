@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from tf2npu.atomic import write_text_atomic
 from tf2npu.errors import UsageError
 from tf2npu.migrate.model import MigrationReport
-from tf2npu.migrate.report.atomic import write_text_atomic
 from tf2npu.migrate.report.csv_files import write_csv
 from tf2npu.migrate.report.json_report import REPORT_JSON, render_json
 from tf2npu.migrate.report.summary_md import SUMMARY_MD, render_summary_md

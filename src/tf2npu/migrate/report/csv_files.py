@@ -11,8 +11,8 @@ import csv
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from tf2npu.atomic import atomic_path
 from tf2npu.migrate.model import MigrationReport
-from tf2npu.migrate.report.atomic import atomic_path
 
 CHANGES_CSV = "changes.csv"
 FINDINGS_CSV = "findings.csv"

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tf2npu.atomic import atomic_path
 from tf2npu.migrate.model import MigrationReport
-from tf2npu.migrate.report.atomic import atomic_path
 from tf2npu.migrate.report.counts import count
 from tf2npu.migrate.report.csv_files import API_COLUMNS, api_rows
 from tf2npu.migrate.report.labels import STATUS_LABELS

@@ -8,11 +8,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from tf2npu.migrate.catalog import classify, status_label
+from tf2npu.migrate.catalog import classify
 from tf2npu.migrate.context import FileContext
 from tf2npu.migrate.index import Ref
 from tf2npu.migrate.model import ApiStatus, Severity
 from tf2npu.migrate.names import Scope
+from tf2npu.migrate.report.labels import status_label
 from tf2npu.migrate.rule import Example, Rule, register
 from tf2npu.migrate.rules._pipeline import Entry, Pipeline, find_pipeline
 from tf2npu.migrate.rules._text import is_true

@@ -32,3 +32,12 @@ def write_text_atomic(target: Path, text: str) -> None:
     """Write ``text`` to ``target`` as UTF-8, atomically, with the newlines as given."""
     with atomic_path(target) as temp, open(temp, "w", encoding="utf-8", newline="") as stream:
         stream.write(text)
+
+
+def write_bytes_atomic(target: Path, data: bytes, mode: int | None = None) -> None:
+    """Write ``data`` to ``target`` atomically; ``mode`` sets the permission bits if given."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(target) as temp:
+        temp.write_bytes(data)
+        if mode is not None:
+            os.chmod(temp, mode)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tf2npu.migrate.report.atomic import atomic_path, write_text_atomic
+from tf2npu.atomic import atomic_path, write_text_atomic
 
 
 def test_writes_the_text_exactly(tmp_path: Path) -> None:
