@@ -195,3 +195,10 @@ def test_unknown_status_is_an_error_naming_the_row(tmp_path: Path) -> None:
     assert "tf.acos" in result.stderr
     assert "也许支持" in result.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_module_constants_listed_only_for_scanning_are_supported() -> None:
+    info = classify("tf.float32")
+    assert info.status is ApiStatus.SUPPORTED
+    assert "tf.compat.v1.float32" in info.advice
+    assert classify("tf.no_such_constant").status is ApiStatus.NOT_LISTED

@@ -169,9 +169,31 @@ def classify(name: str) -> ApiInfo:
     info = _lookup(name)
     if info is not None:
         return info
+    scanned = _scanned_attribute(name)
+    if scanned is not None:
+        return scanned
     if name.startswith("tf.compat."):
         return ApiInfo(name, _unlisted_module(name), ApiStatus.COMPAT, _ADVICE[ApiStatus.COMPAT])
     return _not_listed(name)
+
+
+def _scanned_attribute(name: str) -> ApiInfo | None:
+    """``tf.float32`` and friends: listed only in the vendor's scanning sheet, as ``tf.compat.v1.X``.
+
+    The vendor lists module constants (dtypes, ``AUTO_REUSE``, ``newaxis`` ...) only as attribute
+    names of ``tf.compat.v1`` that its scanner should recognise and users need not act on. On
+    TF 1.15 ``tf.X`` is that same object, so such a name is supported as it is.
+    """
+    if not name.startswith("tf.") or name.startswith("tf.compat."):
+        return None
+    row = _row(_COMPAT_V1 + name[len("tf.") :])
+    if row is None or not row.parent:
+        return None
+    advice = (
+        f"Listed by the vendor as an attribute name to recognise ({_COMPAT_V1}{name[3:]}); "
+        "nothing to do."
+    )
+    return ApiInfo(name, "tf", ApiStatus.SUPPORTED, advice)
 
 
 def _not_listed(name: str) -> ApiInfo:
