@@ -178,7 +178,7 @@ def classify(name: str) -> ApiInfo:
 
 
 def _scanned_attribute(name: str) -> ApiInfo | None:
-    """``tf.float32`` and friends: listed only in the vendor's scanning sheet, as ``tf.compat.v1.X``.
+    """``tf.float32`` and friends: listed only in the vendor's scanning sheet, as tf.compat.v1.X.
 
     The vendor lists module constants (dtypes, ``AUTO_REUSE``, ``newaxis`` ...) only as attribute
     names of ``tf.compat.v1`` that its scanner should recognise and users need not act on. On
