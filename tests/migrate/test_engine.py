@@ -6,6 +6,7 @@ check the engine alone; the helper test runs the real ``session_config`` rule.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -578,3 +579,22 @@ def test_helper_already_defined_is_not_added() -> None:
 def test_no_helper_without_npu_options() -> None:
     out = text(run(b"import tensorflow as tf\nsess = tf.Session()\n"))
     assert "npu_session_config" not in out
+
+
+@pytest.mark.slow
+def test_a_very_large_file_is_migrated() -> None:
+    block = (
+        "def step_{i}(x):\n"
+        "    # layer {i}\n"
+        "    h = tf.nn.dropout(x, rate=0.1)\n"
+        "    return tf.layers.dense(h, 8)\n\n\n"
+    )
+    body = "".join(block.format(i=i) for i in range(8000))
+    source = "import tensorflow as tf\n\n\n" + body + "sess = tf.Session()\n"
+    migrated = migrate_source(source.encode(), "big.py")
+    assert migrated.result.status is FileStatus.MIGRATED
+    assert migrated.result.lines == source.count("\n")
+    out = migrated.output.decode()
+    assert out.count("npu_ops.dropout(x, keep_prob=1 - 0.1)") == 8000
+    assert out.count("# layer ") == 8000
+    ast.parse(out)

@@ -7,6 +7,7 @@ before it, and applies the rest in one pass, so every character outside an edit 
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -72,14 +73,60 @@ def subject_after(text: str, patch: Patch) -> str:
 def accept(patches: Sequence[Patch]) -> tuple[list[Patch], list[tuple[Patch, Patch]]]:
     """Keep patches in order, dropping each one that conflicts with one kept before it.
 
-    Returns the kept patches and ``(dropped, kept_conflicting)`` pairs for reporting.
+    Returns the kept patches and ``(dropped, kept_conflicting)`` pairs for reporting. Runs in
+    O(n log n): kept replacements are disjoint intervals, so each edit checks one neighbour.
     """
+    occupied = _Occupied()
     kept: list[Patch] = []
     dropped: list[tuple[Patch, Patch]] = []
     for patch in patches:
-        clash = next((k for k in kept if k.conflicts(patch)), None)
+        clash = next((o for e in patch.edits if (o := occupied.owner_of_clash(e))), None)
         if clash is None:
             kept.append(patch)
+            for edit in patch.edits:
+                occupied.add(edit, patch)
         else:
             dropped.append((patch, clash))
     return kept, dropped
+
+
+class _Occupied:
+    """The text already claimed by kept patches: disjoint replacements and insertion points."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.spans: list[tuple[int, int, Patch]] = []
+        self.points: list[int] = []
+        self.point_owners: list[Patch] = []
+        self.order: dict[Patch, int] = {}
+
+    def owner_of_clash(self, edit: Edit) -> Patch | None:
+        """The earliest kept patch ``edit`` overlaps, if any."""
+        owners: list[Patch] = []
+        # Kept replacements are disjoint, so those reaching into ``edit`` are the ones just
+        # before its end, walking back while they still end after its start.
+        limit = edit.end if edit.start < edit.end else edit.start
+        i = bisect.bisect_left(self.starts, limit) - 1
+        while i >= 0:
+            start, end, owner = self.spans[i]
+            if not Edit(start, end, "").overlaps(edit):
+                break
+            owners.append(owner)
+            i -= 1
+        if edit.start < edit.end:
+            j = bisect.bisect_right(self.points, edit.start)
+            while j < len(self.points) and self.points[j] < edit.end:
+                owners.append(self.point_owners[j])
+                j += 1
+        return min(owners, key=self.order.__getitem__) if owners else None
+
+    def add(self, edit: Edit, owner: Patch) -> None:
+        self.order.setdefault(owner, len(self.order))
+        if edit.start == edit.end:
+            j = bisect.bisect_right(self.points, edit.start)
+            self.points.insert(j, edit.start)
+            self.point_owners.insert(j, owner)
+        else:
+            i = bisect.bisect_left(self.starts, edit.start)
+            self.starts.insert(i, edit.start)
+            self.spans.insert(i, (edit.start, edit.end, owner))
