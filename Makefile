@@ -23,12 +23,12 @@ demo: $(STAMP)
 	test $$code -le 1
 
 test: $(STAMP)
-	$(PY) -m ruff check src tests benchmarks
+	$(PY) -m ruff check .
 	$(PY) -m mypy
 	$(PY) -m pytest -n 2
 
 lint: $(STAMP)
-	$(PY) -m ruff check src tests benchmarks
+	$(PY) -m ruff check .
 	$(PY) -m mypy
 
 clean:
