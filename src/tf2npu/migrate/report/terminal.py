@@ -12,6 +12,7 @@ from pathlib import Path
 
 from rich import box
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -123,16 +124,14 @@ def _print_findings(report: MigrationReport, console: Console) -> None:
     if more:
         heading += f" (first {len(shown)} of {len(shown) + more})"
     console.print(Text(heading, style="bold"))
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(no_wrap=True)
-    grid.add_column(overflow="fold", max_width=28)
-    grid.add_column(overflow="fold", ratio=1)
     for finding in shown:
-        message = Text(finding.message)
-        message.append(f" [{finding.rule}]", style="dim")
+        # One header line, then message and fix indented under it at the full width: long
+        # hazard messages stay readable on an 80-column terminal.
+        head = Text(f"{finding.severity.value:<8}", style=SEVERITY_STYLES[finding.severity])
+        head.append(f"{finding.path}:{finding.line}:{finding.col}")
+        head.append(f" [{finding.rule}]", style="dim")
+        console.print(head)
+        body = Text(finding.message)
         if finding.fix:
-            message.append(f"\nfix: {finding.fix}", style="dim")
-        severity = Text(finding.severity.value, style=SEVERITY_STYLES[finding.severity])
-        location = Text(f"{finding.path}:{finding.line}:{finding.col}")
-        grid.add_row(severity, location, message)
-    console.print(grid)
+            body.append(f"\nfix: {finding.fix}", style="dim")
+        console.print(Padding(body, (0, 0, 0, 8)))
