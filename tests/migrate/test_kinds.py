@@ -331,3 +331,18 @@ def test_other_expressions_have_no_kind() -> None:
     assert last_value("3\n") is None
     assert last_value("a.b\n") is None
     assert last_value("undefined_name\n") is None
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "tf.contrib.data.Dataset.from_tensor_slices(x)",
+        "tf.data.TFRecordDataset.list_files(p)",
+        "tf.data.Dataset.zip((a, b))",
+    ],
+)
+def test_static_factories_through_subclasses_and_contrib(expr: str) -> None:
+    source = f"import tensorflow as tf\nd = {expr}.batch(2)\n"
+    index = ModuleIndex.build(ast.parse(source))
+    [call] = index.method_calls["batch"]
+    assert Kinds(index).is_dataset(call.receiver, call.scope)

@@ -139,7 +139,7 @@ class Kinds:
                 return SUPERVISOR
             if name in _RUN_CONFIG_CLASSES:
                 return RUN_CONFIG
-            if name.startswith("tf.data.Dataset.") and name.rsplit(".", 1)[1] in ("zip",):
+            if _dataset_factory(name):
                 return DATASET
         if isinstance(func, ast.Attribute) and func.attr in _DATASET_METHODS:
             if self.of(func.value, scope) == DATASET:
@@ -205,6 +205,22 @@ class Kinds:
             kinds = {self.of(v, inner) if v is not None else None for v in returns}
             self._functions[key] = kinds.pop() if len(kinds) == 1 else None
         return self._functions[key]
+
+
+# Static constructors of tf.data.Dataset, also reached through a subclass
+# (``tf.data.TFRecordDataset.list_files``) or TF 1.3's ``tf.contrib.data.Dataset``.
+_STATIC_FACTORIES = frozenset(
+    {"from_tensor_slices", "from_tensors", "from_generator", "from_sparse_tensor_slices", "range",
+     "zip", "list_files"}
+)  # fmt: skip
+
+
+def _dataset_factory(name: str) -> bool:
+    module, _, rest = name.partition(".data.")
+    if module not in ("tf", "tf.contrib") or rest.count(".") != 1:
+        return False
+    cls, method = rest.split(".")
+    return method in _STATIC_FACTORIES and cls.endswith("Dataset")
 
 
 def _own_returns(func: ast.FunctionDef) -> list[ast.Return]:

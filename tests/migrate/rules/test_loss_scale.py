@@ -323,3 +323,14 @@ def test_users_own_minimize_and_optimizer_named_classes_are_untouched():
     )
     migrated = assert_migrates(before, before, FIXED)
     assert not rule_findings(migrated, "loss_scale")
+
+
+def test_contrib_mixed_precision_classes_become_their_npu_twins() -> None:
+    assert_migrates(
+        "import tensorflow as tf\n"
+        "m = tf.contrib.mixed_precision.ExponentialUpdateLossScaleManager(2**32, 1000)\n"
+        "opt = tf.contrib.mixed_precision.LossScaleOptimizer(opt, m)\n",
+        "from npu_bridge.npu_init import *\nimport tensorflow as tf\n"
+        "m = ExponentialUpdateLossScaleManager(2**32, 1000)\n"
+        "opt = NPULossScaleOptimizer(opt, m)\n",
+    )

@@ -11,6 +11,7 @@ from tf2npu.migrate.model import Severity
 from tf2npu.migrate.names import Scope
 from tf2npu.migrate.options import Distributed
 from tf2npu.migrate.rule import Example, Rule, register
+from tf2npu.migrate.rules._renames import apply_renames
 from tf2npu.migrate.rules._text import as_operand
 
 _MIXED_PRECISION_OPTIMIZER = "tf.train.experimental.MixedPrecisionLossScaleOptimizer"
@@ -125,6 +126,7 @@ class LossScale(Rule):
                             "a custom TF LossScale is not migrated: the NPU detects overflow "
                             "through NPULossScaleOptimizer and its managers",
                             f"use {_MANUAL} with NPULossScaleOptimizer")  # fmt: skip
+        apply_renames(ctx, self.name, ctx.index.refs)
         if ctx.options.loss_scale.mode != "none":
             _TrainingOptimizers(self.name, ctx).wrap_all()
 

@@ -404,6 +404,14 @@ CONTRIB_ROWS: tuple[ContribRow, ...] = (
     ContribRow("tf.contrib.tpu.python.tpu.tpu_estimator", "", True, "tpu_estimator"),
     ContribRow("tf.contrib.tpu.python.tpu.tpu_config", "", True, "tpu_estimator"),
     ContribRow("tf.contrib.cluster_resolver.TPUClusterResolver", "", handled_by="tpu_estimator"),
+    *(
+        ContribRow(f"tf.contrib.mixed_precision.{n}", "", handled_by="loss_scale")
+        for n in (
+            "LossScaleOptimizer",
+            "FixedLossScaleManager",
+            "ExponentialUpdateLossScaleManager",
+        )
+    ),
     ContribRow(
         "tf.contrib.mixed_precision",
         "use NPULossScaleOptimizer with FixedLossScaleManager or "

@@ -40,6 +40,14 @@ RENAMES: tuple[Rename, ...] = (
     Rename("hvd.keras.size", "get_rank_size", "horovod", f"number of ranks from {_HCCL}"),
     Rename("hvd.keras.local_size", "get_local_rank_size", "horovod",
            f"ranks on this server from {_HCCL}"),
+    # tf.contrib.mixed_precision's loss scaling: the NPU classes keep its signatures and add the
+    # NPU float-status overflow check.
+    Rename("tf.contrib.mixed_precision.LossScaleOptimizer", "NPULossScaleOptimizer",
+           "loss_scale", "same (opt, loss_scale_manager) signature; checks NPU overflow status"),
+    Rename("tf.contrib.mixed_precision.FixedLossScaleManager", "FixedLossScaleManager",
+           "loss_scale", "same signature"),
+    Rename("tf.contrib.mixed_precision.ExponentialUpdateLossScaleManager",
+           "ExponentialUpdateLossScaleManager", "loss_scale", "same signature and update rule"),
 )  # fmt: skip
 
 
