@@ -51,3 +51,14 @@ def test_device_as_name_and_non_with_use_are_reported():
 def test_other_device_functions_untouched():
     source = "import torch\nwith torch.device('cpu'):\n    a = 1\n"
     assert migrate_text(source).output == source.encode()
+
+
+def test_nested_scopes_are_one_change_each():
+    migrated = assert_migrates(
+        TF + "with tf.device(d):\n    a = 0\n    with tf.device(e):\n        b = 1\n",
+        TF + "a = 0\nb = 1\n",
+    )
+    assert [(c.rule, c.line) for c in migrated.result.changes] == [
+        ("device_scope", 2),
+        ("device_scope", 4),
+    ]

@@ -68,8 +68,10 @@ class DeviceScope(Rule):
         outermost = [b for b in blocks if not any(o.contains(b) for o in blocks if o is not b)]
         for block in outermost:
             nested = [b for b in blocks if b is block or block.contains(b)]
-            if ctx.patch(self.name, block.stmt, self._unwrap_all(ctx, nested)):
-                ctx.finding(self.name, block.stmt, Severity.INFO, _REASON)
+            # One patch per scope (one change each in the report); their edits are disjoint.
+            for scope, edits in self._unwrap_all(ctx, nested).items():
+                if ctx.patch(self.name, scope.stmt, edits):
+                    ctx.finding(self.name, scope.stmt, Severity.INFO, _REASON)
         for ref in ctx.index.calls_to(*_DEVICE):
             if ref.call is not None and id(ref.call) not in handled:
                 ctx.finding(
@@ -126,15 +128,18 @@ class DeviceScope(Rule):
         return [Edit(ctx.span(stmt.items[i - 1].context_expr)[1], end, "")]
 
     @staticmethod
-    def _unwrap_all(ctx: FileContext, blocks: list[_Unwrap]) -> list[Edit | None]:
-        """Delete every header and move each body line out by all the levels around it."""
+    def _unwrap_all(ctx: FileContext, blocks: list[_Unwrap]) -> dict[_Unwrap, list[Edit | None]]:
+        """Delete every header and move each body line out by all the levels around it.
+
+        Each edit belongs to the innermost scope it serves: its header, or a body line.
+        """
         source = ctx.source
-        edits: list[Edit | None] = []
+        edits: dict[_Unwrap, list[Edit | None]] = {block: [] for block in blocks}
         headers: set[int] = set()
         for block in blocks:
             lines = range(block.stmt.lineno, block.header_last + 1)
             headers.update(lines)
-            edits.append(Edit(source.line_start(lines[0]), source.line_end(lines[-1]), ""))
+            edits[block].append(Edit(source.line_start(lines[0]), source.line_end(lines[-1]), ""))
         outer = blocks[0]
         assert outer.stmt.end_lineno is not None
         for line in range(outer.header_last + 1, outer.stmt.end_lineno + 1):
@@ -149,5 +154,5 @@ class DeviceScope(Rule):
                 new += text[pos : len(block.outer)]
                 pos = len(block.inner)
             start = source.line_start(line)
-            edits.append(Edit(start, start + pos, new))
+            edits[around[-1]].append(Edit(start, start + pos, new))
         return edits
