@@ -9,6 +9,7 @@ rule reports instead of guessing).
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from tf2npu.migrate.source import SourceFile
 NPU_INIT_IMPORT = "from npu_bridge.npu_init import *"
 
 _SKIP_TO_PAREN = re.compile(r"(?:\s|\\\r?\n|#[^\r\n]*|\))*")
+_SKIP_TO_COLON = re.compile(r"(?:\s|\\\r?\n|#[^\r\n]*|\))*:")
 _REST_OF_LINE = re.compile(r"[ \t\f]*(?:#[^\r\n]*)?(?:\r\n|\r|\n|$)")
 _COMMA_REST = re.compile(r"[ \t\f]*,[ \t\f]*(?:\r\n|\r|\n|$)")
 _COMMA_COMMENT = re.compile(r"[ \t\f]*,[ \t\f]*(?=#)")
@@ -111,6 +113,16 @@ class FileContext:
         _, pos = self.span(call.func)
         pos = _SKIP_TO_PAREN.match(self.text, pos).end()  # type: ignore[union-attr]
         return pos if self.text.startswith("(", pos) else None
+
+    def header_last_line(self, node: ast.AST) -> int | None:
+        """The line of the ``:`` that ends a compound statement's header after ``node``.
+
+        ``node`` is the header's last expression (a ``with`` item, an ``if`` test).
+        """
+        found = _SKIP_TO_COLON.match(self.text, self.span(node)[1])
+        if found is None:
+            return None
+        return bisect.bisect_right(self.source.line_starts, found.end() - 1)
 
     @staticmethod
     def arguments(call: ast.Call) -> list[Arg]:

@@ -22,15 +22,11 @@ setup and its cleanup lines after theirs, so a later rule's resources live outer
 from __future__ import annotations
 
 import ast
-import bisect
-import re
 from dataclasses import dataclass
 
 from tf2npu.migrate.context import FileContext
 from tf2npu.migrate.edits import Edit, Patch
 from tf2npu.migrate.rules._patches import clash, removed_lines
-
-_TO_COLON = re.compile(r"(?:\s|\\\r?\n|#[^\r\n]*|\))*:")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,10 +93,9 @@ def wrap_main_block(
         raise ValueError("a wrapper needs cleanup lines (use insert_lines_before for setup only)")
     body = block.body
     source = ctx.source
-    colon = _TO_COLON.match(ctx.text, ctx.span(block.test)[1])
-    if colon is None:
+    header = ctx.header_last_line(block.test)
+    if header is None:
         return False
-    header = bisect.bisect_right(source.line_starts, colon.end() - 1)
     if body[0].lineno == header:
         return False  # ``if __name__ == "__main__": main()`` on one line
     unit = source.indent_of(body[0].lineno)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import ast
-import bisect
-import re
 from typing import ClassVar
 
 from tf2npu.migrate.context import FileContext
@@ -12,7 +10,6 @@ from tf2npu.migrate.edits import Edit
 from tf2npu.migrate.model import Severity
 from tf2npu.migrate.rule import Example, Rule, register
 
-_TO_COLON = re.compile(r"(?:\s|\\\r?\n|#[^\r\n]*|\))*:")
 _DEVICE = ("tf.device",)
 _REASON = "device scope removed: the NPU adapter places every op itself"
 
@@ -97,9 +94,8 @@ class DeviceScope(Rule):
             if ctx.patch(self.name, stmt, self._drop_item(ctx, stmt, item)):
                 ctx.finding(self.name, stmt, Severity.INFO, _REASON)
             return None
-        _, item_end = ctx.span(item.context_expr)
-        colon = _TO_COLON.match(ctx.text, item_end)
-        if colon is None or not ctx.owns_lines(stmt):
+        header_last = ctx.header_last_line(item.context_expr)
+        if header_last is None or not ctx.owns_lines(stmt):
             ctx.finding(
                 self.name,
                 stmt,
@@ -108,7 +104,6 @@ class DeviceScope(Rule):
                 "remove it by hand",
             )
             return None  # fmt: skip
-        header_last = bisect.bisect_right(ctx.source.line_starts, colon.end() - 1)
         body = stmt.body
         if body[0].lineno == header_last:
             # ``with tf.device(d): stmt`` on one line: keep just the body
