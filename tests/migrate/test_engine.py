@@ -598,3 +598,18 @@ def test_a_very_large_file_is_migrated() -> None:
     assert out.count("npu_ops.dropout(x, keep_prob=1 - 0.1)") == 8000
     assert out.count("# layer ") == 8000
     ast.parse(out)
+
+
+def test_users_own_methods_named_like_tf_apis_are_untouched() -> None:
+    source = (
+        "import tensorflow as tf\n"
+        "class Model:\n"
+        "    def profile(self, x):\n        return x\n"
+        "    def train(self, input_fn=None):\n        return input_fn\n"
+        "    def batch(self, n):\n        return n\n"
+        "m = Model()\nm.profile(1)\nm.train(input_fn=lambda: 0)\nm.batch(3)\n"
+        "x = tf.constant(1)\n"
+    )
+    migrated = migrate_source(source.encode(), "t.py")
+    assert migrated.output == source.encode()
+    assert migrated.result.status is FileStatus.UNCHANGED
