@@ -1,0 +1,1 @@
+"""The graph engine: op facts, placement, precision, fusion and partitioning over GraphDefs."""

@@ -1,0 +1,1 @@
+"""Shipped op-info data (``ops.tsv``), written by ``tools/derive_opinfo.py``."""

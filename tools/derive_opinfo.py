@@ -1,0 +1,311 @@
+"""Derive tf2npu's op-info library from public CANN data.
+
+Inputs (in ``--data-dir``, default ``../shared/data/ascend`` next to the repository):
+
+* ``npu_supported_ops.json`` -- the adapter's TF op white list, ``{op: {isGray, isHeavy}}``;
+* ``aic-ascend910-ops-info.json`` -- Ascend 910 AI-Core kernels per GE op type (dtypes of each
+  input/output, a few ``precision_reduce`` flags).
+
+Output (``--out``): ``src/tf2npu/graph/opinfo/data/ops.tsv``, UTF-8, LF, one header line, one
+row per TF op type sorted by name. Rows: every white-listed op, plus the host-only ops of
+``HOST_OPS`` (well-known TF ops absent from the list). Columns:
+
+* ``op``, ``device`` (in the white list), ``gray``, ``heavy`` -- facts of the white list;
+* ``ge_op`` -- the GE op type: ``GE_NAMES`` when listed there, else the same name when the
+  ops-info file has it, else the ``Resource``-less name (``ResourceApplyAdam`` -> ``ApplyAdam``)
+  and the name + ``D`` (GE's constant-attribute variant: ``ApplyAdam`` -> ``ApplyAdamD``),
+  first found wins; empty when no kernel is known (AI-CPU or host ops);
+* ``float_dtypes`` -- float dtypes of the kernel's main input (the first input that declares a
+  float dtype; else the first output). 47 GE ops choose formats at run time
+  (``dynamicFormat``) and declare no dtypes; for the ones TF ops map to, ``DYNAMIC_DTYPES``
+  gives them by hand (from CANN's op docs);
+* ``fp32`` -- 1 when ``float32`` is among them, 0 when only others are, empty when unknown;
+* ``precision`` -- see *Precision policy*;
+* ``host_only`` -- :func:`tf2npu.graph.opinfo.hostonly.host_only` (name patterns + white list);
+* ``note`` -- the source of the less obvious columns.
+
+Precision policy (first rule that applies wins):
+
+1. ``PRECISION_OVERRIDES``, a short hand-chosen table, each entry with its reason.
+2. Ascend's ``precision_reduce`` flag on the GE op. In CANN's ops-info files the flag is what
+   ``allow_mix_precision`` reads: ``true`` puts the op on the white (allow) list, ``false`` on
+   the black (deny) list, and an op without the flag is gray. So ``true`` -> allow, ``false`` ->
+   deny; the flag is present on 8 GE ops only (MatMul/MatMulV2/BatchMatMul/GEMM/ReluGradV2
+   true; ApplyAdamD/BiasAddGrad/L2Loss false).
+3. TensorFlow's AMP lists (``auto_mixed_precision_lists.h``: allow/white, deny/black,
+   infer/gray, clear), copied as op-name tables below.
+4. An op that is not device-supported: deny (it runs on the host, in its original dtype).
+5. Otherwise gray: Ascend's default for an op without a flag.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tf2npu.graph.opinfo._schema import COLUMNS, FLOAT_DTYPES
+from tf2npu.graph.opinfo.hostonly import host_only
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "ascend"
+DEFAULT_OUT = REPO / "src" / "tf2npu" / "graph" / "opinfo" / "data" / "ops.tsv"
+
+# TF op type -> GE op type where neither the same name nor the generic rules find it.
+GE_NAMES: dict[str, str] = {
+    "MatMul": "MatMulV2",
+    "BatchMatMulV2": "BatchMatMul",  # this CANN's ops-info has no BatchMatMulV2 kernel
+    "Softmax": "SoftmaxV2",
+    "LogSoftmax": "LogSoftmaxV2",
+    "Sum": "ReduceSumD",
+    "Mean": "ReduceMeanD",
+    "Max": "ReduceMaxD",
+    "Min": "ReduceMinD",
+    "Prod": "ReduceProdD",
+    "All": "ReduceAllD",
+    "Any": "ReduceAnyD",
+    "EuclideanNorm": "EuclideanNormD",
+    "FusedBatchNorm": "BatchNorm",
+    "FusedBatchNormV2": "BatchNorm",
+    "FusedBatchNormV3": "BatchNorm",
+    "FusedBatchNormGrad": "BatchNormGrad",
+    "FusedBatchNormGradV2": "BatchNormGrad",
+    "FusedBatchNormGradV3": "BatchNormGrad",
+    "DepthwiseConv2dNative": "DepthwiseConv2D",
+    "DepthwiseConv2dNativeBackpropFilter": "DepthwiseConv2DBackpropFilterD",
+    "DepthwiseConv2dNativeBackpropInput": "DepthwiseConv2DBackpropInputD",
+    "Conv3DBackpropFilterV2": "Conv3DBackpropFilterD",
+    "Conv3DBackpropInputV2": "Conv3DBackpropInputD",
+    "ResizeBilinear": "ResizeBilinearV2D",
+    "ResizeBilinearGrad": "ResizeBilinearV2Grad",
+    "ResizeNearestNeighbor": "ResizeNearestNeighborV2D",
+    "ResizeNearestNeighborGrad": "ResizeNearestNeighborV2GradD",
+    "TopKV2": "TopKD",
+    "NpuAllocFloatStatus": "NPUAllocFloatStatus",
+    "NpuClearFloatStatus": "NPUClearFloatStatus",
+    "NpuGetFloatStatus": "NPUGetFloatStatus",
+    "ResourceApplyKerasMomentum": "ApplyKerasMomentumD",
+}
+
+# Dtypes of dynamicFormat GE kernels (the ops-info file leaves them to op_select_format).
+DYNAMIC_DTYPES: dict[str, str] = {
+    "Add": "float16,float32",
+    "BatchMatMul": "float16,float32",
+    "BiasAdd": "float16,float32",
+    "ConcatV2D": "float16,float32",
+    "ConcatD": "float16,float32",
+    "Conv2D": "float16",
+    "DropOutDoMask": "float16,float32",
+    "LayerNorm": "float16,float32",
+    "Mul": "float16,float32",
+    "Reciprocal": "float16,float32",
+    "ReverseV2D": "float16,float32",
+    "Select": "float16,float32",
+    "SoftmaxV2": "float16,float32",
+}
+
+
+def _names(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Hand-chosen classes, applied before every other rule.
+PRECISION_OVERRIDES: dict[str, tuple[str, str]] = {
+    "Conv2D": ("allow", "compute-bound matrix op"),
+    "Conv2DBackpropInput": ("allow", "compute-bound matrix op"),
+    "Conv2DBackpropFilter": ("allow", "compute-bound matrix op"),
+    "Conv3D": ("allow", "compute-bound matrix op"),
+    "DepthwiseConv2dNative": ("allow", "compute-bound matrix op"),
+    "DepthwiseConv2dNativeBackpropFilter": ("allow", "compute-bound matrix op"),
+    "DepthwiseConv2dNativeBackpropInput": ("allow", "compute-bound matrix op"),
+    "Softmax": ("deny", "exp and a sum: overflows in fp16 (TF AMP puts it in infer)"),
+    "LogSoftmax": ("deny", "exp, log and a sum"),
+    "Log": ("deny", "loses precision near 0 in fp16"),
+    "Log1p": ("deny", "loses precision near 0 in fp16"),
+    "Sqrt": ("deny", "numerically sensitive"),
+    "Rsqrt": ("deny", "numerically sensitive"),
+    "Reciprocal": ("deny", "numerically sensitive"),
+    "Pow": ("deny", "numerically sensitive"),
+    "Exp": ("deny", "overflows in fp16"),
+    "Cast": ("clear", "changes dtype by definition; the precision pass manages casts"),
+    "Gelu": ("gray", "elementwise activation"),
+    "DropOutDoMask": ("gray", "elementwise"),
+    "DropOutGenMask": ("clear", "produces a uint8 mask"),
+}
+
+TF_ALLOW = _names(
+    "BlockLSTM BlockLSTMV2 BlockLSTMGrad BlockLSTMGradV2 Conv2D Conv2DBackpropFilter "
+    "Conv2DBackpropInput CudnnRNN CudnnRNNBackprop CudnnRNNBackpropV2 CudnnRNNBackpropV3 "
+    "CudnnRNNV2 CudnnRNNV3 GRUBlockCell GRUBlockCellGrad LSTMBlockCell LSTMBlockCellGrad MatMul "
+    "BatchMatMul BatchMatMulV2 Conv3D Conv3DBackpropFilter Conv3DBackpropFilterV2 "
+    "Conv3DBackpropInput Conv3DBackpropInputV2"
+)
+TF_DENY = _names(
+    "Exp Expm1 L2Loss Mean Pow SaveV2 SoftmaxCrossEntropyWithLogits "
+    "SparseSoftmaxCrossEntropyWithLogits Sum"
+)
+TF_INFER = _names(
+    "Add AddN AddV2 AvgPool AvgPool3D AvgPool3DGrad AvgPoolGrad BiasAdd BiasAddGrad BiasAddV1 "
+    "Elu EluGrad Erf Erfc FloorDiv FusedBatchNormV2 FusedBatchNormGradV2 FusedBatchNormV3 "
+    "FusedBatchNormGradV3 _FusedBatchNormEx Inv LeakyRelu LeakyReluGrad Log Log1p LogSoftmax Mul "
+    "Prod RealDiv Reciprocal Selu SeluGrad Sigmoid SigmoidGrad Softmax Softplus SoftplusGrad "
+    "Softsign SoftsignGrad Sqrt Sub Tanh TanhGrad"
+)
+TF_CLEAR = _names(
+    "Abs ArgMax ArgMin BatchToSpace BatchToSpaceND BroadcastTo Ceil CheckNumerics ClipByValue "
+    "Concat ConcatV2 DepthToSpace DynamicPartition DynamicStitch Enter EnsureShape Equal Exit "
+    "ExpandDims Fill Floor Gather GatherNd GatherV2 Greater GreaterEqual Identity IdentityN "
+    "IsFinite IsInf IsNan Less LessEqual Max MaxPool MaxPool3D MaxPool3DGrad MaxPool3DGradGrad "
+    "MaxPoolGrad MaxPoolGradGrad MaxPoolGradGradV2 MaxPoolGradV2 MaxPoolV2 Maximum Merge Min "
+    "Minimum MirrorPad MirrorPadGrad Neg NextIteration NotEqual OneHot OnesLike Pack Pad PadV2 "
+    "PreventGradient Rank Relu Relu6 Relu6Grad ReluGrad Reshape ResizeNearestNeighbor "
+    "ResizeNearestNeighborGrad Reverse ReverseSequence ReverseV2 Round Select SelectV2 Shape "
+    "ShapeN Sign Size Slice Snapshot SpaceToBatch SpaceToBatchND SpaceToDepth Split SplitV "
+    "Squeeze StopGradient StridedSlice StridedSliceGrad Switch Tile TopK TopKV2 Transpose Unpack "
+    "Where ZerosLike"
+)
+_TF_LISTS = (("allow", TF_ALLOW), ("deny", TF_DENY), ("gray", TF_INFER), ("clear", TF_CLEAR))
+
+# Well-known TF op types absent from the white list, shipped so that their host-only category
+# is data (``get`` classifies other unlisted names by the same patterns).
+HOST_OPS = _names(
+    "AnonymousIterator AnonymousIteratorV2 BatchDataset BatchDatasetV2 CacheDataset "
+    "DecodeCSV DecodeJpeg DecodePng DecodeRaw EagerPyFunc FilterDataset "
+    "FixedLengthRecordDataset FixedLengthRecordReaderV2 FlatMapDataset FlushSummaryWriter "
+    "HistogramSummary ImageSummary InterleaveDataset Iterator IteratorFromStringHandleV2 "
+    "IteratorGetNext IteratorGetNextSync IteratorToStringHandle IteratorV2 MakeIterator "
+    "MapAndBatchDataset MapDataset MatchingFiles MergeSummary MergeV2Checkpoints "
+    "ModelDataset OneShotIterator OptimizeDataset ParallelInterleaveDatasetV2 "
+    "ParallelMapDataset ParseExample ParseExampleV2 ParseSingleExample PrefetchDataset "
+    "PyFunc PyFuncStateless RangeDataset ReadFile ReaderReadV2 RepeatDataset RestoreV2 "
+    "SaveV2 ScalarSummary ShardedFilename ShuffleDataset ShuffleAndRepeatDataset "
+    "TFRecordDataset TFRecordReaderV2 TensorDataset TensorSliceDataset TensorSummaryV2 "
+    "TextLineDataset TextLineReaderV2 WriteFile WriteScalarSummary ZipDataset _HostRecv "
+    "_HostSend _Recv _Send"
+)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """What the derivation uses of one GE op's ops-info entry."""
+
+    float_dtypes: tuple[str, ...] | None
+    precision_reduce: bool | None
+
+
+def _norm_dtype(text: str) -> str:
+    name = text.strip()
+    return "float32" if name == "float" else name
+
+
+def _declared_floats(entry: Mapping[str, Any]) -> tuple[str, ...] | None:
+    ports = [key for key in entry if key.startswith("input")]
+    ports += [key for key in entry if key.startswith("output")]
+    for key in sorted(ports, key=lambda k: (not k.startswith("input"), int(k.lstrip("inputo")))):
+        dtypes = {_norm_dtype(d) for d in str(entry[key].get("dtype", "")).split(",") if d}
+        floats = tuple(d for d in FLOAT_DTYPES if d in dtypes)
+        if floats:
+            return floats
+    return None
+
+
+def _kernel(name: str, entry: Mapping[str, Any]) -> Kernel:
+    floats = _declared_floats(entry)
+    if floats is None and name in DYNAMIC_DTYPES:
+        floats = tuple(DYNAMIC_DTYPES[name].split(","))
+    flag = entry.get("precision_reduce", {}).get("flag")
+    return Kernel(floats, None if flag is None else flag == "true")
+
+
+def ge_name(op: str, kernels: Mapping[str, Kernel]) -> str:
+    """The GE op type of TF op ``op`` (see the module docstring), ``""`` when none is known."""
+    if op in GE_NAMES:
+        return GE_NAMES[op]
+    resource = op.startswith(("ResourceApply", "ResourceSparseApply"))
+    stem = op.removeprefix("Resource") if resource else op
+    for candidate in (op, stem, stem + "D"):
+        if candidate in kernels:
+            return candidate
+    return ""
+
+
+def precision(op: str, listed: bool, kernel: Kernel | None) -> tuple[str, str]:
+    """``(class, reason)`` by the policy in the module docstring."""
+    if op in PRECISION_OVERRIDES:
+        cls, why = PRECISION_OVERRIDES[op]
+        return cls, f"precision {cls}: {why}"
+    if kernel is not None and kernel.precision_reduce is not None:
+        cls = "allow" if kernel.precision_reduce else "deny"
+        flag = "true" if kernel.precision_reduce else "false"
+        return cls, f"precision {cls}: Ascend precision_reduce={flag}"
+    for cls, names in _TF_LISTS:
+        if op in names:
+            return cls, ""
+    return ("gray", "") if listed else ("deny", "")
+
+
+def _row(op: str, flags: Mapping[str, bool] | None, kernels: Mapping[str, Kernel]) -> list[str]:
+    listed = flags is not None
+    gray = bool(flags and flags.get("isGray"))
+    ge = ge_name(op, kernels) if listed else ""
+    kernel = kernels.get(ge) if ge else None
+    floats = kernel.float_dtypes if kernel else None
+    fp32 = "" if floats is None else str(int("float32" in floats))
+    cls, why = precision(op, listed, kernel)
+    notes = [why] if why else []
+    if ge and op not in GE_NAMES and ge != op:
+        notes.append(f"GE name by rule: {ge}")
+    if listed and not ge:
+        notes.append("no AI-Core kernel in the ops-info file (AI-CPU or framework op)")
+    return [
+        op,
+        str(int(listed)),
+        str(int(gray)),
+        str(int(bool(flags and flags.get("isHeavy")))),
+        ge,
+        ",".join(floats or ()),
+        fp32,
+        cls,
+        host_only(op, listed=listed, gray=gray) or "",
+        "; ".join(notes),
+    ]
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"{path}: cannot read ({exc}); pass --data-dir") from exc
+    if not isinstance(data, dict):
+        raise SystemExit(f"{path}: expected a JSON object at the top level")
+    return data
+
+
+def derive(data_dir: Path) -> str:
+    """The text of ``ops.tsv`` for the vendor files in ``data_dir``."""
+    white = _load(data_dir / "npu_supported_ops.json")
+    info = _load(data_dir / "aic-ascend910-ops-info.json")
+    kernels = {name: _kernel(name, entry) for name, entry in info.items()}
+    ops = sorted(set(white) | {op for op in HOST_OPS if op not in white})
+    lines = ["\t".join(COLUMNS)]
+    lines += ["\t".join(_row(op, white.get(op), kernels)) for op in ops]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    args = parser.parse_args(argv)
+    text = derive(args.data_dir)
+    args.out.write_bytes(text.encode("utf-8"))
+    print(f"wrote {args.out} ({text.count(chr(10)) - 1} ops)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
