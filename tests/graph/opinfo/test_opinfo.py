@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from tf2npu.config.precision import PrecisionClass
 from tf2npu.errors import ConfigError
 from tf2npu.graph.opinfo import NOT_IN_LIBRARY, OpInfo, OpLibrary, load_default
 from tf2npu.graph.opinfo.hostonly import category
-from tf2npu.graph.opinfo.precision import PrecisionClass
 
 REPO = Path(__file__).resolve().parents[3]
 SCRIPT = REPO / "tools" / "derive_opinfo.py"

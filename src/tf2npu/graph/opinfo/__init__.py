@@ -19,10 +19,10 @@ from collections.abc import Iterator, Mapping
 from importlib import resources
 from pathlib import Path
 
+from tf2npu.config.precision import PrecisionClass
 from tf2npu.graph.opinfo._schema import COLUMNS, NOT_IN_LIBRARY, OpInfo, parse_row
 from tf2npu.graph.opinfo._vendor import apply_white_list, read_white_list
 from tf2npu.graph.opinfo.hostonly import category
-from tf2npu.graph.opinfo.precision import PrecisionClass
 
 __all__ = ["NOT_IN_LIBRARY", "OpInfo", "OpLibrary", "PrecisionClass", "load_default"]
 

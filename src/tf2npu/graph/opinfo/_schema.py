@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tf2npu.graph.opinfo.precision import PrecisionClass
+from tf2npu.config.precision import PrecisionClass
 
 COLUMNS = (
     "op",

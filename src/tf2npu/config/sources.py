@@ -1,0 +1,297 @@
+"""Options from a ConfigProto, ``NPURunConfig`` arguments, the environment and the CLI.
+
+Precedence, lowest first: ``ConfigProto`` ``NpuOptimizer`` ``parameter_map`` < ``NPURunConfig``
+arguments < CLI ``KEY=VALUE``. The environment does not set ``parameter_map`` keys except
+``AOE_MODE``, which (as in the adapter) only fills ``aoe_mode`` when no source gave it; the other
+variables the engine needs (``PRINT_MODEL``, ``ENABLE_FORCE_V2_CONTROL``, ``RANK_SIZE``,
+``RANK_ID``/``POD_NAME``, ``ASCEND_DEVICE_ID``/``DEVICE_ID``, ``ASCEND_OPP_PATH``) become
+:class:`EnvSettings`. TensorFlow objects are duck-typed; nothing here imports TensorFlow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from tf2npu.config.names import unknown
+from tf2npu.config.options import (
+    DEFAULT_OPP_PATH,
+    OPTIONS,
+    EnvSettings,
+    NpuOptions,
+    OptionSpec,
+    Value,
+)
+from tf2npu.config.validate import validate
+from tf2npu.errors import ConfigError
+
+_KIND_NAMES = {"b": "a bool", "i": "an int", "s": "a string"}
+
+
+def spec_of(name: str) -> OptionSpec:
+    """The table row for ``name`` or an :class:`UnknownNameError`."""
+    spec = OPTIONS.get(name)
+    if spec is None:
+        raise unknown("NpuOptimizer option", name, OPTIONS)
+    return spec
+
+
+def coerce(name: str, value: object, where: str) -> Value:
+    """``value`` as the option's kind (``bytes`` decode to ``str``), or a :class:`ConfigError`."""
+    spec = spec_of(name)
+    if spec.kind == "s" and isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{where}: option {name!r} = {value!r} is not UTF-8 text") from exc
+    if spec.kind == "b" and isinstance(value, bool):
+        return value
+    if spec.kind == "i" and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if spec.kind == "s" and isinstance(value, str):
+        return value
+    raise ConfigError(
+        f"{where}: option {name!r} = {value!r} ({type(value).__name__}) is not "
+        f"{_KIND_NAMES[spec.kind]}; give {_KIND_NAMES[spec.kind]}, e.g. {name}={_example(spec)}"
+    )
+
+
+def _example(spec: OptionSpec) -> str:
+    if isinstance(spec.allowed, tuple):
+        return repr(spec.allowed[0])
+    if spec.default is not None:
+        return repr(spec.default)
+    return {"b": "True", "i": "1", "s": "'...'"}[spec.kind]
+
+
+# -- (a) ConfigProto ---------------------------------------------------------------------------
+
+
+def from_config_proto(config: Any) -> dict[str, Value]:
+    """The ``NpuOptimizer`` ``parameter_map`` of a ``ConfigProto`` (``{}`` when there is none).
+
+    Map values may be ``AttrValue``-like (``WhichOneof("value")`` and ``.b/.i/.s``) or plain
+    Python values.
+    """
+    values: dict[str, Value] = {}
+    optimizers = config.graph_options.rewrite_options.custom_optimizers
+    for optimizer in optimizers:
+        if optimizer.name != "NpuOptimizer":
+            continue
+        for key, attr in optimizer.parameter_map.items():
+            values[key] = _attr_value(str(key), attr)
+    return values
+
+
+def _attr_value(key: str, attr: object) -> Value:
+    where = f"NpuOptimizer parameter_map[{key!r}]"
+    spec = spec_of(key)
+    which = getattr(attr, "WhichOneof", None)
+    if which is None:
+        return coerce(key, attr, where)
+    field = which("value")
+    if field != spec.kind:
+        got = f".{field}" if field else "no value"
+        raise ConfigError(
+            f"{where} is set with {got}; {key!r} is {_KIND_NAMES[spec.kind]} option: "
+            f"set parameter_map[{key!r}].{spec.kind} instead"
+        )
+    return coerce(key, getattr(attr, field), where)
+
+
+# -- (b) NPURunConfig --------------------------------------------------------------------------
+
+_RUN_CONFIG_ONLY = frozenset(
+    {
+        "model_dir",
+        "tf_random_seed",
+        "session_config",
+        "keep_checkpoint_max",
+        "keep_checkpoint_every_n_hours",
+        "log_step_count_steps",
+        "train_distribute",
+        "eval_distribute",
+        "save_summary_steps",
+        "save_checkpoints_steps",
+        "save_checkpoints_secs",
+        "distribute",
+        "horovod_mode",
+    }
+)
+"""``NPURunConfig`` arguments that are not ``parameter_map`` keys (TF's RunConfig / hooks)."""
+
+_CONFIG_OBJECTS: Mapping[str, Mapping[str, str]] = {
+    "profiling_config": {
+        "enable_profiling": "profiling_mode",
+        "profiling_options": "profiling_options",
+    },
+    "dump_config": {
+        name: name
+        for name in (
+            "enable_dump",
+            "dump_path",
+            "dump_step",
+            "dump_mode",
+            "enable_dump_debug",
+            "dump_debug_mode",
+            "dump_data",
+            "dump_layer",
+        )
+    },
+    "dynamic_input_config": {
+        name: name
+        for name in ("input_shape", "dynamic_dims", "dynamic_node_type", "compile_hybrid_mode")
+    },
+    "memory_config": {
+        name: name
+        for name in (
+            "atomic_clean_policy",
+            "static_memory_policy",
+            "memory_optimization_policy",
+            "variable_use_1g_huge_page",
+        )
+    },
+    "experimental_config": {
+        "logical_device_cluster_deploy_mode": "experimental_logical_device_cluster_deploy_mode",
+        "logical_device_id": "experimental_logical_device_id",
+        "model_deploy_mode": "experimental_model_deploy_mode",
+        "model_deploy_devicelist": "experimental_model_deploy_devicelist",
+        "enable_graph_parallel": "enable_graph_parallel",
+        "graph_parallel_option_path": "graph_parallel_option_path",
+        "graph_compiler_cache_dir": "graph_compiler_cache_dir",
+        "resource_config_path": "resource_config_path",
+        "accelerate_train_mode": "experimental_accelerate_train_mode",
+    },
+}
+"""Config-object arguments: attribute name -> ``parameter_map`` key (``None`` attributes skip)."""
+
+_STRINGIFIED = frozenset({"graph_memory_max_size", "variable_memory_max_size"})
+
+
+def from_run_config(kwargs: Mapping[str, object]) -> dict[str, Value]:
+    """``parameter_map`` values from ``NPURunConfig(**kwargs)`` arguments.
+
+    ``None`` arguments are left out (the key keeps its default). Like ``NPURunConfig`` this
+    writes ``enable_data_pre_proc=True`` unless the argument says otherwise.
+    """
+    values: dict[str, Value] = {"enable_data_pre_proc": True}
+    for arg, raw in kwargs.items():
+        if arg in _RUN_CONFIG_ONLY or raw is None:
+            continue
+        if arg in _CONFIG_OBJECTS:
+            values.update(_config_object(arg, raw))
+            continue
+        if arg not in OPTIONS:
+            valid = set(OPTIONS) | _RUN_CONFIG_ONLY | set(_CONFIG_OBJECTS)
+            raise unknown("NPURunConfig argument", arg, valid)
+        value = str(raw) if arg in _STRINGIFIED and isinstance(raw, int) else raw
+        values[arg] = coerce(arg, value, f"NPURunConfig({arg}=...)")
+    return values
+
+
+def _config_object(arg: str, obj: object) -> dict[str, Value]:
+    values: dict[str, Value] = {}
+    for attr, key in _CONFIG_OBJECTS[arg].items():
+        raw = getattr(obj, attr, None)
+        if raw is None:
+            continue
+        values[key] = coerce(key, raw, f"NPURunConfig({arg}=...).{attr}")
+    memory = getattr(obj, "graph_memory_optimize_config", None)
+    graph_slice = getattr(memory, "graph_slice", None)
+    if graph_slice is not None:
+        values["graph_slice"] = coerce("graph_slice", graph_slice, f"NPURunConfig({arg}=...)")
+    return values
+
+
+# -- (c) CLI -----------------------------------------------------------------------------------
+
+_TRUE = ("true", "1")
+_FALSE = ("false", "0")
+
+
+def from_cli(items: Iterable[str]) -> dict[str, Value]:
+    """``KEY=VALUE`` strings, each parsed by the option's kind."""
+    values: dict[str, Value] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(
+                f"--option {item!r}: expected KEY=VALUE, e.g. precision_mode=force_fp32"
+            )
+        values[key] = parse_text(key, text)
+    return values
+
+
+def parse_text(key: str, text: str) -> Value:
+    """One CLI value: bools accept true/false/1/0 (any case), ints decimal, strings as is."""
+    spec = spec_of(key)
+    if spec.kind == "s":
+        return text
+    if spec.kind == "b":
+        if text.lower() in _TRUE:
+            return True
+        if text.lower() in _FALSE:
+            return False
+        raise ConfigError(
+            f"--option {key}={text}: {key!r} is a bool; use {key}=true or {key}=false"
+        )
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(
+            f"--option {key}={text}: {key!r} is an int; give a whole number, e.g. {key}=1"
+        ) from None
+
+
+# -- (d) environment ---------------------------------------------------------------------------
+
+
+def from_env(env: Mapping[str, str]) -> tuple[EnvSettings, dict[str, Value]]:
+    """Engine-relevant environment variables, and the ``aoe_mode`` fallback from ``AOE_MODE``."""
+    settings = EnvSettings(
+        print_model=env.get("PRINT_MODEL", "") == "1",
+        force_v2_control=env.get("ENABLE_FORCE_V2_CONTROL", "") not in ("", "0"),
+        rank_size=_env_int(env, "RANK_SIZE", 1),
+        rank_id=_env_int(env, "RANK_ID", _env_int(env, "POD_NAME", 0)),
+        device_id=_env_int(env, "ASCEND_DEVICE_ID", _env_int(env, "DEVICE_ID", 0)),
+        opp_path=env.get("ASCEND_OPP_PATH") or DEFAULT_OPP_PATH,
+    )
+    fallback: dict[str, Value] = {"aoe_mode": env["AOE_MODE"]} if env.get("AOE_MODE") else {}
+    return settings, fallback
+
+
+def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
+    text = env.get(name, "")
+    if text == "":
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(
+            f"environment variable {name}={text!r} is not an integer; set it to a number, "
+            f"e.g. {name}={default}, or unset it"
+        ) from None
+
+
+# -- merge -------------------------------------------------------------------------------------
+
+
+def resolve(
+    config: Any = None,
+    run_config: Mapping[str, object] | None = None,
+    env: Mapping[str, str] | None = None,
+    cli: Iterable[str] = (),
+) -> NpuOptions:
+    """Merge every source (see the module docstring for precedence), then :func:`validate`."""
+    settings, fallback = from_env(env or {})
+    values: dict[str, Value] = {}
+    if config is not None:
+        values.update(from_config_proto(config))
+    if run_config is not None:
+        values.update(from_run_config(run_config))
+    values.update(from_cli(cli))
+    for key, value in fallback.items():
+        values.setdefault(key, value)
+    options = NpuOptions.from_values(values, settings)
+    validate(options)
+    return options

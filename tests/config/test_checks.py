@@ -1,0 +1,35 @@
+"""Value checks of the option table."""
+
+import pytest
+
+from tf2npu.config import checks
+
+
+@pytest.mark.parametrize("value", ["", "0", "0,1,7", "12"])
+def test_device_list_accepts(value):
+    assert checks.device_list(value) is None
+
+
+@pytest.mark.parametrize("value", ["0, 1", "a", "0,", ",1", 3])
+def test_device_list_rejects(value):
+    assert checks.device_list(value) == 'give comma-separated device ids without spaces, e.g. "0,1"'
+
+
+@pytest.mark.parametrize("value", ["", "0", "0|5|10-20", "3-3"])
+def test_dump_step_accepts(value):
+    assert checks.dump_step(value) is None
+
+
+def test_dump_step_rejects_bad_items_and_decreasing_ranges():
+    assert 'e.g. "0|5|10-20"' in (checks.dump_step("0;5") or "")
+    assert "in '9-3' the range must increase" in (checks.dump_step("1|9-3") or "")
+    assert checks.dump_step("|".join(["1"] * 101)) is not None
+    assert checks.dump_step(5) is not None
+
+
+def test_ranges_and_byte_counts():
+    assert checks.at_least(1)(1) is None
+    assert checks.at_least(1)(0) == "give an integer >= 1"
+    assert checks.between(0, 7)(8) == "give an integer from 0 to 7"
+    assert checks.byte_count("1024") is None
+    assert checks.byte_count("1G") == 'give a decimal byte count, e.g. "21474836480"'

@@ -1,0 +1,120 @@
+"""fusion_switch_file in the vendor's format."""
+
+import json
+
+import pytest
+
+from tf2npu.config.fusion_switch import FusionSwitch
+from tf2npu.errors import ConfigError, UnknownNameError
+
+RULES = {
+    "matmul_biasadd": ("GraphFusion", ("MatMulBiasAddFusionPass",)),
+    "conv2d_biasadd": ("GraphFusion", ("ConvBiasAddFusionPass",)),
+    "tanh_gelu": ("GraphFusion", ()),
+    "conv2d_relu_ub": ("UBFusion", ("TbeConvReluFusionPass",)),
+}
+
+
+def switch(data):
+    return FusionSwitch.parse(json.dumps(data), RULES)
+
+
+def test_all_off_with_single_rule_on():
+    result = switch({"Switch": {"GraphFusion": {"ALL": "off", "tanh_gelu": "on"}}})
+    assert result.disabled == {"matmul_biasadd", "conv2d_biasadd"}
+    assert result.enabled("tanh_gelu") and result.enabled("conv2d_relu_ub")
+    assert not result.enabled("matmul_biasadd")
+
+
+def test_single_rule_overrides_all_whatever_the_key_order():
+    data = json.loads('{"Switch": {"GraphFusion": {"tanh_gelu": "on", "ALL": "OFF"}}}')
+    assert FusionSwitch.from_json(data, RULES, "f").enabled("tanh_gelu")
+
+
+def test_aliases_and_case_insensitive_values():
+    result = switch(
+        {"Switch": {"GraphFusion": {"MatMulBiasAddFusionPass": "Off"}, "UBFusion": {"ALL": "off"}}}
+    )
+    assert result.disabled == {"matmul_biasadd", "conv2d_relu_ub"}
+
+
+def test_all_on_and_empty_categories():
+    assert FusionSwitch.all_on(RULES).disabled == frozenset()
+    assert switch({"Switch": {}}).disabled == frozenset()
+
+
+def test_load_from_file(tmp_path):
+    path = tmp_path / "fusion_switch.cfg"
+    path.write_text('{"Switch": {"UBFusion": {"TbeConvReluFusionPass": "off"}}}', encoding="utf-8")
+    assert FusionSwitch.load(path, RULES).disabled == {"conv2d_relu_ub"}
+
+
+def test_enabled_unknown_rule():
+    with pytest.raises(UnknownNameError, match=r"^unknown fusion rule 'tanh'"):
+        FusionSwitch.all_on(RULES).enabled("tanh")
+
+
+def test_bad_json():
+    with pytest.raises(ConfigError, match=r"^f: invalid JSON at line 1, column 12"):
+        FusionSwitch.parse('{"Switch": }', RULES, "f")
+
+
+@pytest.mark.parametrize(
+    ("data", "error", "message"),
+    [
+        (
+            {"GraphFusion": {}},
+            ConfigError,
+            'expected {"Switch": {"GraphFusion": {...}, "UBFusion": {...}}}, got {\'GraphFusion\': {}}',
+        ),
+        ({"Switch": []}, ConfigError, 'expected {"Switch"'),
+        (
+            {"Switch": {"GraphFusions": {}}},
+            UnknownNameError,
+            "unknown fusion category name 'GraphFusions'; valid fusion category names are: GraphFusion, UBFusion; did you mean 'GraphFusion'?",
+        ),
+        (
+            {"Switch": {"UBFusion": "off"}},
+            ConfigError,
+            'Switch.UBFusion must be an object like {"ALL": "off"}, got \'off\'',
+        ),
+        (
+            {"Switch": {"GraphFusion": {"matmul_bias": "off"}}},
+            UnknownNameError,
+            "did you mean 'matmul_biasadd'?",
+        ),
+        (
+            {"Switch": {"GraphFusion": {"ALL": "disabled"}}},
+            ConfigError,
+            'GraphFusion.ALL = \'disabled\' is not valid; use "on" or "off"',
+        ),
+        (
+            {"Switch": {"GraphFusion": {"tanh_gelu": False}}},
+            ConfigError,
+            "GraphFusion.tanh_gelu = False is not valid",
+        ),
+        (
+            {"Switch": {"GraphFusion": {"conv2d_relu_ub": "off"}}},
+            ConfigError,
+            "rule 'conv2d_relu_ub' is listed under GraphFusion but is a UBFusion rule; move it under UBFusion",
+        ),
+        (
+            {"Switch": {"GraphFusion": {"matmul_biasadd": "off", "MatMulBiasAddFusionPass": "on"}}},
+            ConfigError,
+            "rule 'matmul_biasadd' is switched both on and off ('matmul_biasadd' and 'MatMulBiasAddFusionPass'); keep one entry",
+        ),
+    ],
+)
+def test_errors(data, error, message):
+    with pytest.raises(error) as err:
+        switch(data)
+    assert message in str(err.value)
+
+
+def test_unknown_rule_lists_names_and_aliases():
+    with pytest.raises(UnknownNameError) as err:
+        switch({"Switch": {"GraphFusion": {"Nope": "off"}}})
+    assert (
+        "ConvBiasAddFusionPass, MatMulBiasAddFusionPass, TbeConvReluFusionPass, conv2d_biasadd"
+        in str(err.value)
+    )

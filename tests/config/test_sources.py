@@ -1,0 +1,247 @@
+"""Options from a ConfigProto, NPURunConfig arguments, the CLI and the environment."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from tf2npu.config.options import EnvSettings
+from tf2npu.config.sources import (
+    from_cli,
+    from_config_proto,
+    from_env,
+    from_run_config,
+    parse_text,
+    resolve,
+)
+from tf2npu.errors import ConfigError, UnknownNameError
+
+
+class Attr:
+    """Duck-typed AttrValue holding one field."""
+
+    def __init__(self, **field):
+        ((self.field, value),) = field.items()
+        setattr(self, self.field, value)
+
+    def WhichOneof(self, group):
+        assert group == "value"
+        return self.field
+
+
+def proto(params, name="NpuOptimizer"):
+    optimizer = SimpleNamespace(name=name, parameter_map=params)
+    other = SimpleNamespace(name="pruning", parameter_map={"x": Attr(i=1)})
+    rewrite = SimpleNamespace(custom_optimizers=[other, optimizer])
+    return SimpleNamespace(graph_options=SimpleNamespace(rewrite_options=rewrite))
+
+
+def test_config_proto_attr_values():
+    config = proto(
+        {
+            "precision_mode": Attr(s=b"allow_mix_precision"),
+            "iterations_per_loop": Attr(i=10),
+            "mix_compile_mode": Attr(b=False),
+        }
+    )
+    assert from_config_proto(config) == {
+        "precision_mode": "allow_mix_precision",
+        "iterations_per_loop": 10,
+        "mix_compile_mode": False,
+    }
+
+
+def test_config_proto_plain_values():
+    config = proto({"precision_mode": "force_fp32", "dump_path": b"/tmp/d", "enable_dump": True})
+    assert from_config_proto(config) == {
+        "precision_mode": "force_fp32",
+        "dump_path": "/tmp/d",
+        "enable_dump": True,
+    }
+
+
+def test_config_proto_without_npu_optimizer_is_empty():
+    assert from_config_proto(proto({"iterations_per_loop": Attr(i=3)}, name="Other")) == {}
+
+
+def test_config_proto_wrong_field():
+    with pytest.raises(ConfigError) as err:
+        from_config_proto(proto({"iterations_per_loop": Attr(s=b"10")}))
+    assert str(err.value) == (
+        "NpuOptimizer parameter_map['iterations_per_loop'] is set with .s; "
+        "'iterations_per_loop' is an int option: set parameter_map['iterations_per_loop'].i instead"
+    )
+
+
+def test_config_proto_unset_attr():
+    with pytest.raises(ConfigError, match=r"is set with no value; 'enable_dump' is a bool option"):
+        from_config_proto(proto({"enable_dump": Attr(**{"": None})}))
+
+
+def test_config_proto_unknown_key_suggests():
+    with pytest.raises(UnknownNameError) as err:
+        from_config_proto(proto({"precison_mode": Attr(s=b"force_fp16")}))
+    message = str(err.value)
+    assert message.startswith("unknown NpuOptimizer option 'precison_mode'; valid NpuOptimizer")
+    assert "HCCL_algorithm, ac_parallel_enable" in message
+    assert message.endswith("did you mean 'precision_mode'?")
+
+
+def test_plain_value_of_wrong_type():
+    with pytest.raises(ConfigError) as err:
+        from_config_proto(proto({"mix_compile_mode": 1}))
+    assert str(err.value) == (
+        "NpuOptimizer parameter_map['mix_compile_mode']: option 'mix_compile_mode' = 1 (int) is "
+        "not a bool; give a bool, e.g. mix_compile_mode=False"
+    )
+
+
+def test_bytes_that_are_not_utf8():
+    with pytest.raises(ConfigError, match=r"option 'dump_path' = b'\\xff' is not UTF-8 text"):
+        from_config_proto(proto({"dump_path": Attr(s=b"\xff")}))
+
+
+def test_run_config_arguments_and_config_objects():
+    profiling = SimpleNamespace(enable_profiling=True, profiling_options='{"output":"/p"}')
+    dump = SimpleNamespace(
+        enable_dump=True,
+        dump_path="/d",
+        dump_step="0|2",
+        dump_mode="all",
+        enable_dump_debug=False,
+        dump_debug_mode="all",
+    )
+    experimental = SimpleNamespace(
+        logical_device_cluster_deploy_mode="LB",
+        graph_memory_optimize_config=SimpleNamespace(recompute=None, graph_slice="auto"),
+    )
+    values = from_run_config(
+        {
+            "model_dir": "/m",
+            "save_checkpoints_steps": 10,
+            "iterations_per_loop": 100,
+            "precision_mode": None,
+            "profiling_config": profiling,
+            "dump_config": dump,
+            "experimental_config": experimental,
+            "graph_memory_max_size": 1024,
+        }
+    )
+    assert values == {
+        "enable_data_pre_proc": True,
+        "iterations_per_loop": 100,
+        "profiling_mode": True,
+        "profiling_options": '{"output":"/p"}',
+        "enable_dump": True,
+        "dump_path": "/d",
+        "dump_step": "0|2",
+        "dump_mode": "all",
+        "enable_dump_debug": False,
+        "dump_debug_mode": "all",
+        "experimental_logical_device_cluster_deploy_mode": "LB",
+        "graph_slice": "auto",
+        "graph_memory_max_size": "1024",
+    }
+
+
+def test_run_config_user_can_turn_data_pre_proc_off():
+    assert from_run_config({"enable_data_pre_proc": False}) == {"enable_data_pre_proc": False}
+
+
+def test_run_config_unknown_argument():
+    with pytest.raises(UnknownNameError, match=r"did you mean 'iterations_per_loop'\?$"):
+        from_run_config({"iteration_per_loop": 10})
+
+
+def test_run_config_type_checks():
+    with pytest.raises(ConfigError, match=r"^NPURunConfig\(mix_compile_mode=...\): option "):
+        from_run_config({"mix_compile_mode": "yes"})
+    with pytest.raises(ConfigError, match=r"\.enable_profiling: option 'profiling_mode' = 1"):
+        from_run_config({"profiling_config": SimpleNamespace(enable_profiling=1)})
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("mix_compile_mode=TRUE", True),
+        ("mix_compile_mode=0", False),
+        ("iterations_per_loop=20", 20),
+        ("dump_path=/a=b", "/a=b"),
+        ("precision_mode=", ""),
+    ],
+)
+def test_cli_values(text, expected):
+    key = text.partition("=")[0]
+    assert from_cli([text]) == {key: expected}
+
+
+def test_cli_errors():
+    with pytest.raises(ConfigError, match=r"^--option 'precision_mode': expected KEY=VALUE"):
+        from_cli(["precision_mode"])
+    with pytest.raises(ConfigError) as err:
+        parse_text("enable_dump", "yes")
+    assert str(err.value) == (
+        "--option enable_dump=yes: 'enable_dump' is a bool; use enable_dump=true or enable_dump=false"
+    )
+    with pytest.raises(ConfigError, match=r"'iterations_per_loop' is an int; give a whole number"):
+        parse_text("iterations_per_loop", "ten")
+    with pytest.raises(UnknownNameError, match=r"did you mean 'dump_mode'\?"):
+        parse_text("dump_mod", "all")
+
+
+def test_env_settings():
+    settings, fallback = from_env(
+        {
+            "PRINT_MODEL": "1",
+            "ENABLE_FORCE_V2_CONTROL": "1",
+            "RANK_SIZE": "8",
+            "RANK_ID": "3",
+            "DEVICE_ID": "5",
+            "ASCEND_DEVICE_ID": "2",
+            "ASCEND_OPP_PATH": "/opp",
+            "AOE_MODE": "2",
+        }
+    )
+    assert settings == EnvSettings(True, True, 8, 3, 2, "/opp")
+    assert fallback == {"aoe_mode": "2"}
+    assert from_env({}) == (EnvSettings(), {})
+    assert from_env({"DEVICE_ID": "4", "POD_NAME": "1"})[0].device_id == 4
+
+
+def test_env_bad_integer():
+    with pytest.raises(ConfigError) as err:
+        from_env({"RANK_SIZE": "eight"})
+    assert str(err.value) == (
+        "environment variable RANK_SIZE='eight' is not an integer; set it to a number, "
+        "e.g. RANK_SIZE=1, or unset it"
+    )
+
+
+def test_resolve_precedence_proto_then_run_config_then_cli():
+    config = proto({"iterations_per_loop": Attr(i=5), "dump_mode": Attr(s=b"input")})
+    options = resolve(
+        config=config,
+        run_config={"iterations_per_loop": 50, "dump_mode": "all"},
+        env={"AOE_MODE": "1", "PRINT_MODEL": "1"},
+        cli=["iterations_per_loop=7"],
+    )
+    assert options.iterations_per_loop == 7
+    assert options.dump_mode == "all"
+    assert options.enable_data_pre_proc is True
+    assert options.get("aoe_mode") == "1"
+    assert options.env.print_model is True
+    assert options.explicit == {
+        "iterations_per_loop",
+        "dump_mode",
+        "enable_data_pre_proc",
+        "aoe_mode",
+    }
+
+
+def test_resolve_aoe_mode_from_a_source_beats_the_environment():
+    options = resolve(cli=["aoe_mode=4"], env={"AOE_MODE": "1"})
+    assert options.get("aoe_mode") == "4"
+
+
+def test_resolve_validates():
+    with pytest.raises(ConfigError, match=r"^option 'iterations_per_loop' = 0 is not valid"):
+        resolve(cli=["iterations_per_loop=0"])
