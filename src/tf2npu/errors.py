@@ -29,7 +29,11 @@ class UnknownNameError(ConfigError):
         self.name = name
         self.known = tuple(sorted(known))
         listed = ", ".join(self.known)
-        super().__init__(f"unknown {kind} {name!r}; valid {kind}s are: {listed}")
+        super().__init__(f"unknown {kind} {name!r}; the valid ones are: {listed}")
+
+
+class GraphError(Tf2NpuError):
+    """A graph given by the user that is not valid input: a malformed node, a bad edge, a cycle."""
 
 
 class InternalError(Exception):

@@ -71,7 +71,7 @@ def test_bad_json():
         (
             {"Switch": {"GraphFusions": {}}},
             UnknownNameError,
-            "unknown fusion category name 'GraphFusions'; valid fusion category names are: GraphFusion, UBFusion; did you mean 'GraphFusion'?",
+            "unknown fusion category name 'GraphFusions'; the valid ones are: GraphFusion, UBFusion; did you mean 'GraphFusion'?",
         ),
         (
             {"Switch": {"UBFusion": "off"}},

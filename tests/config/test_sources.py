@@ -81,7 +81,7 @@ def test_config_proto_unknown_key_suggests():
     with pytest.raises(UnknownNameError) as err:
         from_config_proto(proto({"precison_mode": Attr(s=b"force_fp16")}))
     message = str(err.value)
-    assert message.startswith("unknown NpuOptimizer option 'precison_mode'; valid NpuOptimizer")
+    assert message.startswith("unknown NpuOptimizer option 'precison_mode'; the valid ones are:")
     assert "HCCL_algorithm, ac_parallel_enable" in message
     assert message.endswith("did you mean 'precision_mode'?")
 

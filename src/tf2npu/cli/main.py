@@ -51,7 +51,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.run(args)
     except Tf2NpuError as exc:
-        print(f"tf2npu {args.command}: error: {exc}", file=sys.stderr)
+        context = "".join(f"\n  ({note})" for note in getattr(exc, "__notes__", ()))
+        print(f"tf2npu {args.command}: error: {exc}{context}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("tf2npu: interrupted", file=sys.stderr)
