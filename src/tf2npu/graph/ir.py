@@ -167,6 +167,8 @@ class Graph:
         self.functions: dict[str, FunctionGraph] = {}
         #: The loaded proto minus nodes and functions (versions, gradients, debug info).
         self.template: Any = None
+        #: Free for passes (per-graph decisions, see :mod:`tf2npu.graph.decisions`); never exported.
+        self.meta: dict[str, Any] = {}
 
     # -- reading --------------------------------------------------------------------
     @property

@@ -1,0 +1,189 @@
+"""What the passes decide, per node and per graph: the contract between passes and reports.
+
+Passes write their decisions into ``node.meta`` and ``graph.meta`` under the keys below; later
+passes, the reports (``tf2npu graph inspect``, ``check_result.tf.json``) and the runtime read
+them. Decisions are plain frozen dataclasses so a report never depends on a pass's internals.
+
+Rewrites never delete an original node (the lint contract keeps original names and output
+signatures). A pass that replaces an original node's outputs — precision running it in float16
+behind a cast back, fusion computing it inside a fused op — rewires the consumers to the
+replacement and records a :class:`Superseded` under :data:`SUPERSEDED`. The old node is then
+dead code (executors prune it), and a fetch of its name is served by the replacement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tf2npu.graph.ir import Graph, Node, TensorRef
+
+__all__ = [
+    "CLUSTER",
+    "PLACEMENT",
+    "PRECISION",
+    "SUPERSEDED",
+    "Cluster",
+    "Diagnostic",
+    "Diagnostics",
+    "Placement",
+    "PrecisionDecision",
+    "Superseded",
+    "live_nodes",
+    "replacement_of",
+    "supersede",
+]
+
+#: ``node.meta`` key → :class:`Placement` (written by the placement pass, for every node).
+PLACEMENT = "placement"
+#: ``node.meta`` key → :class:`PrecisionDecision` (precision pass; every float node it judged).
+PRECISION = "precision"
+#: ``node.meta`` key → the GeOp name (str) of the cluster holding the node (partition pass).
+CLUSTER = "cluster"
+#: ``node.meta`` key → :class:`Superseded` (any rewriting pass).
+SUPERSEDED = "superseded"
+#: ``graph.meta`` key → ``list[Cluster]`` in GeOp order (partition pass, top-level graph).
+CLUSTERS = "clusters"
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where a node runs and why.
+
+    ``code`` is the vendor's ``check_result.tf.json`` reason code for a host node (1 not defined
+    on the device, 2 gray op, 3 scenario problem: propagation, frames, scopes, resources,
+    4 not supported) and 0 for a device node. ``reason`` is a short stable slug
+    (``not_in_library``, ``gray_op``, ``string_edge``, ``frame``, ``without_npu_compile``, ...);
+    ``message`` is the sentence a user reads ("PyFunc: not in the device op library").
+    """
+
+    device: bool
+    code: int = 0
+    reason: str = "supported"
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PrecisionDecision:
+    """The dtype a float node computes in, before and after the precision pass, and why."""
+
+    before: str
+    after: str
+    reason: str
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+
+@dataclass(frozen=True, slots=True)
+class Superseded:
+    """An original node whose outputs a pass replaced; it stays in the graph, unread.
+
+    ``outputs`` maps the node's flat output index to the tensor that now carries that value
+    (same dtype and shape); ``by`` names the pass, ``rule`` the fusion rule or precision reason.
+    """
+
+    by: str
+    outputs: Mapping[int, TensorRef]
+    rule: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    """One GeOp: its member nodes and the tensors crossing its boundary."""
+
+    name: str
+    nodes: tuple[str, ...]
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """An error or warning found while running the engine, with the node it is about."""
+
+    severity: str  # "error" | "warning" | "info"
+    code: str  # stable slug: "table_split", "fused_batch_norm_mixed", ...
+    message: str
+    node: str = ""
+    fix: str = ""
+
+    def render(self) -> str:
+        where = f"{self.node}: " if self.node else ""
+        fix = f" Fix: {self.fix}" if self.fix else ""
+        return f"{where}{self.message}{fix}"
+
+
+@dataclass
+class Diagnostics:
+    """Collects diagnostics of one engine run, in order, without duplicates."""
+
+    items: list[Diagnostic] = field(default_factory=list)
+
+    def add(self, item: Diagnostic) -> None:
+        if item not in self.items:
+            self.items.append(item)
+
+    def error(self, code: str, message: str, *, node: str = "", fix: str = "") -> None:
+        self.add(Diagnostic("error", code, message, node, fix))
+
+    def warning(self, code: str, message: str, *, node: str = "", fix: str = "") -> None:
+        self.add(Diagnostic("warning", code, message, node, fix))
+
+    def info(self, code: str, message: str, *, node: str = "", fix: str = "") -> None:
+        self.add(Diagnostic("info", code, message, node, fix))
+
+    def of(self, severity: str) -> list[Diagnostic]:
+        return [d for d in self.items if d.severity == severity]
+
+
+def live_nodes(graph: Graph) -> list[Node]:
+    """The nodes of ``graph`` that no pass superseded (what reports count)."""
+    return [n for n in graph if SUPERSEDED not in n.meta]
+
+
+def replacement_of(graph: Graph, ref: TensorRef) -> TensorRef:
+    """The tensor that now carries ``ref``'s value, following supersessions transitively."""
+    seen = set()
+    while True:
+        node = graph.get(ref.node)
+        if node is None or SUPERSEDED not in node.meta or ref in seen:
+            return ref
+        seen.add(ref)
+        sup: Superseded = node.meta[SUPERSEDED]
+        nxt = sup.outputs.get(ref.index)
+        if nxt is None:
+            return ref
+        ref = nxt
+
+
+def supersede(
+    graph: Graph, node: Node, outputs: Mapping[int, TensorRef], *, by: str, rule: str = ""
+) -> int:
+    """Hand ``node``'s outputs to their replacements and mark ``node`` superseded.
+
+    Every data reader of output ``i`` (and, in a function body, every ``ret`` entry) is rewired
+    to ``outputs[i]``; every control reader of ``node`` gets a control edge from each
+    replacement node instead. Returns how many edges moved. ``node`` itself stays (unread).
+    """
+    moved = 0
+    for index, new in outputs.items():
+        moved += graph.replace_all_uses(node.output(index), new)
+    new_nodes = sorted({ref.node for ref in outputs.values()})
+    for reader in graph.consumers(node, control=True):
+        graph.remove_control_input(reader, node.name)
+        for name in new_nodes:
+            if name != reader.name and name not in reader.control_inputs:
+                graph.add_control_input(reader, name)
+        moved += 1
+    control_ret = getattr(graph, "control_ret", None)
+    if control_ret is not None and new_nodes:
+        for key, name in list(control_ret.items()):
+            if name == node.name:
+                control_ret[key] = new_nodes[0]
+                moved += 1
+    node.meta[SUPERSEDED] = Superseded(by, dict(outputs), rule)
+    return moved

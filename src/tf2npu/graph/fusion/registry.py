@@ -1,0 +1,58 @@
+"""The fusion-rule registry: one class per rule, one file per rule under ``fusion/rules/``.
+
+A rule has a snake_case ``name`` (what our docs, stats and reports use), the Ascend pass names
+it answers to in a ``fusion_switch_file`` (``aliases``), and a ``category`` (``GraphFusion`` or
+``UBFusion``, the two sections of that file). ``apply`` tries the rule at one node: it matches
+the pattern that ends at ``root`` and, when it matches, rewrites the graph (new nodes named with
+``graph.new_name`` and ``origin`` set, the replaced originals marked with
+:func:`tf2npu.graph.decisions.supersede`) and returns the new node.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar, TypeVar
+
+from tf2npu.config.fusion_switch import CATEGORIES, KnownRules
+from tf2npu.errors import InternalError
+from tf2npu.graph.ir import Graph, Node
+
+__all__ = ["RULES", "FusionRule", "known_rules", "register_rule"]
+
+
+class FusionRule(ABC):
+    """One rewrite rule."""
+
+    name: ClassVar[str]
+    category: ClassVar[str]
+    aliases: ClassVar[tuple[str, ...]] = ()
+    description: ClassVar[str] = ""
+    #: Op types a pattern can end at; the fusion pass calls ``apply`` only on those.
+    roots: ClassVar[frozenset[str]]
+
+    @abstractmethod
+    def apply(self, graph: Graph, root: Node) -> Node | None:
+        """Rewrite the pattern ending at ``root`` if it matches; the new node, else ``None``."""
+
+
+R = TypeVar("R", bound=type[FusionRule])
+
+RULES: dict[str, type[FusionRule]] = {}
+"""Rule classes by name, in registration order (the order the fusion pass tries them)."""
+
+
+def register_rule(rule: R) -> R:
+    """Class decorator adding ``rule`` to :data:`RULES`."""
+    if rule.category not in CATEGORIES:
+        raise InternalError(f"fusion rule {rule.name!r}: category must be one of {CATEGORIES}")
+    if rule.name in RULES:
+        raise InternalError(f"fusion rule {rule.name!r} is registered twice")
+    RULES[rule.name] = rule
+    return rule
+
+
+def known_rules() -> KnownRules:
+    """Every registered rule as ``name -> (category, aliases)`` (what the switch file checks)."""
+    import tf2npu.graph.fusion.rules  # noqa: F401  (registers the rules)
+
+    return {name: (rule.category, rule.aliases) for name, rule in RULES.items()}

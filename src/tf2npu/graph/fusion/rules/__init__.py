@@ -1,0 +1,1 @@
+"""The fusion rules, one module each; importing this package registers them all."""
