@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from tf2npu.errors import InternalError
+
 if TYPE_CHECKING:
     from tf2npu.graph.ir import Graph, Node, TensorRef
 
@@ -82,12 +84,13 @@ class PrecisionDecision:
 class Superseded:
     """An original node whose outputs a pass replaced; it stays in the graph, unread.
 
-    ``outputs`` maps the node's flat output index to the tensor that now carries that value
-    (same dtype and shape); ``by`` names the pass, ``rule`` the fusion rule or precision reason.
+    ``outputs`` maps each replaced output of the node (as the ``TensorRef`` readers used:
+    ``a:1`` at top level, ``a:out:0`` in a function body) to the tensor that now carries that
+    value (same dtype and shape); ``by`` names the pass, ``rule`` the fusion rule or reason.
     """
 
     by: str
-    outputs: Mapping[int, TensorRef]
+    outputs: Mapping[TensorRef, TensorRef]
     rule: str = ""
 
 
@@ -154,25 +157,38 @@ def replacement_of(graph: Graph, ref: TensorRef) -> TensorRef:
             return ref
         seen.add(ref)
         sup: Superseded = node.meta[SUPERSEDED]
-        nxt = sup.outputs.get(ref.index)
+        nxt = sup.outputs.get(ref)
         if nxt is None:
             return ref
         ref = nxt
 
 
 def supersede(
-    graph: Graph, node: Node, outputs: Mapping[int, TensorRef], *, by: str, rule: str = ""
+    graph: Graph,
+    node: Node,
+    outputs: Mapping[int, TensorRef] | Mapping[TensorRef, TensorRef],
+    *,
+    by: str,
+    rule: str = "",
 ) -> int:
     """Hand ``node``'s outputs to their replacements and mark ``node`` superseded.
 
-    Every data reader of output ``i`` (and, in a function body, every ``ret`` entry) is rewired
-    to ``outputs[i]``; every control reader of ``node`` gets a control edge from each
-    replacement node instead. Returns how many edges moved. ``node`` itself stays (unread).
+    Keys of ``outputs`` are the old tensors: an ``int`` ``i`` means ``node.output(i)`` (GraphDef
+    syntax); in a function body pass the ``TensorRef`` readers use (``a:out:0``). Every data
+    reader of an old tensor (and, in a function body, every ``ret`` entry) is rewired to its
+    replacement; every control reader of ``node`` gets a control edge from each replacement node
+    instead. Returns how many edges moved. ``node`` itself stays in the graph, unread.
     """
+    refs: dict[TensorRef, TensorRef] = {}
+    for key, new in outputs.items():
+        old = node.output(key) if isinstance(key, int) else key
+        if old.node != node.name:
+            raise InternalError(f"supersede {node.name!r}: {old} is not one of its outputs")
+        refs[old] = new
     moved = 0
-    for index, new in outputs.items():
-        moved += graph.replace_all_uses(node.output(index), new)
-    new_nodes = sorted({ref.node for ref in outputs.values()})
+    for old, new in refs.items():
+        moved += graph.replace_all_uses(old, new)
+    new_nodes = sorted({ref.node for ref in refs.values()})
     for reader in graph.consumers(node, control=True):
         graph.remove_control_input(reader, node.name)
         for name in new_nodes:
@@ -185,5 +201,5 @@ def supersede(
             if name == node.name:
                 control_ret[key] = new_nodes[0]
                 moved += 1
-    node.meta[SUPERSEDED] = Superseded(by, dict(outputs), rule)
+    node.meta[SUPERSEDED] = Superseded(by, refs, rule)
     return moved
