@@ -95,7 +95,7 @@ def build_bert_graph(
     )
 
 
-def feed_for(built: BertGraph, seed: int = 0) -> dict[str, np.ndarray]:
+def feed_for(built: BertGraph, seed: int = 0) -> dict[str, np.ndarray[Any, Any]]:
     """A deterministic synthetic batch for ``built`` (token strings and labels)."""
     rng = np.random.default_rng(seed)
     words = np.array([w.encode() for w in VOCAB[2:]], dtype=object)
@@ -114,7 +114,7 @@ def _input_path(tf: Any, tokens: Any, batch: int, seq: int) -> Any:
         table = tf.lookup.StaticHashTable(init, default_value=1, name="vocab")
         ids = table.lookup(tokens)
 
-        def clip(values: np.ndarray) -> np.ndarray:
+        def clip(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
             return np.clip(values, 0, len(VOCAB) - 1).astype(np.int32)
 
         ids = tf.py_func(clip, [ids], tf.int32, stateful=False, name="clip_ids")
