@@ -2,7 +2,8 @@
 
 A layout is one ``(output_arg_name, dtypes)`` pair per output argument; ``dtypes`` holds one
 ``DataType`` enum value per tensor (``None`` where an attr is missing). Without TensorFlow,
-or for an op TF does not register, the layout is ``None`` and callers skip the check.
+or for an op TF does not register, the layout is ``None`` and callers skip the check; NPU ops
+(:mod:`tf2npu.graph.npu_ops`), which TF does not register, report theirs from their definition.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import functools
 from typing import Any
 
 from tf2npu.graph.ir import FunctionGraph, Graph, Node
+from tf2npu.graph.npu_ops import npu_layout
 
 Layout = tuple[tuple[str, tuple[int | None, ...]], ...]
 
@@ -41,7 +43,7 @@ def output_layout(node: Node) -> Layout | None:
     """The node's outputs per output arg, or ``None`` if the op or a count attr is unknown."""
     op_def = op_def_for(node)
     if op_def is None:
-        return None
+        return npu_layout(node)
     layout = []
     for arg in op_def.output_arg:
         dtypes = _arg_dtypes(node, op_def, arg)

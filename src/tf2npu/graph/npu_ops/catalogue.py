@@ -1,0 +1,30 @@
+"""The catalogue: every NPU op tf2npu knows, by op type."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from tf2npu.graph.npu_ops.adam import ADAM_APPLY_ONE, ADAM_APPLY_ONE_WITH_DECAY
+from tf2npu.graph.npu_ops.dropout import DROPOUT_DO_MASK, DROPOUT_GEN_MASK
+from tf2npu.graph.npu_ops.gelu import GELU, GELU_GRAD
+from tf2npu.graph.npu_ops.layer_norm import LAYER_NORM
+from tf2npu.graph.npu_ops.opdef import NpuOpDef
+
+__all__ = ["NPU_OPS"]
+
+NPU_OPS: Mapping[str, NpuOpDef] = MappingProxyType(
+    {
+        op.name: op
+        for op in (
+            GELU,
+            GELU_GRAD,
+            DROPOUT_GEN_MASK,
+            DROPOUT_DO_MASK,
+            LAYER_NORM,
+            ADAM_APPLY_ONE,
+            ADAM_APPLY_ONE_WITH_DECAY,
+        )
+    }
+)
+"""Op type -> definition (inputs, outputs, attrs, math, CPU body)."""

@@ -1,0 +1,67 @@
+"""The ``lowering`` pass: make the decided graph executable by stock TensorFlow on the CPU.
+
+Everything before it only decides (placement, precision, fusion, partition); lowering writes
+the decisions down in a form TensorFlow runs and reports read from the exported ``GraphDef``:
+
+* every NPU-op node becomes a call of a CPU function (:func:`tf2npu.graph.npu_ops.materialize`);
+* every live node the partition pass put in a GeOp gets the string attr :data:`GEOP_ATTR`
+  naming the GeOp, so the exported graph still says which nodes the device would run;
+* a top-level live node without a device gets :data:`CPU_DEVICE` (execution here is on the
+  CPU); a device string already there, host or not, is kept.
+
+Superseded nodes are only materialised (an unknown op type would make the whole GraphDef fail
+to import), never annotated: no executor runs them.
+"""
+
+from __future__ import annotations
+
+from tf2npu.graph.decisions import CLUSTER, SUPERSEDED
+from tf2npu.graph.ir import Graph
+from tf2npu.graph.npu_ops import materialize
+from tf2npu.graph.passes.infra import PassContext, PassInfo, PassResult, register_pass
+
+__all__ = ["CPU_DEVICE", "GEOP_ATTR", "Lowering"]
+
+#: Node attr naming the GeOp a node belongs to (a private attr: TF ignores ``_``-prefixed ones).
+GEOP_ATTR = "_tf2npu_geop"
+#: The device nodes without one get; the engine executes the decided graph on the CPU.
+CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
+
+
+@register_pass
+class Lowering:
+    """Materialise NPU ops, tag GeOp members, give device-less nodes the CPU."""
+
+    info = PassInfo(
+        "lowering",
+        requires=("partition",),
+        description="Make the partitioned graph runnable on the CPU and record GeOp membership.",
+    )
+
+    def run(self, graph: Graph, ctx: PassContext) -> PassResult[Graph]:
+        materialized = materialize(graph)
+        annotated = devices = 0
+        for body in graph.walk():
+            top = body is graph
+            for node in body:
+                if SUPERSEDED in node.meta:
+                    continue
+                cluster = node.meta.get(CLUSTER)
+                if cluster:
+                    node.attrs[GEOP_ATTR] = _string_attr(cluster)
+                    annotated += 1
+                if top and not node.device:
+                    node.device = CPU_DEVICE
+                    devices += 1
+        stats = {
+            "npu_ops_materialized": materialized,
+            "nodes_annotated": annotated,
+            "devices_set": devices,
+        }
+        return PassResult(graph, changed=any(stats.values()), stats=stats)
+
+
+def _string_attr(text: str) -> object:
+    from tensorflow.core.framework import attr_value_pb2
+
+    return attr_value_pb2.AttrValue(s=text.encode())

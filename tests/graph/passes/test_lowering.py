@@ -1,0 +1,127 @@
+"""The lowering pass: NPU ops materialised, GeOp members tagged, device-less nodes on the CPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tf2npu.errors import ConfigError
+from tf2npu.graph.decisions import CLUSTER, supersede
+from tf2npu.graph.ir import Graph
+from tf2npu.graph.lint import Signature
+from tf2npu.graph.npu_ops import NPU_OP_META, add_npu_node
+from tf2npu.graph.npu_ops.opdef import DT_FLOAT
+from tf2npu.graph.passes import PASSES, PassContext, PassInfo, PassManager, PassResult
+from tf2npu.graph.passes.lowering import CPU_DEVICE, GEOP_ATTR, Lowering
+
+pytestmark = pytest.mark.tf
+tf = pytest.importorskip("tensorflow")
+
+GELU = "old/_tf2npu_gelu"
+
+
+class HandSetPartition:
+    """Stands in for the partition pass: writes the CLUSTER meta given to it."""
+
+    info = PassInfo("partition")
+
+    def __init__(self, clusters: dict[str, str]) -> None:
+        self.clusters = clusters
+
+    def run(self, graph: Graph, ctx: PassContext) -> PassResult[Graph]:
+        for name, geop in self.clusters.items():
+            graph[name].meta[CLUSTER] = geop
+        return PassResult(graph, changed=True)
+
+
+def _graph() -> Graph:
+    """x → gelu (NPU op) → relu (host, with a device) → out; ``old`` superseded by ``gelu``."""
+    from tensorflow.core.framework.attr_value_pb2 import AttrValue
+
+    t = AttrValue(type=DT_FLOAT)
+    graph = Graph()
+    x = graph.add_node("x", "Placeholder", attrs={"dtype": t})
+    old = graph.add_node("old", "Relu", [x.output()], attrs={"T": t})
+    graph.add_node("relu", "Relu", [old.output()], attrs={"T": t}, device="/device:CPU:0")
+    gelu = add_npu_node(graph, graph.new_name("old", "gelu"), "Gelu", [x.output()],
+                        dtype=DT_FLOAT, origin=["old"])
+    assert gelu.name == GELU
+    supersede(graph, old, {0: gelu.output()}, by="fusion", rule="test")
+    graph.add_node("out", "Identity", [graph["relu"].output()], attrs={"T": t})
+    return graph
+
+
+def _run(graph: Graph, clusters: dict[str, str]) -> PassResult[Graph]:
+    baseline = Signature.of(graph)
+    result = PassManager([HandSetPartition(clusters), Lowering()]).run(
+        graph, PassContext(options=None, verify=True), baseline
+    )
+    return result.results[-1][1]
+
+
+def test_lowering_materialises_tags_and_sets_devices() -> None:
+    graph = _graph()
+    gelu = GELU
+    clusters = {gelu: "GeOp1_0", "old": "GeOp1_0", "out": "GeOp1_0"}
+    result = _run(graph, clusters)
+    assert result.changed
+    assert dict(result.stats) == {
+        "npu_ops_materialized": 1, "nodes_annotated": 2, "devices_set": 3,
+    }
+    assert graph[gelu].meta[NPU_OP_META] == "Gelu"
+    assert graph[gelu].attrs[GEOP_ATTR].s == b"GeOp1_0"
+    assert graph["out"].attrs[GEOP_ATTR].s == b"GeOp1_0"
+    assert GEOP_ATTR not in graph["old"].attrs  # superseded: dead code, not tagged
+    assert GEOP_ATTR not in graph["relu"].attrs and GEOP_ATTR not in graph["x"].attrs
+    assert graph["relu"].device == "/device:CPU:0"  # a host node keeps its device
+    assert graph["x"].device == graph["out"].device == graph[gelu].device == CPU_DEVICE
+    assert graph["old"].device == ""
+
+
+def test_lowered_graph_imports_and_runs_in_a_session() -> None:
+    graph = _graph()
+    _run(graph, {"out": "GeOp1_0"})
+    tf_graph = tf.Graph()
+    with tf_graph.as_default():
+        tf.graph_util.import_graph_def(graph.to_graph_def(), name="")
+    assert tf_graph.get_operation_by_name("out").get_attr(GEOP_ATTR) == b"GeOp1_0"
+    x = np.array([-1.0, 0.5, 2.0], np.float32)
+    with tf.compat.v1.Session(graph=tf_graph) as session:
+        out = session.run("out:0", {"x:0": x})
+    gelu = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+    np.testing.assert_allclose(out, np.maximum(gelu, 0), rtol=1e-6)
+
+
+def test_function_body_members_are_tagged_but_keep_no_device() -> None:
+    from tensorflow.core.framework.function_pb2 import FunctionDef
+
+    from tf2npu.graph._proto import function_from_proto
+
+    graph = Graph()
+    fd = FunctionDef()
+    fd.signature.name = "f"
+    graph.functions["f"] = body = function_from_proto(fd, graph)
+    inner = body.add_node("c", "NoOp")
+    inner.meta[CLUSTER] = "GeOp2_0"
+    graph.add_node("call", "f")
+    result = Lowering().run(graph, PassContext(options=None))
+    assert inner.attrs[GEOP_ATTR].s == b"GeOp2_0" and inner.device == ""
+    assert graph["call"].device == CPU_DEVICE
+    assert dict(result.stats) == {"npu_ops_materialized": 0, "nodes_annotated": 1, "devices_set": 1}
+
+
+def test_a_second_run_changes_nothing_but_re_tags() -> None:
+    graph = _graph()
+    _run(graph, {"out": "GeOp1_0"})
+    before = graph.to_graph_def().SerializeToString(deterministic=True)
+    result = Lowering().run(graph, PassContext(options=None))
+    assert dict(result.stats) == {"npu_ops_materialized": 0, "nodes_annotated": 1, "devices_set": 0}
+    assert graph.to_graph_def().SerializeToString(deterministic=True) == before
+
+
+def test_lowering_requires_partition_and_is_registered() -> None:
+    assert PASSES["lowering"] is Lowering
+    assert Lowering.info.requires == ("partition",)
+    manager = PassManager([HandSetPartition({}), Lowering()])
+    with pytest.raises(ConfigError, match="requires pass 'partition', which is disabled"):
+        manager.run(_graph(), PassContext(options=None, disabled=frozenset({"partition"})))
