@@ -5,7 +5,9 @@ it answers to in a ``fusion_switch_file`` (``aliases``), and a ``category`` (``G
 ``UBFusion``, the two sections of that file). ``apply`` tries the rule at one node: it matches
 the pattern that ends at ``root`` and, when it matches, rewrites the graph (new nodes named with
 ``graph.new_name`` and ``origin`` set, the replaced originals marked with
-:func:`tf2npu.graph.decisions.supersede`) and returns the new node.
+:func:`tf2npu.graph.decisions.supersede`) and returns the new node. Rules implement ``match``,
+which returns a :class:`~tf2npu.graph.fusion.rewrite.Fusion` and changes nothing; ``apply``
+hands it to :func:`~tf2npu.graph.fusion.rewrite.rewrite`, shared by every rule.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import ClassVar, TypeVar
 
 from tf2npu.config.fusion_switch import CATEGORIES, KnownRules
 from tf2npu.errors import InternalError
+from tf2npu.graph.fusion.rewrite import Fusion, rewrite
 from tf2npu.graph.ir import Graph, Node
 
 __all__ = ["RULES", "FusionRule", "known_rules", "register_rule"]
@@ -31,8 +34,17 @@ class FusionRule(ABC):
     roots: ClassVar[frozenset[str]]
 
     @abstractmethod
+    def match(self, graph: Graph, root: Node) -> Fusion | None:
+        """The rewrite of the pattern ending at ``root`` if it matches and may be fused.
+
+        Changes nothing: the fusion pass also calls it for rules the switch file turned off, to
+        report what they would have fused.
+        """
+
     def apply(self, graph: Graph, root: Node) -> Node | None:
         """Rewrite the pattern ending at ``root`` if it matches; the new node, else ``None``."""
+        fusion = self.match(graph, root)
+        return None if fusion is None else rewrite(graph, fusion, self.name)
 
 
 R = TypeVar("R", bound=type[FusionRule])

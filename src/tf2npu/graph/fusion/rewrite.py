@@ -1,0 +1,136 @@
+"""Carry out a fusion: add the fused node(s), hand the matched nodes' outputs over to them.
+
+A rule's ``match`` returns a :class:`Fusion` (what to build, what it replaces) and changes
+nothing; :func:`rewrite` applies it the same way for every rule, so naming, provenance,
+placement and supersession are decided in one place:
+
+* every new node is named ``graph.new_name(root.name, step.tag)`` and gets as ``origin`` the
+  original names of every matched node (a matched node that a pass created contributes its own
+  origin, so names always lead back to the user's graph);
+* it inherits the root's device string and :class:`~tf2npu.graph.decisions.Placement`;
+* the root, and every interior node, is marked superseded (``by="fusion"``, ``rule=<name>``);
+  the root's readers move to the fused outputs; interior nodes stay in the graph, unread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tf2npu.errors import InternalError
+from tf2npu.graph.decisions import PLACEMENT, supersede
+from tf2npu.graph.fusion.pattern import Match, output_ref
+from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef
+
+__all__ = ["Fusion", "NewNode", "Prev", "rewrite"]
+
+
+@dataclass(frozen=True)
+class Prev:
+    """Output ``index`` of an earlier :class:`NewNode` of the same fusion (by position)."""
+
+    step: int
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class NewNode:
+    """One node to add. ``output_args`` names its output args (one tensor each), in order:
+    function bodies reference outputs as ``node:arg:index``. ``npu_dtype`` set means an NPU op,
+    created with :func:`tf2npu.graph.npu_ops.add_npu_node` in that dtype."""
+
+    tag: str
+    op: str
+    inputs: tuple[TensorRef | Prev, ...]
+    attrs: Mapping[str, Any]
+    output_args: tuple[str, ...]
+    npu_dtype: int | None = None
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """The rewrite of one match: new nodes (the last is "the fused node") and what they carry.
+
+    ``outputs`` maps a root output index to the fused node's output index; ``interior_outputs``
+    does the same for interior nodes whose values a fused output also carries (layer norm's
+    mean). Interior nodes not named there are superseded with no outputs (nothing reads them).
+    """
+
+    match: Match
+    steps: tuple[NewNode, ...]
+    outputs: Mapping[int, int]
+    interior_outputs: Mapping[str, Mapping[int, int]] = field(default_factory=dict)
+
+
+def rewrite(graph: Graph, fusion: Fusion, rule: str) -> Node:
+    """Apply ``fusion`` to ``graph``; returns the fused node."""
+    root = fusion.match.root
+    matched = [root, *fusion.match.interior()]
+    origin = _origin(matched)
+    placement = root.meta.get(PLACEMENT)
+    made: list[Node] = []
+    for step in fusion.steps:
+        inputs = [_resolve(graph, ref, made, fusion.steps) for ref in step.inputs]
+        name = graph.new_name(root.name, step.tag)
+        node = _add(graph, name, step, inputs, origin, root.device)
+        if placement is not None:
+            node.meta[PLACEMENT] = placement
+        made.append(node)
+    fused, last = made[-1], fusion.steps[-1]
+    for node in matched:
+        carried = fusion.outputs if node is root else fusion.interior_outputs.get(node.name, {})
+        mapping = _mapping(graph, node, carried, fused, last)
+        supersede(graph, node, mapping, by="fusion", rule=rule)
+    return fused
+
+
+def _add(
+    graph: Graph, name: str, step: NewNode, inputs: list[TensorRef], origin: tuple[str, ...],
+    device: str,
+) -> Node:
+    if step.npu_dtype is None:
+        return graph.add_node(
+            name, step.op, inputs, attrs=dict(step.attrs), device=device, origin=origin
+        )
+    from tf2npu.graph import npu_ops
+
+    node = npu_ops.add_npu_node(
+        graph, name, step.op, inputs, dtype=step.npu_dtype, attrs=dict(step.attrs), origin=origin
+    )
+    node.device = device
+    return node
+
+
+def _origin(nodes: list[Node]) -> tuple[str, ...]:
+    names: dict[str, None] = {}
+    for node in nodes:
+        for name in node.origin or (node.name,):
+            names.setdefault(name, None)
+    return tuple(names)
+
+
+def _output(graph: Graph, node: Node, step: NewNode, index: int) -> TensorRef:
+    if isinstance(graph, FunctionGraph):
+        return node.output(0, step.output_args[index])
+    return node.output(index)
+
+
+def _resolve(
+    graph: Graph, ref: TensorRef | Prev, made: list[Node], steps: tuple[NewNode, ...]
+) -> TensorRef:
+    if isinstance(ref, TensorRef):
+        return ref
+    return _output(graph, made[ref.step], steps[ref.step], ref.index)
+
+
+def _mapping(
+    graph: Graph, old: Node, carried: Mapping[int, int], fused: Node, step: NewNode
+) -> dict[TensorRef, TensorRef]:
+    mapping: dict[TensorRef, TensorRef] = {}
+    for index, new in carried.items():
+        ref = output_ref(graph, old, index)
+        if ref is None:
+            raise InternalError(f"fusion: cannot name output {index} of {old.name!r} ({old.op})")
+        mapping[ref] = _output(graph, fused, step, new)
+    return mapping
