@@ -7,16 +7,17 @@ import sys
 from collections.abc import Sequence
 
 from tf2npu import __version__
-from tf2npu.cli import exit_codes, migrate
+from tf2npu.cli import exit_codes, graph, migrate
 from tf2npu.errors import Tf2NpuError
 
-COMMANDS = (migrate,)
+COMMANDS = (migrate, graph)
 """Subcommand modules; each has NAME, HELP, add_arguments(parser) and run(args) -> int."""
 
 DESCRIPTION = """\
 tf2npu moves TensorFlow 1.x training scripts onto Huawei Ascend NPUs.
 
   tf2npu migrate SRC     rewrite scripts to the npu_bridge API and write a report set
+  tf2npu graph inspect G run the graph engine on a graph file: device/host, casts, GeOps
 
 Run `tf2npu <command> --help` for what a command does, its options and examples.
 Exit codes: 0 ok, 1 some file failed or a finding is at error level, 2 bad usage.

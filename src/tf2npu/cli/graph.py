@@ -1,0 +1,250 @@
+"""``tf2npu graph inspect``: run the graph engine on a graph file and report what it decided."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from tf2npu.atomic import write_text_atomic
+from tf2npu.cli import exit_codes
+from tf2npu.config.jsonfile import load_json
+from tf2npu.config.names import unknown
+from tf2npu.config.options import OPTIONS, PRECISION_MODES, NpuOptions, Value
+from tf2npu.config.sources import coerce, parse_text, resolve
+from tf2npu.errors import ConfigError, UsageError
+
+NAME = "graph"
+HELP = "run the graph engine on a TF graph: placement, precision, fusions, GeOps"
+DESCRIPTION = """\
+Run tf2npu's graph engine (the pass pipeline that re-implements the Ascend adapter's graph
+rewriting) over a TF 1.x graph file and report what it decided: which nodes run on the NPU and
+in which GeOps, which stay on the host and why, the casts the precision mode inserts, the
+fusions applied, and the errors and warnings found.
+
+  tf2npu graph inspect GRAPH     summary on the terminal, --json, --html, --dump-dir
+"""
+EPILOG = "Run `tf2npu graph inspect --help` for the options. Details: docs/graph-inspect.md."
+
+INSPECT_DESCRIPTION = """\
+Run the graph engine over GRAPH (.pb binary GraphDef, .pbtxt text GraphDef, or .meta
+MetaGraphDef) under the given NpuOptimizer options, then print a summary: node counts on the
+device and the host, GeOps, host ops grouped by reason, casts, fusions, errors and warnings,
+options that have no effect here, and seconds per pass.
+
+Options come from, lowest precedence first: --config-from, --option KEY=VALUE, the shorthand
+flags (--precision-mode, --mix-compile, --fusion-switch-file, --modify-mixlist). The environment
+is read as the adapter reads it (PRINT_MODEL=1 writes BeforeSubGraph_<n>.pbtxt and
+AfterSubGraph_*.pbtxt into --dump-dir, else into the current directory).
+"""
+INSPECT_EPILOG = """\
+examples:
+  tf2npu graph inspect model.pbtxt
+  tf2npu graph inspect model.meta --mix-compile --precision-mode allow_mix_precision
+  tf2npu graph inspect model.pb --config-from npu_options.json --json > decisions.json
+  tf2npu graph inspect model.pbtxt --html partition.html --dump-dir dumps/
+
+--config-from FILE holds one JSON object of NpuOptimizer parameter_map keys to values, typed as
+the option is (bool: true/false, int: a number, string: a string):
+  {"precision_mode": "allow_mix_precision", "mix_compile_mode": true, "iterations_per_loop": 1}
+
+--dump-dir DIR receives: NN_<pass>_before.pbtxt / NN_<pass>_after.pbtxt around every pass,
+BeforeSubGraph_1.pbtxt, AfterSubGraph_1.pbtxt, AfterSubGraph_<GeOp>.pbtxt, summary.json,
+partition_report.txt, and check_result.tf.json when an op is not supported on the device.
+
+exit codes: 0 no engine errors; 1 the engine reported errors; 2 bad usage or options.
+"""
+
+SHORTHANDS = (
+    ("precision_mode", "precision_mode", "--precision-mode"),
+    ("mix_compile", "mix_compile_mode", "--mix-compile"),
+    ("fusion_switch_file", "fusion_switch_file", "--fusion-switch-file"),
+    ("modify_mixlist", "modify_mixlist", "--modify-mixlist"),
+)
+"""``args`` attribute, ``parameter_map`` key, flag."""
+
+CONFIG_EXAMPLE = '{"precision_mode": "allow_mix_precision", "mix_compile_mode": true}'
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="graph_command", metavar="SUBCOMMAND")
+    child = sub.add_parser(
+        "inspect",
+        help="report the engine's decisions for one graph file",
+        description=INSPECT_DESCRIPTION,
+        epilog=INSPECT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_inspect_arguments(child)
+    child.set_defaults(graph_run=inspect)
+
+
+def _add_inspect_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("graph", metavar="GRAPH", type=Path, help="a .pb, .pbtxt or .meta file")
+    opts = parser.add_argument_group("NpuOptimizer options")
+    opts.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a parameter_map option; repeat for several",
+    )
+    opts.add_argument(
+        "--config-from",
+        metavar="FILE",
+        type=Path,
+        help="a JSON object of parameter_map keys to values",
+    )
+    opts.add_argument(
+        "--precision-mode",
+        metavar="MODE",
+        help="precision_mode=MODE; one of " + ", ".join(PRECISION_MODES),
+    )
+    opts.add_argument(
+        "--mix-compile",
+        action="store_true",
+        help="mix_compile_mode=true: unsupported ops stay on the host",
+    )
+    opts.add_argument("--fusion-switch-file", metavar="FILE", help="fusion_switch_file=FILE")
+    opts.add_argument("--modify-mixlist", metavar="FILE", help="modify_mixlist=FILE")
+    out = parser.add_argument_group("output")
+    out.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object instead of the summary (docs/graph-inspect.md)",
+    )
+    out.add_argument(
+        "--html",
+        metavar="OUT.html",
+        type=Path,
+        help="also write a self-contained HTML page of the partition",
+    )
+    out.add_argument(
+        "--dump-dir",
+        metavar="DIR",
+        type=Path,
+        help="write graph dumps around every pass and the report files here",
+    )
+    out.add_argument(
+        "--top",
+        type=int,
+        default=10,
+        metavar="N",
+        help="host-op reasons shown in the summary (default: 10)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    handler = getattr(args, "graph_run", None)
+    if handler is None:
+        raise UsageError("tf2npu graph: give a subcommand, e.g. `tf2npu graph inspect GRAPH`")
+    code: int = handler(args)
+    return code
+
+
+def inspect(args: argparse.Namespace) -> int:
+    """Run the engine over ``args.graph`` and write the requested views."""
+    from tf2npu.graph.dumps import PrintModel, pass_dumps
+    from tf2npu.graph.engine import run_engine
+    from tf2npu.graph.io import load_graph
+    from tf2npu.graph.passes.infra import PassInstrument
+    from tf2npu.graph.report import summarize, to_json_text, write_report_files
+    from tf2npu.graph.report.html import render_html
+    from tf2npu.graph.report.text import print_summary
+
+    _check_outputs(args)
+    options = inspect_options(args, os.environ)
+    # TensorFlow (imported to parse the graph file) logs start-up notices on stderr otherwise.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    graph = load_graph(args.graph)
+    instruments: list[PassInstrument[Any]] = []
+    if args.dump_dir is not None:
+        instruments.append(pass_dumps(args.dump_dir))
+    if args.dump_dir is not None or options.env.print_model:
+        target = args.dump_dir if args.dump_dir is not None else Path.cwd()
+        instruments.append(PrintModel(target))
+    run_ = run_engine(graph, options, instruments=instruments)
+    summary = summarize(run_, str(args.graph))
+    if args.dump_dir is not None:
+        write_report_files(summary, args.dump_dir)
+    if args.html is not None:
+        args.html.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(args.html, render_html(summary))
+    if args.json:
+        sys.stdout.write(to_json_text(summary))
+    else:
+        console = Console()
+        print_summary(summary, console, top=args.top)
+        for label, path in (("Dumps", args.dump_dir), ("HTML", args.html)):
+            if path is not None:
+                console.print(Text.assemble((f"{label}: ", "bold"), str(path)), soft_wrap=True)
+    return exit_codes.FINDINGS if summary.errors else exit_codes.OK
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    if args.top < 1:
+        raise UsageError(f"--top {args.top}: give a number of reasons >= 1")
+    if args.html is not None and args.html.is_dir():
+        raise UsageError(f"--html {str(args.html)!r} is a folder; give a file name, e.g. out.html")
+    if args.dump_dir is not None and args.dump_dir.exists() and not args.dump_dir.is_dir():
+        raise UsageError(f"--dump-dir {str(args.dump_dir)!r} is a file; give a folder")
+
+
+def inspect_options(args: argparse.Namespace, env: Mapping[str, str]) -> NpuOptions:
+    """Resolve ``--config-from``, ``--option`` and the shorthand flags (see INSPECT_EPILOG)."""
+    config = config_from(args.config_from) if args.config_from is not None else None
+    return resolve(config=config, env=env, cli=cli_items(args))
+
+
+def cli_items(args: argparse.Namespace) -> list[str]:
+    """``--option`` items followed by the shorthand flags; a flag contradicting one is an error."""
+    items: list[str] = list(args.option)
+    given = {item.partition("=")[0]: item for item in items}
+    for attr, key, flag in SHORTHANDS:
+        value = getattr(args, attr)
+        if value is None or value is False:
+            continue
+        text = "true" if value is True else str(value)
+        earlier = given.get(key)
+        if earlier is not None and parse_text(key, earlier.partition("=")[2]) != parse_text(
+            key, text
+        ):
+            shown = flag if value is True else f"{flag} {text}"
+            raise UsageError(f"{shown} contradicts --option {earlier}; give {key} once")
+        items.append(f"{key}={text}")
+    return items
+
+
+def config_from(path: Path) -> SimpleNamespace:
+    """The ``--config-from`` file as a ``ConfigProto`` look-alike for :func:`resolve`.
+
+    The file holds one JSON object of ``parameter_map`` keys to values of the option's type.
+    """
+    source = f"--config-from file {str(path)!r}"
+    data = load_json(path, "--config-from")
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{source}: expected a JSON object of NpuOptimizer parameter_map keys to values, "
+            f"e.g. {CONFIG_EXAMPLE}; got a JSON {type(data).__name__}"
+        )
+    values: dict[str, Value] = {}
+    for key, value in data.items():
+        if key not in OPTIONS:
+            error = unknown("NpuOptimizer option", key, OPTIONS)
+            error.args = (f"{source}: {error.args[0]}",)
+            raise error
+        if value is None:
+            raise ConfigError(
+                f"{source}: key {key!r} is null; leave the key out to keep its default"
+            )
+        values[key] = coerce(key, value, f"{source}, key {key!r}")
+    optimizer = SimpleNamespace(name="NpuOptimizer", parameter_map=values)
+    rewrite = SimpleNamespace(custom_optimizers=[optimizer])
+    return SimpleNamespace(graph_options=SimpleNamespace(rewrite_options=rewrite))

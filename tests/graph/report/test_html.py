@@ -1,0 +1,51 @@
+"""The HTML page: self-contained, boxes per GeOp and host reason, the tables, escaping."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from tf2npu.graph.decisions import CLUSTERS, Cluster
+from tf2npu.graph.engine import EngineRun
+from tf2npu.graph.report.html import BOXES_DRAWN, render_html
+from tf2npu.graph.report.summary import GraphSummary, summarize
+
+
+def test_page_is_self_contained(summary: GraphSummary) -> None:
+    page = render_html(summary)
+    assert page.startswith("<!DOCTYPE html>")
+    for external in ("http://", "https://", "src=", "<script", "<link", "url("):
+        assert external not in page, external
+
+
+def test_draws_a_device_box_per_geop_and_a_host_box_per_reason(summary: GraphSummary) -> None:
+    page = render_html(summary)
+    assert len(re.findall(r'<rect class="device"', page)) == 1
+    assert len(re.findall(r'<rect class="host"', page)) == 4
+    assert "GeOp1_0 (2 nodes)" in page
+    assert "not_in_library (1 nodes)" in page
+    assert "in 2 / out 1" in page  # the crossing tensors of GeOp1_0
+    assert "memcpy edges: 3" in page
+
+
+def test_has_the_tables(summary: GraphSummary) -> None:
+    page = render_html(summary)
+    for heading in ("<h2>GeOps</h2>", "<h2>Host ops (4)</h2>",
+                    "<h2>Casts (precision changes: 1; casts inserted: 2)</h2>",
+                    "<h2>Fusions (1 applied)</h2>", "<h2>Errors and warnings</h2>",
+                    "<h2>Options without effect here</h2>"):  # fmt: skip
+        assert heading in page, heading
+    assert "<td>mm_orig</td><td>float32</td><td>float16</td><td>allow_list</td>" in page
+    assert '<td>gelu</td><td class="n">0</td>' in page
+    assert "<td>PyFunc: not in the device op library</td>" in page
+
+
+def test_names_are_escaped_and_many_geops_are_summed(make_run: Callable[..., EngineRun]) -> None:
+    run = make_run()
+    run.graph.meta[CLUSTERS] = [
+        Cluster(f"GeOp<{i}>", (f"n{i}",), (), ()) for i in range(BOXES_DRAWN + 5)
+    ]
+    page = render_html(summarize(run))
+    assert "GeOp&lt;0&gt; (1 nodes)" in page and "GeOp<0>" not in page
+    assert len(re.findall(r'<rect class="device"', page)) == BOXES_DRAWN
+    assert "6 more GeOps (6 nodes)" in page
