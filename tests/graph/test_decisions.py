@@ -10,6 +10,7 @@ from tf2npu.graph.decisions import (
     Diagnostic,
     Diagnostics,
     Superseded,
+    is_fetch_only,
     live_nodes,
     replacement_of,
     supersede,
@@ -80,3 +81,30 @@ def test_supersede_rejects_a_tensor_of_another_node() -> None:
     g = small()
     with pytest.raises(InternalError, match="'a': x is not one of its outputs"):
         supersede(g, g["a"], {TensorRef("x"): TensorRef("b")}, by="fusion")
+
+
+def test_a_pass_created_node_nothing_reads_is_fetch_only_and_not_live() -> None:
+    g = small()
+    back = g.add_node(g.new_name("a", "to_f32"), "Cast", [g["a"].output()], origin=["a"])
+    assert is_fetch_only(g, back)
+    assert not is_fetch_only(g, g["c"])  # an original node is never fetch-only
+    assert back.name not in [n.name for n in live_nodes(g)]
+    g.add_node(g.new_name("b", "user"), "OpU", [back.output()], origin=["b"])
+    assert not is_fetch_only(g, back)
+
+
+def test_readers_that_were_superseded_do_not_keep_a_node_live() -> None:
+    g = small()
+    back = g.add_node(g.new_name("a", "to_f32"), "Cast", [g["a"].output()], origin=["a"])
+    old_reader = g.add_node("d", "OpD", [back.output()])
+    assert not is_fetch_only(g, back)
+    old_reader.meta[SUPERSEDED] = Superseded("fusion", {})
+    assert is_fetch_only(g, back)
+
+
+def test_a_node_a_function_returns_is_not_fetch_only() -> None:
+    f = FunctionGraph("body")
+    f.args = ("x",)
+    back = f.add_node("x/_tf2npu_to_f32", "Cast", [TensorRef("x")], origin=["x"])
+    f.ret["y"] = back.output(0, "y")
+    assert not is_fetch_only(f, back)

@@ -91,9 +91,13 @@ def test_mixed_compute_keeps_the_input_path_on_the_host_with_reasons(bert_def: o
     assert cluster_graph_is_acyclic(graph)
     matmul = graph["bert/layer_0/attention/query/MatMul"]
     assert matmul.meta[PLACEMENT].device
-    # The original is superseded by its float16 clone, which is what the GeOp holds.
+    # The original is superseded by its float16 clone, itself fused with the BiasAdd: the
+    # GeOp holds the fused node.
     assert SUPERSEDED in matmul.meta and CLUSTER not in matmul.meta
-    assert CLUSTER in graph[matmul.name + "/_tf2npu_fp16"].meta
+    fused = [n for n in live_nodes(graph) if n.op == "_FusedMatMul" and any(
+        o.startswith(matmul.name) for o in n.origin)]
+    assert [n.op for n in fused] == ["_FusedMatMul"]
+    assert CLUSTER in fused[0].meta
 
 
 def test_mix_precision_puts_matmuls_in_fp16_and_softmax_and_loss_in_fp32(bert_def: object) -> None:
@@ -113,3 +117,10 @@ def test_full_offload_keeps_exactly_one_geop(bert_def: object) -> None:
     assert {n.op for n in host} >= {"PyFuncStateless"}
     assert set(result.pass_seconds) == {
         "device_strings", "placement", "precision", "fusion", "partition", "lowering"}
+
+
+def test_fusion_still_applies_after_precision_lowered_the_matmuls(bert_def: object) -> None:
+    """The cast back that keeps ``MatMul``'s float32 name fetchable must not block fusion."""
+    for mode in ("must_keep_origin_dtype", "allow_mix_precision"):
+        result = run(bert_def, precision_mode=mode)
+        assert result.pipeline.stats["fusion"]["matmul_biasadd"] > 0, mode

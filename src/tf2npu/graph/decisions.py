@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tf2npu.errors import InternalError
+from tf2npu.graph.ir import FunctionGraph, is_reserved_name
 
 if TYPE_CHECKING:
     from tf2npu.graph.ir import Graph, Node, TensorRef
@@ -33,6 +34,7 @@ __all__ = [
     "Placement",
     "PrecisionDecision",
     "Superseded",
+    "is_fetch_only",
     "live_nodes",
     "replacement_of",
     "supersede",
@@ -143,9 +145,28 @@ class Diagnostics:
         return [d for d in self.items if d.severity == severity]
 
 
+def is_fetch_only(graph: Graph, node: Node) -> bool:
+    """A pass-created node no running node reads: it exists so a fetch of an original works.
+
+    The precision pass's cast back of a float16 node whose readers all run in float16 (or were
+    themselves superseded) is one: it computes only when a user fetches the original name.
+    """
+    if not is_reserved_name(node.name):
+        return False
+    if isinstance(graph, FunctionGraph) and graph.returns(node.name):
+        return False
+    readers = graph.consumers(node) + graph.consumers(node, control=True)
+    return all(SUPERSEDED in reader.meta for reader in readers)
+
+
 def live_nodes(graph: Graph) -> list[Node]:
-    """The nodes of ``graph`` that no pass superseded (what reports count)."""
-    return [n for n in graph if SUPERSEDED not in n.meta]
+    """The nodes of ``graph`` that run for the graph's own work (what reports count).
+
+    Not superseded, and not fetch-only (:func:`is_fetch_only`).
+    """
+    return [
+        n for n in graph if SUPERSEDED not in n.meta and not is_fetch_only(graph, n)
+    ]
 
 
 def replacement_of(graph: Graph, ref: TensorRef) -> TensorRef:

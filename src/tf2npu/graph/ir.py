@@ -213,6 +213,10 @@ class Graph:
         users = (self._control_users if control else self._data_users).get(name, {})
         return [self._nodes[u] for u in users]
 
+    def has_readers(self, name: str) -> bool:
+        """Whether anything reads node ``name``: a data or control edge (or a function return)."""
+        return bool(self._readers(name))
+
     def uses(self, ref: TensorRef) -> list[tuple[Node, int]]:
         """Every (consumer, input position) reading exactly ``ref``."""
         found: list[tuple[Node, int]] = []
@@ -422,6 +426,10 @@ class FunctionGraph(Graph):
         readers += [f"ret {k!r}" for k, r in self.ret.items() if r.node == name]
         readers += [f"control_ret {k!r}" for k, n in self.control_ret.items() if n == name]
         return readers
+
+    def returns(self, name: str) -> bool:
+        """Whether a ``ret`` or ``control_ret`` entry names node ``name``."""
+        return any(r.node == name for r in self.ret.values()) or name in self.control_ret.values()
 
     def uses_in_ret(self, ref: TensorRef) -> list[str]:
         return [k for k, r in self.ret.items() if r == ref]

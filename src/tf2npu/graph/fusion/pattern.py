@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tf2npu.graph._opdef import output_layout
-from tf2npu.graph.decisions import PLACEMENT, SUPERSEDED, Placement
+from tf2npu.graph.decisions import PLACEMENT, SUPERSEDED, Placement, is_fetch_only
 from tf2npu.graph.fusion.consts import const_values, scalar_value
 from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef
 
@@ -245,7 +245,7 @@ def refusal(
 
 def _outside_reader(graph: Graph, node: Node, inside: set[str]) -> str | None:
     for user in graph.consumers(node):
-        if user.name not in inside:
+        if user.name not in inside and not is_fetch_only(graph, user):
             return f"{node.name} is also read by {user.name}"
     if graph.consumers(node, control=True):
         return f"{node.name} has control dependents"
