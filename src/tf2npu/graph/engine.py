@@ -17,6 +17,7 @@ from tf2npu.config.fusion_switch import FusionSwitch
 from tf2npu.config.mixlist import Mixlist
 from tf2npu.config.options import NpuOptions
 from tf2npu.config.precision import PrecisionClass
+from tf2npu.gcpause import gc_paused
 from tf2npu.graph.decisions import Diagnostics
 from tf2npu.graph.instruments import TimePasses
 from tf2npu.graph.ir import Graph
@@ -98,5 +99,6 @@ def run_engine(
         verify=verify,
     )
     baseline = Signature.of(graph) if verify else None
-    result = PassManager.from_names(DEFAULT_PIPELINE).run(graph, ctx, baseline)
+    with gc_paused():  # every pass allocates per node and frees no cycles (tf2npu.gcpause)
+        result = PassManager.from_names(DEFAULT_PIPELINE).run(graph, ctx, baseline)
     return EngineRun(result.graph, config, result, dict(timer.seconds))

@@ -9,10 +9,7 @@ like the top level (their signatures stay float32).
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
-
+from tf2npu.gcpause import gc_paused
 from tf2npu.graph.decisions import PRECISION, PrecisionDecision
 from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.ir import Graph
@@ -42,7 +39,7 @@ class PrecisionPass:
                 fix="use allow_mix_precision or force_fp16 to see float16 decisions",
             )
         stats = {"casts_inserted": 0, "nodes_fp16": 0, "nodes_fp32": 0}
-        with _gc_paused():
+        with gc_paused():
             for body in list(graph.walk()):
                 self._run_body(body, cfg, mode, stats)
         return PassResult(graph, changed=stats["nodes_fp16"] > 0, stats=stats)
@@ -58,14 +55,3 @@ class PrecisionPass:
         stats["casts_inserted"] += rewrite(body, judged, mode)
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """The pass allocates a few objects per node and frees none: cyclic GC passes would only
-    rescan the heap (TensorFlow's is large). Measured on 10k nodes: 2-3x faster paused."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
