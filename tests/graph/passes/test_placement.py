@@ -168,12 +168,7 @@ def test_const_pulled_by_control_edge_and_left_alone() -> None:
         "x": (False, 4, "feed", "Placeholder: fed from the host each step"),
         "relu": DEV,
         "c_ctrl": (True, 0, "const_pulled", "control-dependent on device node 'relu'"),
-        "c_host": (
-            False,
-            4,
-            "not_compiled",
-            "Const: not compiled on its own (feeds no device node)",
-        ),
+        "c_host": (False, 4, "unread", "Const: read by no node (never runs)"),
         "c_arg": (False, 4, "not_compiled", "_Arg: not compiled on its own"),
         "ret": (False, 4, "not_compiled", "_Retval: not compiled on its own"),
         "join": (False, 4, "not_compiled", "StringJoin: not compiled on its own"),

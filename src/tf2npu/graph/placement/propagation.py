@@ -146,6 +146,8 @@ def pull_consts(placements: dict[str, Placement], pending: list[str], edges: Out
         )
         if feeds is not None:
             placements[name] = device("const_pulled", f"feeds device node {feeds!r}")
+        elif not edges.get(name):
+            placements[name] = host("unread", "Const: read by no node (never runs)")
         else:
             placements[name] = host(
                 "not_compiled", "Const: not compiled on its own (feeds no device node)"

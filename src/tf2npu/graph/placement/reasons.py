@@ -33,6 +33,7 @@ REASONS: dict[str, Reason] = {
         Reason("gray_op", 2, "gray op: host in mixed compute"),
         Reason("dataset_op", 4, "tf.data dataset op: never compiled"),
         Reason("not_compiled", 4, "Const, _Arg, _Retval, StringJoin: never compiled on their own"),
+        Reason("unread", 4, "a Const no node reads (left over by gradients): never runs"),
         Reason("feed", 4, "Placeholder: fed from the host each step (an _Arg at run time)"),
         Reason("without_npu_compile", 3, "under without_npu_compile_scope (mixed compute)"),
         Reason("resource_op", 3, "consumes or produces a non-variable resource (mixed compute)"),
