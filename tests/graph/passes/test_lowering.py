@@ -125,3 +125,14 @@ def test_lowering_requires_partition_and_is_registered() -> None:
     manager = PassManager([HandSetPartition({}), Lowering()])
     with pytest.raises(ConfigError, match="requires pass 'partition', which is disabled"):
         manager.run(_graph(), PassContext(options=None, disabled=frozenset({"partition"})))
+
+
+def test_nodes_pinned_to_the_npu_run_on_the_cpu() -> None:
+    graph = _graph()
+    for spelling in ("/device:NPU:0", "/job:localhost/replica:0/task:0/device:NPU:0", "/npu:0"):
+        graph["out"].device = spelling
+        _run(graph, {})
+        assert graph["out"].device == CPU_DEVICE, spelling
+    graph["out"].device = "/device:CPU:1"
+    _run(graph, {})
+    assert graph["out"].device == "/device:CPU:1"

@@ -6,8 +6,9 @@ the decisions down in a form TensorFlow runs and reports read from the exported 
 * every NPU-op node becomes a call of a CPU function (:func:`tf2npu.graph.npu_ops.materialize`);
 * every live node the partition pass put in a GeOp gets the string attr :data:`GEOP_ATTR`
   naming the GeOp, so the exported graph still says which nodes the device would run;
-* a top-level live node without a device gets :data:`CPU_DEVICE` (execution here is on the
-  CPU); a device string already there, host or not, is kept.
+* a top-level live node without a device, or pinned to an NPU (``/device:NPU:0``, which no
+  TensorFlow here can place), gets :data:`CPU_DEVICE` (execution here is on the CPU); any other
+  device string, host or not, is kept.
 
 Superseded nodes are only materialised (an unknown op type would make the whole GraphDef fail
 to import), never annotated: no executor runs them.
@@ -15,12 +16,16 @@ to import), never annotated: no executor runs them.
 
 from __future__ import annotations
 
+import re
+
 from tf2npu.graph.decisions import CLUSTER, SUPERSEDED
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.npu_ops import materialize
 from tf2npu.graph.passes.infra import PassContext, PassInfo, PassResult, register_pass
 
 __all__ = ["CPU_DEVICE", "GEOP_ATTR", "Lowering"]
+
+_NPU_DEVICE = re.compile(r"(?i)(^|/)(device:)?npu(:|$)")
 
 #: Node attr naming the GeOp a node belongs to (a private attr: TF ignores ``_``-prefixed ones).
 GEOP_ATTR = "_tf2npu_geop"
@@ -50,7 +55,7 @@ class Lowering:
                 if cluster:
                     node.attrs[GEOP_ATTR] = _string_attr(cluster)
                     annotated += 1
-                if top and not node.device:
+                if top and (not node.device or _NPU_DEVICE.search(node.device)):
                     node.device = CPU_DEVICE
                     devices += 1
         stats = {
