@@ -89,6 +89,9 @@ def test_mixed_compute_keeps_the_input_path_on_the_host_with_reasons(bert_def: o
     clusters = graph.meta[CLUSTERS]
     assert len(clusters) >= 1
     assert cluster_graph_is_acyclic(graph)
+    live = {n.name for n in live_nodes(graph)}
+    members = [name for c in clusters for name in c.nodes]
+    assert len(members) == len(set(members)) and set(members) <= live  # no fetch-only casts
     matmul = graph["bert/layer_0/attention/query/MatMul"]
     assert matmul.meta[PLACEMENT].device
     # The original is superseded by its float16 clone, itself fused with the BiasAdd: the

@@ -28,7 +28,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from tf2npu.errors import GraphError
-from tf2npu.graph.decisions import SUPERSEDED
+from tf2npu.graph.decisions import live_nodes
 from tf2npu.graph.ir import Graph, Node
 
 __all__ = ["LiveTopology", "components", "live_topology", "ranks"]
@@ -61,7 +61,7 @@ def live_topology(graph: Graph) -> LiveTopology:
     Raises:
         GraphError: the live nodes form a cycle (the message walks it).
     """
-    live = [n for n in graph if SUPERSEDED not in n.meta]
+    live = live_nodes(graph)
     load = {n.name: i for i, n in enumerate(live)}
     preds = [_producers(node, load, live) for node in live]
     order = _kahn(preds, live)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from tf2npu.graph.decisions import CLUSTER, SUPERSEDED
+from tf2npu.graph.decisions import CLUSTER, live_nodes
 from tf2npu.graph.ir import Graph
 
 __all__ = ["cluster_cycle"]
@@ -29,7 +29,7 @@ def cluster_cycle(graph: Graph) -> list[str]:
     >>> cluster_cycle(g)
     ['GeOp1_0', 'h']
     """
-    live = {n.name: n for n in graph if SUPERSEDED not in n.meta}
+    live = {n.name: n for n in live_nodes(graph)}
     vertex = {name: n.meta.get(CLUSTER, name) for name, n in live.items()}
     succ: dict[str, set[str]] = {v: set() for v in vertex.values()}
     for name, node in live.items():
