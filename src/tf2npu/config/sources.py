@@ -120,7 +120,7 @@ _RUN_CONFIG_ONLY = frozenset(
 )
 """``NPURunConfig`` arguments that are not ``parameter_map`` keys (TF's RunConfig / hooks)."""
 
-_CONFIG_OBJECTS: Mapping[str, Mapping[str, str]] = {
+CONFIG_OBJECTS: Mapping[str, Mapping[str, str]] = {
     "profiling_config": {
         "enable_profiling": "profiling_mode",
         "profiling_options": "profiling_options",
@@ -178,11 +178,11 @@ def from_run_config(kwargs: Mapping[str, object]) -> dict[str, Value]:
     for arg, raw in kwargs.items():
         if arg in _RUN_CONFIG_ONLY or raw is None:
             continue
-        if arg in _CONFIG_OBJECTS:
+        if arg in CONFIG_OBJECTS:
             values.update(_config_object(arg, raw))
             continue
         if arg not in OPTIONS:
-            valid = set(OPTIONS) | _RUN_CONFIG_ONLY | set(_CONFIG_OBJECTS)
+            valid = set(OPTIONS) | _RUN_CONFIG_ONLY | set(CONFIG_OBJECTS)
             raise unknown("NPURunConfig argument", arg, valid)
         value = str(raw) if arg in _STRINGIFIED and isinstance(raw, int) else raw
         values[arg] = coerce(arg, value, f"NPURunConfig({arg}=...)")
@@ -191,7 +191,7 @@ def from_run_config(kwargs: Mapping[str, object]) -> dict[str, Value]:
 
 def _config_object(arg: str, obj: object) -> dict[str, Value]:
     values: dict[str, Value] = {}
-    for attr, key in _CONFIG_OBJECTS[arg].items():
+    for attr, key in CONFIG_OBJECTS[arg].items():
         raw = getattr(obj, attr, None)
         if raw is None:
             continue

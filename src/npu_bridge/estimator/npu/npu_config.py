@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 import tensorflow as tf
 
 from tf2npu.config.options import OPTIONS, NpuOptions, Value
-from tf2npu.config.sources import coerce, resolve
+from tf2npu.config.sources import CONFIG_OBJECTS, coerce, resolve
 from tf2npu.errors import ConfigError
 
 __all__ = [
@@ -230,17 +230,8 @@ class GraphMemoryOptimizeConfig(_ConfigObject):
         self._store(recompute=recompute, graph_slice=graph_slice)
 
 
-_EXPERIMENTAL_KEYS = {
-    "logical_device_cluster_deploy_mode": "experimental_logical_device_cluster_deploy_mode",
-    "logical_device_id": "experimental_logical_device_id",
-    "model_deploy_mode": "experimental_model_deploy_mode",
-    "model_deploy_devicelist": "experimental_model_deploy_devicelist",
-    "enable_graph_parallel": "enable_graph_parallel",
-    "graph_parallel_option_path": "graph_parallel_option_path",
-    "graph_compiler_cache_dir": "graph_compiler_cache_dir",
-    "resource_config_path": "resource_config_path",
-    "accelerate_train_mode": "experimental_accelerate_train_mode",
-}
+_EXPERIMENTAL_KEYS = CONFIG_OBJECTS["experimental_config"]
+"""ExperimentalConfig attribute -> parameter_map key (one table, in tf2npu.config.sources)."""
 
 
 class ExperimentalConfig(_ConfigObject):
