@@ -84,6 +84,8 @@ class _ConfigObject:
     """Stores each constructor argument as ``_<name>`` (as the real classes do) and reads it
     back as ``<name>``, the attribute name :func:`tf2npu.config.sources.from_run_config` uses."""
 
+    #: The ``CONFIG_OBJECTS`` section naming each argument's ``parameter_map`` key.
+    _SECTION: str = ""
     _FIELDS: tuple[str, ...] = ()
 
     def __getattr__(self, name: str) -> Any:
@@ -99,6 +101,15 @@ class _ConfigObject:
         for name, value in values.items():
             self.__dict__["_" + name] = value
 
+    def _check_and_store(self, **values: object) -> None:
+        """Check each argument that maps to a ``parameter_map`` key, then store the fields."""
+        keys = CONFIG_OBJECTS.get(self._SECTION, {})
+        where = f"{type(self).__name__}(...)"
+        for name, value in values.items():
+            if name in keys:
+                _checked_option(keys[name], value, where)
+        self._store(**{name: value for name, value in values.items() if name in self._FIELDS})
+
 
 class ProfilingConfig(_ConfigObject):
     """Profiling switch and options (``profiling_mode`` / ``profiling_options`` keys).
@@ -109,13 +120,13 @@ class ProfilingConfig(_ConfigObject):
             built-in default JSON.
     """
 
-    _FIELDS = ("enable_profiling", "profiling_options")
+    _SECTION = "profiling_config"
+    _FIELDS = tuple(CONFIG_OBJECTS[_SECTION])
 
     def __init__(self, enable_profiling: bool = False, profiling_options: str | None = None):
-        where = "ProfilingConfig(...)"
-        _checked_option("profiling_mode", enable_profiling, where)
-        _checked_option("profiling_options", profiling_options, where)
-        self._store(enable_profiling=enable_profiling, profiling_options=profiling_options)
+        self._check_and_store(
+            enable_profiling=enable_profiling, profiling_options=profiling_options
+        )
 
 
 class DumpConfig(_ConfigObject):
@@ -124,14 +135,8 @@ class DumpConfig(_ConfigObject):
     ``dump_data`` and ``dump_layer`` are public attributes, as in the real class.
     """
 
-    _FIELDS = (
-        "enable_dump",
-        "dump_path",
-        "dump_step",
-        "dump_mode",
-        "enable_dump_debug",
-        "dump_debug_mode",
-    )
+    _SECTION = "dump_config"
+    _FIELDS = tuple(k for k in CONFIG_OBJECTS[_SECTION] if k not in ("dump_data", "dump_layer"))
 
     def __init__(
         self,
@@ -144,19 +149,16 @@ class DumpConfig(_ConfigObject):
         dump_data: str = "tensor",
         dump_layer: str | None = None,
     ):
-        values = {
-            "enable_dump": enable_dump,
-            "dump_path": dump_path,
-            "dump_step": dump_step,
-            "dump_mode": dump_mode,
-            "enable_dump_debug": enable_dump_debug,
-            "dump_debug_mode": dump_debug_mode,
-            "dump_data": dump_data,
-            "dump_layer": dump_layer,
-        }
-        for key, value in values.items():
-            _checked_option(key, value, "DumpConfig(...)")
-        self._store(**{name: values[name] for name in self._FIELDS})
+        self._check_and_store(
+            enable_dump=enable_dump,
+            dump_path=dump_path,
+            dump_step=dump_step,
+            dump_mode=dump_mode,
+            enable_dump_debug=enable_dump_debug,
+            dump_debug_mode=dump_debug_mode,
+            dump_data=dump_data,
+            dump_layer=dump_layer,
+        )
         self.dump_data = dump_data
         self.dump_layer = dump_layer
 
@@ -168,7 +170,8 @@ class DynamicInputConfig(_ConfigObject):
     anchor one; here it defaults to ``None`` (key not written) so both call styles work.
     """
 
-    _FIELDS = ("input_shape", "dynamic_dims", "dynamic_node_type", "compile_hybrid_mode")
+    _SECTION = "dynamic_input_config"
+    _FIELDS = tuple(CONFIG_OBJECTS[_SECTION])
 
     def __init__(
         self,
@@ -177,26 +180,19 @@ class DynamicInputConfig(_ConfigObject):
         dynamic_node_type: int,
         compile_hybrid_mode: int | None = None,
     ):
-        values = {
-            "input_shape": input_shape,
-            "dynamic_dims": dynamic_dims,
-            "dynamic_node_type": dynamic_node_type,
-            "compile_hybrid_mode": compile_hybrid_mode,
-        }
-        for key, value in values.items():
-            _checked_option(key, value, "DynamicInputConfig(...)")
-        self._store(**values)
+        self._check_and_store(
+            input_shape=input_shape,
+            dynamic_dims=dynamic_dims,
+            dynamic_node_type=dynamic_node_type,
+            compile_hybrid_mode=compile_hybrid_mode,
+        )
 
 
 class MemoryConfig(_ConfigObject):
     """Memory policy keys of the latest adapter (no effect off the device)."""
 
-    _FIELDS = (
-        "atomic_clean_policy",
-        "static_memory_policy",
-        "memory_optimization_policy",
-        "variable_use_1g_huge_page",
-    )
+    _SECTION = "memory_config"
+    _FIELDS = tuple(CONFIG_OBJECTS[_SECTION])
 
     def __init__(
         self,
@@ -205,15 +201,12 @@ class MemoryConfig(_ConfigObject):
         memory_optimization_policy: str | None = None,
         variable_use_1g_huge_page: int = 0,
     ):
-        values = {
-            "atomic_clean_policy": atomic_clean_policy,
-            "static_memory_policy": static_memory_policy,
-            "memory_optimization_policy": memory_optimization_policy,
-            "variable_use_1g_huge_page": variable_use_1g_huge_page,
-        }
-        for key, value in values.items():
-            _checked_option(key, value, "MemoryConfig(...)")
-        self._store(**values)
+        self._check_and_store(
+            atomic_clean_policy=atomic_clean_policy,
+            static_memory_policy=static_memory_policy,
+            memory_optimization_policy=memory_optimization_policy,
+            variable_use_1g_huge_page=variable_use_1g_huge_page,
+        )
 
 
 class GraphMemoryOptimizeConfig(_ConfigObject):
@@ -230,14 +223,11 @@ class GraphMemoryOptimizeConfig(_ConfigObject):
         self._store(recompute=recompute, graph_slice=graph_slice)
 
 
-_EXPERIMENTAL_KEYS = CONFIG_OBJECTS["experimental_config"]
-"""ExperimentalConfig attribute -> parameter_map key (one table, in tf2npu.config.sources)."""
-
-
 class ExperimentalConfig(_ConfigObject):
     """Experimental / deployment keys of the latest adapter (no effect off the device)."""
 
-    _FIELDS = (*_EXPERIMENTAL_KEYS, "graph_memory_optimize_config")
+    _SECTION = "experimental_config"
+    _FIELDS = (*CONFIG_OBJECTS[_SECTION], "graph_memory_optimize_config")
 
     def __init__(
         self,
@@ -252,24 +242,22 @@ class ExperimentalConfig(_ConfigObject):
         resource_config_path: str | None = None,
         accelerate_train_mode: str | None = None,
     ):
-        values = {
-            "logical_device_cluster_deploy_mode": logical_device_cluster_deploy_mode,
-            "logical_device_id": logical_device_id,
-            "model_deploy_mode": model_deploy_mode,
-            "model_deploy_devicelist": model_deploy_devicelist,
-            "enable_graph_parallel": enable_graph_parallel,
-            "graph_parallel_option_path": graph_parallel_option_path,
-            "graph_compiler_cache_dir": graph_compiler_cache_dir,
-            "resource_config_path": resource_config_path,
-            "accelerate_train_mode": accelerate_train_mode,
-        }
-        for name, value in values.items():
-            _checked_option(_EXPERIMENTAL_KEYS[name], value, "ExperimentalConfig(...)")
+        self._check_and_store(
+            logical_device_cluster_deploy_mode=logical_device_cluster_deploy_mode,
+            logical_device_id=logical_device_id,
+            model_deploy_mode=model_deploy_mode,
+            model_deploy_devicelist=model_deploy_devicelist,
+            graph_memory_optimize_config=graph_memory_optimize_config,
+            enable_graph_parallel=enable_graph_parallel,
+            graph_parallel_option_path=graph_parallel_option_path,
+            graph_compiler_cache_dir=graph_compiler_cache_dir,
+            resource_config_path=resource_config_path,
+            accelerate_train_mode=accelerate_train_mode,
+        )
         _require_type(
             "ExperimentalConfig", "graph_memory_optimize_config",
             graph_memory_optimize_config, GraphMemoryOptimizeConfig,
         )
-        self._store(**values, graph_memory_optimize_config=graph_memory_optimize_config)
 
 
 class NpuExecutePlacement(enum.Enum):
