@@ -16,7 +16,12 @@ from tf2npu.graph.npu_ops import npu_layout
 
 Layout = tuple[tuple[str, tuple[int | None, ...]], ...]
 
-_REF_OFFSET = 100  # DT_FLOAT_REF == DT_FLOAT + 100 in types.proto
+REF_OFFSET = 100  # DT_FLOAT_REF == DT_FLOAT + 100 in types.proto
+
+
+def base_dtype(dtype: int) -> int:
+    """``dtype`` without its ref flag (``DT_FLOAT_REF`` -> ``DT_FLOAT``)."""
+    return dtype - REF_OFFSET if dtype > REF_OFFSET else dtype
 
 
 @functools.cache
@@ -50,7 +55,7 @@ def output_layout(node: Node) -> Layout | None:
         if dtypes is None:
             return None
         if arg.is_ref:
-            dtypes = tuple(None if d is None else d + _REF_OFFSET for d in dtypes)
+            dtypes = tuple(None if d is None else d + REF_OFFSET for d in dtypes)
         layout.append((arg.name, dtypes))
     return tuple(layout)
 
@@ -61,19 +66,20 @@ def flat_dtypes(layout: Layout) -> tuple[int | None, ...]:
 
 def _arg_dtypes(node: Node, op_def: Any, arg: Any) -> tuple[int | None, ...] | None:
     if arg.type_list_attr:
-        value = _attr(node, op_def, arg.type_list_attr)
+        value = attr_or_default(node, op_def, arg.type_list_attr)
         return None if value is None else tuple(value.list.type)
     dtype: int | None = arg.type or None
     if dtype is None and arg.type_attr:
-        value = _attr(node, op_def, arg.type_attr)
+        value = attr_or_default(node, op_def, arg.type_attr)
         dtype = value.type if value is not None and value.type else None
     if arg.number_attr:
-        count = _attr(node, op_def, arg.number_attr)
+        count = attr_or_default(node, op_def, arg.number_attr)
         return None if count is None else (dtype,) * count.i
     return (dtype,)
 
 
-def _attr(node: Node, op_def: Any, name: str) -> Any:
+def attr_or_default(node: Node, op_def: Any, name: str) -> Any:
+    """The node's attr ``name``, else the OpDef's default for it, else ``None``."""
     value = node.attrs.get(name)
     if value is not None:
         return value

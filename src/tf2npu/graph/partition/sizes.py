@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tf2npu.graph._opdef import flat_dtypes, output_layout
+from tf2npu.graph._opdef import base_dtype, flat_dtypes, output_layout
 from tf2npu.graph.ir import Node
 
 __all__ = ["DTYPE_BYTES", "output_dtype", "output_shape", "tensor_bytes"]
@@ -39,7 +39,6 @@ DTYPE_BYTES: dict[int, int] = {
     22: 4,  # uint32
     23: 8,  # uint64
 }
-_REF_OFFSET = 100
 
 
 def tensor_bytes(node: Node, index: int) -> int | None:
@@ -50,7 +49,7 @@ def tensor_bytes(node: Node, index: int) -> int | None:
     dtype = output_dtype(node, index)
     if dtype is None:
         return None
-    width = DTYPE_BYTES.get(dtype - _REF_OFFSET if dtype > _REF_OFFSET else dtype)
+    width = DTYPE_BYTES.get(base_dtype(dtype))
     return None if width is None else width * math.prod(shape)
 
 

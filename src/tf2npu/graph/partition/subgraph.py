@@ -13,11 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from tf2npu.errors import InternalError
+from tf2npu.graph._opdef import base_dtype
 from tf2npu.graph.decisions import Cluster
 from tf2npu.graph.ir import Graph, Node, TensorRef
 from tf2npu.graph.partition.sizes import output_dtype
-
-_REF_OFFSET = 100  # DT_FLOAT_REF == DT_FLOAT + 100
 
 __all__ = ["extract_subgraph"]
 
@@ -73,8 +72,7 @@ def _placeholder_attrs(producer: Node, index: int) -> dict[str, Any]:
         return {}
     from tensorflow.core.framework import attr_value_pb2
 
-    base = dtype - _REF_OFFSET if dtype > _REF_OFFSET else dtype
-    attrs = {"dtype": attr_value_pb2.AttrValue(type=base)}
+    attrs = {"dtype": attr_value_pb2.AttrValue(type=base_dtype(dtype))}
     shape = _shape_proto(producer, index)
     if shape is not None:
         attrs["shape"] = attr_value_pb2.AttrValue(shape=shape)

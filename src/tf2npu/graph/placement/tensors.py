@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from tf2npu.graph._opdef import flat_dtypes, op_def_for, output_layout
+from tf2npu.graph._opdef import (
+    REF_OFFSET,
+    attr_or_default,
+    flat_dtypes,
+    op_def_for,
+    output_layout,
+)
 from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef
 
 __all__ = ["DT_RESOURCE", "DT_STRING", "DT_VARIANT", "EdgeTypes", "edge_kind", "input_is_ref"]
@@ -18,7 +24,6 @@ __all__ = ["DT_RESOURCE", "DT_STRING", "DT_VARIANT", "EdgeTypes", "edge_kind", "
 DT_STRING = 7
 DT_RESOURCE = 20
 DT_VARIANT = 21
-_REF_OFFSET = 100
 _KINDS = {DT_STRING: "string", DT_RESOURCE: "resource", DT_VARIANT: "variant"}
 
 
@@ -26,7 +31,7 @@ def edge_kind(dtype: int | None) -> str | None:
     """``"ref"``, ``"string"``, ``"resource"``, ``"variant"`` or ``None`` for other dtypes."""
     if dtype is None:
         return None
-    if dtype > _REF_OFFSET:
+    if dtype > REF_OFFSET:
         return "ref"
     return _KINDS.get(dtype)
 
@@ -125,19 +130,10 @@ def input_is_ref(node: Node, position: int) -> bool:
 
 def _count(node: Node, op_def: Any, arg: Any) -> int:
     if arg.number_attr:
-        value = _attr(node, op_def, arg.number_attr)
+        value = attr_or_default(node, op_def, arg.number_attr)
         return int(value.i) if value is not None else 1
     if arg.type_list_attr:
-        value = _attr(node, op_def, arg.type_list_attr)
+        value = attr_or_default(node, op_def, arg.type_list_attr)
         return len(value.list.type) if value is not None else 1
     return 1
 
-
-def _attr(node: Node, op_def: Any, name: str) -> Any:
-    value = node.attrs.get(name)
-    if value is not None:
-        return value
-    for attr in op_def.attr:
-        if attr.name == name and attr.HasField("default_value"):
-            return attr.default_value
-    return None
