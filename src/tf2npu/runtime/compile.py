@@ -1,0 +1,134 @@
+"""One client graph through the graph engine, as a session sees it: decide, check, lower.
+
+:func:`compile_graph` is what a sync runs: the engine over the exported client graph, the
+adapter's artifacts (``PRINT_MODEL=1`` dumps, ``check_result.tf.json``), the run-time errors
+the real adapter raises when its graph cannot run, and, with ``--execution xla``, the XLA marks
+on the GeOps. It returns the decided IR (for fetch aliases) and the ``GraphDef`` to import.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tf2npu.atomic import write_text_atomic
+from tf2npu.config.options import NpuOptions
+from tf2npu.errors import GraphError
+from tf2npu.graph.ir import Graph
+from tf2npu.graph.report.summary import GraphSummary
+from tf2npu.runtime.settings import RuntimeSettings
+
+__all__ = ["CHECK_RESULT", "Compiled", "compile_graph", "report_dir"]
+
+CHECK_RESULT = "check_result.tf.json"
+_LOG = logging.getLogger("tf2npu.runtime")
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """The engine's output for one client graph."""
+
+    graph: Graph
+    graph_def: Any
+    summary: GraphSummary
+
+
+def report_dir(settings: RuntimeSettings) -> Path:
+    """Where run artifacts go: ``--report-dir``, else the working directory (as the adapter)."""
+    return settings.report_dir if settings.report_dir is not None else Path.cwd()
+
+
+def compile_graph(
+    graph_def: Any, options: NpuOptions, settings: RuntimeSettings, *, graph_num: int
+) -> Compiled:
+    """Run the engine over ``graph_def`` and return what the mirror imports.
+
+    Raises:
+        GraphError: the engine found an error the real adapter fails on (named, with the fix).
+    """
+    from tf2npu.graph.dumps import PrintModel
+    from tf2npu.graph.engine import run_engine
+    from tf2npu.graph.partition import GRAPH_NUM
+    from tf2npu.graph.passes.infra import PassInstrument
+    from tf2npu.graph.report import summarize
+
+    graph = Graph.from_graph_def(graph_def)
+    graph.meta[GRAPH_NUM] = graph_num
+    instruments: list[PassInstrument[Any]] = []
+    if options.env.print_model:
+        instruments.append(PrintModel(report_dir(settings)))
+    run = run_engine(graph, options, instruments=instruments)
+    summary = summarize(run, f"graph {graph_num}")
+    _CHECK_RESULT.add(summary, report_dir(settings))
+    if summary.errors:
+        raise GraphError(
+            f"graph {graph_num} cannot run on the device: "
+            + "; ".join(d.render() for d in summary.errors)
+        )
+    _log_findings(graph_num, summary)
+    out = run.graph.to_graph_def()
+    out.versions.CopyFrom(graph_def.versions)
+    if settings.execution == "xla":
+        from tf2npu.runtime.xla import mark_clusters
+
+        mark_clusters(out)
+    return Compiled(run.graph, out, summary)
+
+
+def _log_findings(graph_num: int, summary: GraphSummary) -> None:
+    """Warnings of the engine, logged once per compile (``tf2npu run`` also counts them).
+
+    Full offload keeps one GeOp; device-capable ops that cannot join it run on the host, as
+    the adapter runs them (its ``MergeSubgraphs`` clears their cluster and TF executes them).
+    That is a warning, not an error: a ``Saver``'s restore graph (``RestoreV2`` feeding
+    ``Assign``) takes exactly this path on every checkpoint restore.
+    """
+    for finding in summary.warnings:
+        level = logging.INFO if finding.code == "fallback_to_host" else logging.WARNING
+        _LOG.log(level, "graph %d: %s", graph_num, finding.render())
+
+
+class _CheckResultFile:
+    """``check_result.tf.json``: every unsupported op of every graph this process compiled.
+
+    The adapter deletes an old copy on first use and writes the file when its last session
+    ends; here it is rewritten (atomically) after each compile that adds an entry, so a run
+    that crashes still leaves it.
+    """
+
+    def __init__(self) -> None:
+        self._ops: dict[str, dict[str, Any]] = {}
+        self._started: set[Path] = set()
+        self._lock = threading.Lock()
+
+    def add(self, summary: GraphSummary, directory: Path) -> None:
+        from tf2npu.graph.report.check_result import check_result
+
+        path = directory / CHECK_RESULT
+        with self._lock:
+            if path not in self._started:
+                self._started.add(path)
+                path.unlink(missing_ok=True)
+            data = check_result(summary)
+            if data is None:
+                return
+            before = len(self._ops)
+            for entry in data["op"]:
+                self._ops.setdefault(entry["name"], entry)
+            if len(self._ops) == before and path.exists():
+                return
+            ops = [self._ops[name] for name in sorted(self._ops)]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(path, json.dumps({"op": ops}, indent=2, sort_keys=True))
+
+    def reset(self) -> None:
+        with self._lock:
+            self._ops.clear()
+            self._started.clear()
+
+
+_CHECK_RESULT = _CheckResultFile()

@@ -1,0 +1,123 @@
+"""Choosing the session class at construction: the hook on ``Session.__new__``.
+
+TensorFlow's ``session.py`` names its own classes inside ``super()`` calls, so rebinding
+``tf.Session`` to a subclass recurses forever, and it would miss names bound before the swap.
+Hooking ``__new__`` instead covers every way a session is made (``tf.Session``,
+``tf.compat.v1.Session``, ``MonitoredTrainingSession``, Estimator, Keras ``set_session``) and
+leaves every class name untouched: ``isinstance(sess, tf.compat.v1.Session)`` still holds.
+
+A session becomes an :class:`~tf2npu.runtime.session.NpuSession` when its config carries a
+custom optimizer named ``NpuOptimizer`` (or, after ``npu_init``'s side effect, always), unless
+``--no-npu`` is in force. Subclasses of ``Session`` (our own, a user's) are never swapped.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from tf2npu.runtime.settings import current
+from tf2npu.runtime.stats import run_stats
+
+__all__ = [
+    "NPU_OPTIMIZER",
+    "has_npu_optimizer",
+    "install",
+    "is_installed",
+    "set_npu_by_default",
+    "stock_session",
+    "uninstall",
+]
+
+NPU_OPTIMIZER = "NpuOptimizer"
+
+_lock = threading.Lock()
+_state = {"installed": False, "npu_by_default": False}
+
+
+def install() -> None:
+    """Hook ``Session.__new__`` and ``InteractiveSession.__new__`` (idempotent)."""
+    from tensorflow.python.client import session as session_lib
+
+    with _lock:
+        if _state["installed"]:
+            return
+        for cls in (session_lib.Session, session_lib.InteractiveSession):
+            cls.__new__ = staticmethod(_new)
+        _state["installed"] = True
+
+
+def uninstall() -> None:
+    """Make every session stock again (tests); NPU-by-default is switched off too.
+
+    The session classes define no ``__new__`` of their own; deleting ours would leave
+    CPython's slot pointing at a "user-defined" ``__new__`` that rejects arguments, so a plain
+    ``object.__new__`` call takes its place.
+    """
+    from tensorflow.python.client import session as session_lib
+
+    with _lock:
+        if not _state["installed"]:
+            return
+        for cls in (session_lib.Session, session_lib.InteractiveSession):
+            cls.__new__ = staticmethod(_stock_new)
+        _state["installed"] = False
+        _state["npu_by_default"] = False
+
+
+def is_installed() -> bool:
+    """Whether the hook is in place."""
+    return _state["installed"]
+
+
+def set_npu_by_default(enabled: bool) -> None:
+    """Whether sessions without ``NpuOptimizer`` become NPU sessions (``npu_init``'s effect)."""
+    _state["npu_by_default"] = enabled
+
+
+def npu_by_default() -> bool:
+    return _state["npu_by_default"]
+
+
+def has_npu_optimizer(config: Any) -> bool:
+    """Whether ``config`` (a ``ConfigProto`` or None) lists the ``NpuOptimizer`` optimizer."""
+    if config is None:
+        return False
+    try:
+        optimizers = config.graph_options.rewrite_options.custom_optimizers
+    except AttributeError:
+        return False
+    return any(optimizer.name == NPU_OPTIMIZER for optimizer in optimizers)
+
+
+def stock_session(target: str = "", graph: Any = None, config: Any = None) -> Any:
+    """A plain ``tf.compat.v1.Session``, bypassing the hook (the NPU session's inner session)."""
+    from tensorflow.python.client import session as session_lib
+
+    session = object.__new__(session_lib.Session)
+    session.__init__(target, graph, config)
+    return session
+
+
+def _stock_new(cls: type, *args: Any, **kwargs: Any) -> Any:
+    return object.__new__(cls)
+
+
+def _new(cls: type, *args: Any, **kwargs: Any) -> Any:
+    return object.__new__(_pick(cls, args, kwargs))
+
+
+def _pick(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> type:
+    from tensorflow.python.client import session as session_lib
+
+    from tf2npu.runtime.session import NpuInteractiveSession, NpuSession
+
+    swaps = {session_lib.Session: NpuSession, session_lib.InteractiveSession: NpuInteractiveSession}
+    if cls not in swaps:
+        return cls
+    config = kwargs.get("config", args[2] if len(args) > 2 else None)
+    npu = current().npu and (has_npu_optimizer(config) or npu_by_default())
+    if not npu:
+        run_stats().add_session(npu=False)
+        return cls
+    return swaps[cls]

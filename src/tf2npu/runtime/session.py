@@ -1,0 +1,253 @@
+"""``NpuSession``: a ``tf.compat.v1.Session`` that runs the engine's version of its graph.
+
+The session keeps ``sess.graph`` = the user's (client) graph, so Savers, hooks, Keras,
+``FileWriter`` and ``as_default`` see the user's names. Every entry point that would reach the
+C session instead syncs the :class:`~tf2npu.runtime.mirror.GraphMirror` and hands the call,
+mapped by name, to one stock inner session over the mirror graph:
+
+* ``_do_run``: ``run``, ``partial_run``, ``Tensor.eval``, ``Operation.run``, Saver and hooks
+  all arrive here with client tensors and ops;
+* ``make_callable`` (no feed list: the stock path skips ``run``) and
+  ``_make_callable_from_options`` (Keras; its options are name based);
+* ``partial_run_setup``, ``list_devices``, ``close``, and ``_extend_graph`` (the sync).
+
+The client C session is never run: ``_call_tf_sessionrun``/``_call_tf_sessionprun`` raise if
+reached. Run-time ``OpError``s are re-raised against the client op the failing node stands for.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from tf2npu.config.sources import resolve
+from tf2npu.errors import InternalError
+from tf2npu.runtime.hook import npu_by_default, stock_session
+from tf2npu.runtime.loop import TrainingSteps, check_loop, is_loop_run
+from tf2npu.runtime.mirror import GraphMirror
+from tf2npu.runtime.protos import npu_session_config, without_npu_optimizer
+from tf2npu.runtime.settings import current, overrides_as_cli
+from tf2npu.runtime.stats import run_stats
+
+__all__ = ["NpuInteractiveSession", "NpuSession"]
+
+
+def _session_classes() -> tuple[type, type]:
+    from tensorflow.python.client import session as session_lib
+
+    return session_lib.Session, session_lib.InteractiveSession
+
+
+_Session: Any
+_InteractiveSession: Any
+_Session, _InteractiveSession = _session_classes()
+
+
+class _NpuSessionMixin:
+    """The overrides shared by :class:`NpuSession` and :class:`NpuInteractiveSession`."""
+
+    _graph: Any
+    _mirror: GraphMirror
+    _inner: Any
+
+    def _npu_config(self, config: Any) -> Any:
+        return npu_session_config(config) if npu_by_default() else config
+
+    def _npu_setup(self, target: str, config: Any) -> None:
+        settings = current()
+        try:
+            options = resolve(
+                config=config, env=os.environ, cli=overrides_as_cli(settings.overrides)
+            )
+        except Exception:
+            _Session.close(self)
+            raise
+        stats = run_stats()
+        stats.add_session(npu=True)
+        explicit = {name: options.get(name) for name in options.explicit}
+        stats.add_options(
+            {name: value for name, value in explicit.items() if value is not None},
+            options.no_effect,
+        )
+        self._npu_options = options
+        self._mirror = GraphMirror(self._graph, options, settings)
+        self._inner = stock_session(target, self._mirror.graph, without_npu_optimizer(config))
+        self._steps = TrainingSteps(self._graph)
+        self._loop_checked = False
+
+    # -- the main entry point ---------------------------------------------------------------
+
+    def _do_run(
+        self,
+        handle: Any,
+        target_list: Sequence[Any],
+        fetch_list: Sequence[Any],
+        feed_dict: dict[Any, Any],
+        options: Any,
+        run_metadata: Any,
+    ) -> Any:
+        mirror = self._mirror
+        mirror.sync()
+        targets = [mirror.op(op.name) for op in target_list]
+        fetches = [mirror.tensor(t.name) for t in fetch_list]
+        feeds = {mirror.tensor(key.deref().name).ref(): value for key, value in feed_dict.items()}
+        repeat = self._repeat(target_list) if handle is None else 1
+        from tensorflow.python.framework import errors
+
+        try:
+            for _ in range(repeat - 1):
+                self._inner._do_run(handle, targets, fetches, feeds, options, None)
+            result = self._inner._do_run(handle, targets, fetches, feeds, options, run_metadata)
+        except errors.OpError as err:
+            raise self._client_error(err) from None
+        self._count(list(target_list) + [t.op for t in fetch_list], repeat)
+        return result
+
+    def _repeat(self, target_list: Sequence[Any]) -> int:
+        """N for a run of ``IterationOp`` (after the adapter's checks), else 1."""
+        n = self._npu_options.iterations_per_loop
+        if n == 1 or not is_loop_run(target_list):
+            return 1
+        if not self._loop_checked:
+            check_loop(self._graph, self._npu_options)
+            self._loop_checked = True
+        return n
+
+    def _count(self, ops: Sequence[Any], repeat: int) -> None:
+        if repeat > 1 or (ops and self._steps.is_step(ops)):
+            run_stats().add_steps(repeat)
+
+    def _client_error(self, err: Any) -> Any:
+        """``err`` re-raised against the client op its node stands for (name and traceback)."""
+        name = err.op.name if err.op is not None else None
+        origin = self._mirror.origin_of(name) if name else None
+        if origin is None:
+            return err
+        op = self._graph.get_operation_by_name(origin)
+        message = err.message
+        if name != origin:
+            message += f"\n(in node {name!r}, which tf2npu's graph engine made from {origin!r})"
+        try:
+            return type(err)(op.node_def, op, message)
+        except TypeError:
+            return err
+
+    # -- the other entry points -------------------------------------------------------------
+
+    def _extend_graph(self) -> None:
+        self._mirror.sync()
+
+    def make_callable(
+        self, fetches: Any, feed_list: Any = None, accept_options: bool = False
+    ) -> Any:
+        if feed_list is not None:
+            # The stock implementation wraps self.run(), which reaches _do_run.
+            return _Session.make_callable(self, fetches, feed_list, accept_options)
+        from tensorflow.python.client import session as session_lib
+
+        mirror = self._mirror
+        mirror.sync()
+        handler = session_lib._FetchHandler(self._graph, fetches, {})
+        ops = list(handler.targets()) + [t.op for t in handler.fetches()]
+        inner = self._inner.make_callable(
+            [
+                [mirror.tensor(t.name) for t in handler.fetches()],
+                [mirror.op(op.name) for op in handler.targets()],
+            ],
+            accept_options=accept_options,
+        )
+
+        def run_callable(*args: Any, **kwargs: Any) -> Any:
+            values = inner(*args, **kwargs)[0]
+            self._count(ops, 1)
+            return handler.build_results(self, values)
+
+        return run_callable
+
+    def _make_callable_from_options(self, callable_options: Any) -> Any:
+        mirror = self._mirror
+        mirror.sync()
+        mapped = type(callable_options)()
+        mapped.CopyFrom(callable_options)
+        for field in (mapped.feed, mapped.fetch):
+            for i, name in enumerate(field):
+                field[i] = mirror.mirror_name(_tensor_name(name))
+        for i, name in enumerate(mapped.target):
+            mapped.target[i] = mirror.mirror_name(name)
+        for connection in mapped.tensor_connection:
+            connection.from_tensor = mirror.mirror_name(_tensor_name(connection.from_tensor))
+            connection.to_tensor = mirror.mirror_name(_tensor_name(connection.to_tensor))
+        inner = self._inner._make_callable_from_options(mapped)
+        ops = [self._graph.as_graph_element(n).op for n in callable_options.fetch]
+        ops += [self._graph.get_operation_by_name(n) for n in callable_options.target]
+        return _CountingCallable(inner, lambda: self._count(ops, 1))
+
+    def partial_run_setup(self, fetches: Any, feeds: Any = None) -> Any:
+        from tensorflow.python.client import session as session_lib
+
+        mirror = self._mirror
+        mirror.sync()
+        handler = session_lib._FetchHandler(self._graph, fetches, {})
+        inner_fetches = [mirror.tensor(t.name) for t in handler.fetches()]
+        inner_fetches += [mirror.op(op.name) for op in handler.targets()]
+        inner_feeds = [
+            mirror.tensor(self._graph.as_graph_element(feed).name) for feed in (feeds or [])
+        ]
+        return self._inner.partial_run_setup(inner_fetches, inner_feeds)
+
+    def list_devices(self) -> Any:
+        return self._inner.list_devices()
+
+    def close(self) -> None:
+        inner = getattr(self, "_inner", None)
+        if inner is not None:
+            inner.close()
+        super().close()  # type: ignore[misc]
+
+    # Nothing may reach the client C session: it holds the user's graph, not the engine's.
+    def _call_tf_sessionrun(self, *args: Any) -> Any:
+        raise InternalError("NpuSession reached its client C session (_call_tf_sessionrun)")
+
+    def _call_tf_sessionprun(self, *args: Any) -> Any:
+        raise InternalError("NpuSession reached its client C session (_call_tf_sessionprun)")
+
+    @property
+    def mirror(self) -> GraphMirror:
+        """The mirror graph this session runs (for tests, benchmarks and reports)."""
+        return self._mirror
+
+
+class _CountingCallable:
+    """A Keras-style callable that counts training steps as it runs."""
+
+    def __init__(self, inner: Any, count: Any) -> None:
+        self._inner = inner
+        self._count = count
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        result = self._inner(*args, **kwargs)
+        self._count()
+        return result
+
+
+class NpuSession(_NpuSessionMixin, _Session):  # type: ignore[misc]
+    """A session whose config carries ``NpuOptimizer`` (see the module docstring)."""
+
+    def __init__(self, target: str = "", graph: Any = None, config: Any = None) -> None:
+        config = self._npu_config(config)
+        super().__init__(target, graph, config)
+        self._npu_setup(target, config)
+
+
+class NpuInteractiveSession(_NpuSessionMixin, _InteractiveSession):  # type: ignore[misc]
+    """``InteractiveSession`` with ``NpuOptimizer``: installs itself as the default session."""
+
+    def __init__(self, target: str = "", graph: Any = None, config: Any = None) -> None:
+        config = self._npu_config(config)
+        super().__init__(target, graph, config)
+        self._npu_setup(target, config)
+
+
+def _tensor_name(name: str) -> str:
+    return name if ":" in name else f"{name}:0"

@@ -1,0 +1,100 @@
+"""Process-wide runtime settings: what ``tf2npu run`` (or a test) asks of every NPU session.
+
+A script builds its sessions itself, deep inside Estimator, Keras or its own code, so the only
+way to reach them is process-wide state read when a session is created. It is a frozen
+dataclass swapped as a whole by :func:`configure`, so a session sees one consistent value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+
+from tf2npu.config.options import Value
+from tf2npu.config.sources import from_cli
+from tf2npu.errors import UsageError
+
+__all__ = ["EXECUTION_MODES", "RuntimeSettings", "configure", "current"]
+
+#: How device clusters (GeOps) execute: ``host`` = TensorFlow's CPU kernels, ``xla`` = each
+#: GeOp compiled as one XLA cluster on the CPU.
+EXECUTION_MODES = ("host", "xla")
+
+
+@dataclass(frozen=True)
+class RuntimeSettings:
+    """What every NPU session created from now on uses."""
+
+    npu: bool = True
+    """False (``--no-npu``): every session is a stock session, NpuOptimizer or not."""
+    overrides: Mapping[str, Value] = field(default_factory=lambda: MappingProxyType({}))
+    """Options set on the command line; they win over the session's own ``parameter_map``."""
+    execution: str = "host"
+    """One of :data:`EXECUTION_MODES`."""
+    report_dir: Path | None = None
+    """Where run artifacts go (``check_result.tf.json``, dumps); None = current directory."""
+
+
+_current = RuntimeSettings()
+
+
+def current() -> RuntimeSettings:
+    """The settings in force."""
+    return _current
+
+
+def configure(
+    *,
+    npu: bool | None = None,
+    options: Iterable[str] | None = None,
+    execution: str | None = None,
+    report_dir: str | Path | None = None,
+) -> RuntimeSettings:
+    """Change the settings in force (only the arguments given); returns the new settings.
+
+    Args:
+        npu: False runs every session stock (``--no-npu``).
+        options: ``KEY=VALUE`` strings as ``--option`` takes them (replace earlier overrides).
+        execution: ``host`` or ``xla``.
+        report_dir: directory for run artifacts.
+
+    Raises:
+        UsageError: an unknown execution mode.
+        tf2npu.errors.ConfigError: a bad ``KEY=VALUE`` (unknown option, wrong type).
+    """
+    global _current
+    changes: dict[str, object] = {}
+    if npu is not None:
+        changes["npu"] = npu
+    if options is not None:
+        changes["overrides"] = MappingProxyType(dict(from_cli(options)))
+    if execution is not None:
+        if execution not in EXECUTION_MODES:
+            raise UsageError(
+                f"--execution {execution!r} is not a mode; use one of: "
+                f"{', '.join(EXECUTION_MODES)}"
+            )
+        changes["execution"] = execution
+    if report_dir is not None:
+        changes["report_dir"] = Path(report_dir)
+    _current = replace(_current, **changes)  # type: ignore[arg-type]
+    return _current
+
+
+def reset() -> None:
+    """Back to the defaults (tests)."""
+    global _current
+    _current = RuntimeSettings()
+
+
+def overrides_as_cli(overrides: Mapping[str, Value]) -> list[str]:
+    """``overrides`` back as ``KEY=VALUE`` strings (for :func:`tf2npu.config.sources.resolve`)."""
+    return [f"{key}={_text(value)}" for key, value in overrides.items()]
+
+
+def _text(value: Value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

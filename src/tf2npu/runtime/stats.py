@@ -1,0 +1,126 @@
+"""What the NPU sessions of this process did, for the run summary (``run_summary.json``).
+
+Sessions record into one process-wide :class:`RunStats`; ``tf2npu run`` prints and writes it
+at exit. The JSON keys are documented in ``docs/run.md`` and stable (``schema_version`` 1).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tf2npu.config.options import Value
+
+__all__ = ["SCHEMA_VERSION", "RunStats", "reset_stats", "run_stats"]
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class RunStats:
+    """Counters over every NPU session of the process (stock sessions only count themselves)."""
+
+    sessions: int = 0
+    """NPU sessions created."""
+    stock_sessions: int = 0
+    """Sessions left stock (no NpuOptimizer in their config, or ``--no-npu``)."""
+    graphs_compiled: int = 0
+    """Graph-engine runs: one per session per graph change that reached a run."""
+    _latest: dict[object, tuple[int, int, int, Counter[str]]] = field(
+        default_factory=dict, repr=False
+    )
+    """Per session graph, its latest compile: GeOps, host ops, casts inserted, fusions by rule.
+
+    The properties :attr:`geops`, :attr:`host_ops`, :attr:`casts_inserted` and :attr:`fusions`
+    sum them over the sessions' graphs."""
+    steps: int = 0
+    """Training steps run: runs applying an optimizer (N per run with iterations_per_loop)."""
+    options: dict[str, Value] = field(default_factory=dict)
+    """Options set explicitly on NPU sessions (config, run config or ``--option``), by name."""
+    options_without_effect: set[str] = field(default_factory=set)
+    """Options among :attr:`options` that are recorded but change nothing off the device."""
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add_session(self, *, npu: bool) -> None:
+        with self._lock:
+            if npu:
+                self.sessions += 1
+            else:
+                self.stock_sessions += 1
+
+    def record_graph(
+        self, key: object, *, geops: int, host_ops: int, casts: int, fusions: Mapping[str, int]
+    ) -> None:
+        """One engine run over the graph of session ``key``; it replaces that graph's figures.
+
+        A session's graph grows (Keras, ops built inside a loop) and is compiled again: its
+        GeOps, host ops, casts and fusions are those of its latest compile, not a sum.
+        """
+        with self._lock:
+            self.graphs_compiled += 1
+            self._latest[key] = (geops, host_ops, casts, Counter(fusions))
+
+    @property
+    def geops(self) -> int:
+        return sum(v[0] for v in self._latest.values())
+
+    @property
+    def host_ops(self) -> int:
+        return sum(v[1] for v in self._latest.values())
+
+    @property
+    def casts_inserted(self) -> int:
+        return sum(v[2] for v in self._latest.values())
+
+    @property
+    def fusions(self) -> Counter[str]:
+        total: Counter[str] = Counter()
+        for v in self._latest.values():
+            total.update(v[3])
+        return +total
+
+    def add_steps(self, count: int) -> None:
+        with self._lock:
+            self.steps += count
+
+    def add_options(self, explicit: Mapping[str, Value], no_effect: Iterable[str]) -> None:
+        with self._lock:
+            self.options.update(explicit)
+            self.options_without_effect.update(no_effect)
+
+    def summary(self, *, wall_seconds: float, exit_status: int) -> dict[str, Any]:
+        """The ``run_summary.json`` object (keys in the documented order)."""
+        with self._lock:
+            return {
+                "schema_version": SCHEMA_VERSION,
+                "sessions": self.sessions,
+                "stock_sessions": self.stock_sessions,
+                "graphs_compiled": self.graphs_compiled,
+                "geops": self.geops,
+                "host_ops": self.host_ops,
+                "casts_inserted": self.casts_inserted,
+                "fusions": dict(sorted(self.fusions.items())),
+                "steps": self.steps,
+                "wall_seconds": round(wall_seconds, 3),
+                "options": dict(sorted(self.options.items())),
+                "options_without_effect": sorted(self.options_without_effect),
+                "exit_status": exit_status,
+            }
+
+
+_stats = RunStats()
+
+
+def run_stats() -> RunStats:
+    """The process-wide counters."""
+    return _stats
+
+
+def reset_stats() -> RunStats:
+    """Start counting afresh (tests, or a runner that runs several scripts); returns the new one."""
+    global _stats
+    _stats = RunStats()
+    return _stats
