@@ -22,6 +22,7 @@ from tf2npu.graph.decisions import Diagnostics
 from tf2npu.graph.instruments import TimePasses
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.lint import Signature
+from tf2npu.graph.npu_ops import recognize
 from tf2npu.graph.opinfo import OpLibrary, load_default
 from tf2npu.graph.passes.infra import PassContext, PassInstrument, PassManager, PipelineResult
 from tf2npu.graph.passes.pipeline import DEFAULT_PIPELINE
@@ -71,6 +72,8 @@ class EngineRun:
     config: EngineConfig
     pipeline: PipelineResult[Graph]
     pass_seconds: dict[str, float]
+    #: Emitted NPU-op calls turned back into NPU-op nodes before the passes (``recognize``).
+    npu_ops_recognized: int = 0
 
 
 def load_passes() -> None:
@@ -90,6 +93,9 @@ def run_engine(
 ) -> EngineRun:
     """Run the default pipeline over ``graph`` (mutated in place) under ``options``."""
     load_passes()
+    # Scripts emit NPU ops (npu_ops.dropout, npu_unary_ops.gelu) as calls of CPU functions that
+    # stock TF runs; restore them to NPU-op nodes so every pass sees "Gelu", not a call.
+    recognized = recognize(graph)
     config = EngineConfig.build(options, ops)
     timer = TimePasses()
     ctx = PassContext(
@@ -101,4 +107,4 @@ def run_engine(
     baseline = Signature.of(graph) if verify else None
     with gc_paused():  # every pass allocates per node and frees no cycles (tf2npu.gcpause)
         result = PassManager.from_names(DEFAULT_PIPELINE).run(graph, ctx, baseline)
-    return EngineRun(result.graph, config, result, dict(timer.seconds))
+    return EngineRun(result.graph, config, result, dict(timer.seconds), recognized)

@@ -4,7 +4,8 @@ Converted scripts and fusion rules put these op types into graphs (``Gelu`` from
 ``npu_unary_ops.gelu``, ``DropOutGenMask``/``DropOutDoMask`` from ``npu_ops.dropout``, fused
 ``LayerNorm`` and ``AdamApplyOne*``). :data:`NPU_OPS` describes each; :func:`add_npu_node`
 builds checked nodes; :func:`materialize` makes them runnable by stock TensorFlow on the CPU.
-See ``docs/npu-ops.md``.
+Scripts emit them through :mod:`tf2npu.graph.npu_ops.client` as calls stock TensorFlow runs;
+:func:`recognize` turns those calls back into NPU-op nodes for the engine. See ``docs/npu-ops.md``.
 """
 
 from tf2npu.graph.npu_ops.catalogue import NPU_OPS
@@ -19,6 +20,7 @@ from tf2npu.graph.npu_ops.nodes import (
     output_dtypes,
 )
 from tf2npu.graph.npu_ops.opdef import ArgDef, AttrDef, NpuOpDef
+from tf2npu.graph.npu_ops.recognize import recognize
 
 __all__ = [
     "FUNCTION_SUFFIX",
@@ -35,4 +37,5 @@ __all__ = [
     "npu_layout",
     "op_def_of",
     "output_dtypes",
+    "recognize",
 ]

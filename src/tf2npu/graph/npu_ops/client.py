@@ -1,0 +1,219 @@
+"""Emit NPU ops into a user's TensorFlow graph, runnable by a stock session and differentiable.
+
+``npu_bridge``'s op wrappers (``npu_ops.dropout``, ``npu_unary_ops.gelu``) call :func:`emit`.
+Stock TensorFlow has no ``Gelu`` or ``DropOutDoMask`` op, so the node :func:`emit` adds is a
+call of the same monomorphic library function :func:`~tf2npu.graph.npu_ops.materialize` would
+produce (``<Op>_<DT>_<digest>__tf2npu``, traced from the op's CPU body, added to the graph's
+library once). A plain ``tf.compat.v1.Session`` therefore runs the script unchanged.
+
+The call node says which NPU op it stands for in private attrs (TensorFlow ignores
+``_``-prefixed attrs on a call), so the graph engine can turn it back into the NPU op
+(:func:`~tf2npu.graph.npu_ops.recognize`):
+
+* :data:`NPU_OP_ATTR` (``_npu_op``): the NPU op type, e.g. ``b"Gelu"``;
+* :data:`NPU_ATTR_PREFIX` + name (``_npu_attr_T``, ``_npu_attr_seed`` ...): every attr of the
+  NPU op, ``T`` and the declared ones with defaults filled, as the op's own ``AttrValue``;
+* ``_gradient_op_type`` = :data:`GRADIENT_PREFIX` + op type: TensorFlow's gradient lookup reads
+  this attr before the op type, so the gradients registered here apply (``Gelu`` →
+  ``GeluGrad``; ``DropOutDoMask`` → ``DropOutDoMask`` with the same mask; the mask has none).
+
+TensorFlow is imported lazily: importing this module does not import it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tf2npu.errors import InternalError
+from tf2npu.graph.npu_ops.catalogue import NPU_OPS
+from tf2npu.graph.npu_ops.materialize import _function_def, function_name
+from tf2npu.graph.npu_ops.opdef import TYPE_ATTR, NpuOpDef, build_attrs
+
+__all__ = ["GRADIENT_ATTR", "GRADIENT_PREFIX", "NPU_ATTR_PREFIX", "NPU_OP_ATTR", "emit"]
+
+#: Private node attr holding the NPU op type a call node stands for.
+NPU_OP_ATTR = "_npu_op"
+#: Prefix of the private node attrs holding the NPU op's attrs (``_npu_attr_T`` ...).
+NPU_ATTR_PREFIX = "_npu_attr_"
+#: TensorFlow's private attr that overrides the op type when looking up a gradient function.
+GRADIENT_ATTR = "_gradient_op_type"
+#: Gradient registry keys are ``tf2npu:<Op>``: never the bare op type, which another library
+#: (or the real adapter, if both are installed) may have registered.
+GRADIENT_PREFIX = "tf2npu:"
+
+
+def emit(
+    op_name: str,
+    inputs: Sequence[Any],
+    attrs: Mapping[str, Any] | None = None,
+    name: str | None = None,
+) -> list[Any]:
+    """Add one NPU op to the default graph; returns its output tensors.
+
+    ``inputs`` are tensors or values convertible to them; the type attrs (``T``, ``Tshape``) are
+    inferred from them as TensorFlow's generated op wrappers do, Python values taking the dtype
+    of a tensor input sharing their type attr. ``attrs`` are the other attrs as Python values
+    (missing ones get their defaults). ``name`` defaults to the op type and is made unique in
+    the current name scope, as for any op.
+
+    Raises:
+        RuntimeError: eager execution is on (these ops exist only in graphs).
+        TypeError: an input's dtype does not fit the op (names the input and the fix).
+        InternalError: ``op_name`` is not an NPU op, or a wrong input count or attr.
+    """
+    import tensorflow as tf
+    from tensorflow.core.framework.attr_value_pb2 import AttrValue
+
+    definition = NPU_OPS.get(op_name)
+    if definition is None:
+        raise InternalError(
+            f"{op_name!r} is not an NPU op; the catalogue has: {', '.join(sorted(NPU_OPS))}"
+        )
+    if tf.executing_eagerly():
+        raise RuntimeError(
+            f"NPU op {op_name} can only be built in a graph; call it inside "
+            "`with tf.Graph().as_default():` (or after tf.compat.v1.disable_eager_execution())"
+        )
+    tensors, types = _convert_inputs(definition, inputs)
+    _check_types(definition, types)
+    given = {**(attrs or {}), **{k: v for k, v in types.items() if k != TYPE_ATTR}}
+    built = build_attrs(definition, len(tensors), types[TYPE_ATTR], given)
+    graph = tf.compat.v1.get_default_graph()
+    function = _ensure_function(graph, definition, built)
+    _ensure_gradients()
+    node_attrs = {NPU_ATTR_PREFIX + key: value for key, value in built.items()}
+    node_attrs[NPU_OP_ATTR] = AttrValue(s=op_name.encode())
+    node_attrs[GRADIENT_ATTR] = AttrValue(s=(GRADIENT_PREFIX + op_name).encode())
+    dtypes = [tf.dtypes.as_dtype(d) for d in definition.output_dtypes(built)]
+    op = graph.create_op(function, tensors, dtypes, name=name or op_name, attrs=node_attrs)
+    return list(op.outputs)
+
+
+def _convert_inputs(op: NpuOpDef, inputs: Sequence[Any]) -> tuple[list[Any], dict[str, int]]:
+    """Tensors for ``inputs`` and the type attrs they fix (tensor inputs decide first)."""
+    import tensorflow as tf
+
+    if len(inputs) != len(op.inputs):
+        names = ", ".join(a.name for a in op.inputs)
+        raise InternalError(
+            f"NPU op {op.name}: got {len(inputs)} inputs, expected {len(op.inputs)} ({names})"
+        )
+    converted: list[Any] = [None] * len(inputs)
+    types: dict[str, int] = {}
+    owner: dict[str, str] = {}  # type attr -> the input that fixed it (for error messages)
+    is_tensor = [tf.is_tensor(v) or isinstance(v, tf.Variable) for v in inputs]
+    for i in sorted(range(len(inputs)), key=lambda i: not is_tensor[i]):
+        arg, value = op.inputs[i], inputs[i]
+        # A tensor keeps its dtype (checked below); a Python value takes the one required.
+        want = None if is_tensor[i] else types.get(arg.type_attr) if arg.type_attr else arg.dtype
+        tensor = _to_tensor(op, arg.name, value, want)
+        dtype = tensor.dtype.as_datatype_enum
+        if arg.type_attr:
+            if arg.type_attr in types and types[arg.type_attr] != dtype:
+                raise TypeError(
+                    f"NPU op {op.name}: input {arg.name!r} is {_dtype(dtype)} but input "
+                    f"{owner[arg.type_attr]!r} is {_dtype(types[arg.type_attr])}; both take "
+                    f"{arg.type_attr}, cast {arg.name!r} with tf.cast"
+                )
+            types.setdefault(arg.type_attr, dtype)
+            owner.setdefault(arg.type_attr, arg.name)
+        elif dtype != arg.dtype:
+            raise TypeError(
+                f"NPU op {op.name}: input {arg.name!r} is {_dtype(dtype)}, it must be "
+                f"{_dtype(arg.dtype)}"
+            )
+        converted[i] = tensor
+    return converted, types
+
+
+def _check_types(op: NpuOpDef, types: Mapping[str, int]) -> None:
+    """The inferred type attrs are ones the op takes (a user error: the inputs' dtypes)."""
+    allowed = {TYPE_ATTR: op.dtypes, **{s.name: s.allowed for s in op.attrs if s.kind == "type"}}
+    for attr, dtype in types.items():
+        if dtype not in allowed[attr]:
+            names = ", ".join(_dtype(d) for d in allowed[attr])
+            inputs = ", ".join(repr(a.name) for a in op.inputs if a.type_attr == attr)
+            raise TypeError(
+                f"NPU op {op.name}: input {inputs} is {_dtype(dtype)}; it takes {names} "
+                "(cast it with tf.cast)"
+            )
+
+
+def _to_tensor(op: NpuOpDef, arg: str, value: Any, dtype: int | None) -> Any:
+    import tensorflow as tf
+
+    try:
+        return tf.convert_to_tensor(value, dtype=dtype, name=arg)
+    except (TypeError, ValueError) as err:
+        want = _dtype(dtype) if dtype is not None else "a tensor"
+        raise TypeError(
+            f"NPU op {op.name}: input {arg!r} = {value!r} cannot be converted to {want} ({err})"
+        ) from None
+
+
+def _dtype(enum: int) -> str:
+    """A DataType enum as users write it (``float32``)."""
+    import tensorflow as tf
+
+    return str(tf.dtypes.as_dtype(enum).name)
+
+
+def _ensure_function(graph: Any, op: NpuOpDef, attrs: Mapping[str, Any]) -> str:
+    """Add the op's monomorphic CPU function to ``graph``'s library (once); returns its name."""
+    import tensorflow as tf
+    from tensorflow.core.framework import graph_pb2
+
+    name = function_name(op, attrs)
+    if not graph._is_function(name):
+        # import_graph_def is the public way to add a FunctionDef proto to a graph: with no
+        # nodes it only copies the library (to the C graph and the Python function table).
+        library_only = graph_pb2.GraphDef()
+        library_only.library.function.add().ParseFromString(_function_def(op, attrs, name))
+        tf.graph_util.import_graph_def(library_only, name="")
+    return name
+
+
+_REGISTERED: set[str] = set()
+
+
+def _ensure_gradients() -> None:
+    """Register the gradient of every catalogue op under ``tf2npu:<Op>`` (once per process)."""
+    if len(_REGISTERED) == len(NPU_OPS):
+        return
+    import tensorflow as tf
+    from tensorflow.python.framework import ops
+
+    known = set(ops.gradient_registry.list())
+    for op_name in NPU_OPS:
+        key = GRADIENT_PREFIX + op_name
+        if key not in known:  # a module reload must not register twice (KeyError)
+            if op_name in _NOT_DIFFERENTIABLE:
+                tf.no_gradient(key)
+            else:
+                tf.RegisterGradient(key)(_GRADIENTS.get(op_name, _no_gradient_defined))
+        _REGISTERED.add(op_name)
+
+
+def _gelu_gradient(op: Any, grad: Any) -> Any:
+    """``GeluGrad(dy, x, y)``, as the real adapter's registered ``Gelu`` gradient."""
+    return emit("GeluGrad", [grad, op.inputs[0], op.outputs[0]])[0]
+
+
+def _do_mask_gradient(op: Any, grad: Any) -> list[Any]:
+    """The same mask and keep probability applied to the incoming gradient; none for those."""
+    return [emit("DropOutDoMask", [grad, op.inputs[1], op.inputs[2]])[0], None, None]
+
+
+def _no_gradient_defined(op: Any, *grads: Any) -> Any:
+    npu_op = op.get_attr(NPU_OP_ATTR).decode()
+    raise LookupError(
+        f"NPU op {npu_op} (node {op.name!r}) has no gradient, as on the device (e.g. GeluGrad: "
+        "no second derivative of gelu); stop the gradient before it (tf.stop_gradient) or "
+        "compute this part with TensorFlow ops"
+    )
+
+
+_GRADIENTS = {"Gelu": _gelu_gradient, "DropOutDoMask": _do_mask_gradient}
+#: Ops whose outputs carry no gradient at all (TensorFlow then treats them as constants).
+_NOT_DIFFERENTIABLE = frozenset({"DropOutGenMask"})
