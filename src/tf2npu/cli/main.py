@@ -7,10 +7,10 @@ import sys
 from collections.abc import Sequence
 
 from tf2npu import __version__
-from tf2npu.cli import exit_codes, graph, migrate
+from tf2npu.cli import exit_codes, graph, migrate, run
 from tf2npu.errors import Tf2NpuError
 
-COMMANDS = (migrate, graph)
+COMMANDS = (migrate, graph, run)
 """Subcommand modules; each has NAME, HELP, add_arguments(parser) and run(args) -> int."""
 
 DESCRIPTION = """\
@@ -18,9 +18,11 @@ tf2npu moves TensorFlow 1.x training scripts onto Huawei Ascend NPUs.
 
   tf2npu migrate SRC     rewrite scripts to the npu_bridge API and write a report set
   tf2npu graph inspect G run the graph engine on a graph file: device/host, casts, GeOps
+  tf2npu run SCRIPT ...  run a TF 1.15 script (original or migrated) on TF 2.15, with a summary
 
 Run `tf2npu <command> --help` for what a command does, its options and examples.
-Exit codes: 0 ok, 1 some file failed or a finding is at error level, 2 bad usage.
+Exit codes: 0 ok, 1 some file failed or a finding is at error level, 2 bad usage;
+`tf2npu run` exits with the script's own exit status.
 """
 
 

@@ -1,0 +1,388 @@
+"""``tf2npu run``: run a TF 1.15-style training script on TF 2.15, then summarise what it did.
+
+The script runs in this process, as ``python SCRIPT ARGS`` would run it (``__main__``, its own
+``sys.argv`` and ``sys.path[0]``, its exit status), because the runtime can only reach the
+sessions a script builds deep inside Estimator, Keras or its own code through process-wide
+hooks: :func:`tf2npu.compat.activate` (``import tensorflow`` gives the TF1 API) and
+:func:`tf2npu.runtime.install` (sessions carrying ``NpuOptimizer`` go through the graph engine).
+What those sessions did is read back from :func:`tf2npu.runtime.run_stats` at exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import builtins
+import importlib.machinery
+import io
+import json
+import os
+import sys
+import time
+import traceback
+import types
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+from tf2npu import runtime
+from tf2npu.atomic import write_text_atomic
+from tf2npu.cli import exit_codes
+from tf2npu.config.options import OPTIONS, Value
+from tf2npu.errors import ConfigError, UsageError
+
+NAME = "run"
+HELP = "run a TF 1.15 training script (original or migrated) on TF 2.15, with a run summary"
+DESCRIPTION = """\
+Run a TensorFlow 1.15-style training script, original or migrated to npu_bridge, on the
+installed TensorFlow 2.15, as `python SCRIPT ARGS` would run it, then print a run summary.
+
+The script runs in a TF 1.15 environment: `import tensorflow as tf` gives the v1 API with v2
+behaviour disabled (graph mode, tf.Session, tf.placeholder), common tf.contrib symbols resolve
+to their TF 2.15 equivalents, and `npu_bridge` is importable. Sessions whose config carries the
+NpuOptimizer (npu_config_proto(), NPURunConfig, NPUEstimator, ...) run through tf2npu's graph
+engine: ops are placed on the device or the host, the precision mode inserts casts, fusions
+apply, device ops group into GeOps. Every other session stays a stock TensorFlow session.
+
+Everything after SCRIPT is the script's own argv (sys.argv[1:]); tf2npu's options go before
+SCRIPT. sys.argv[0] and __file__ are the script's absolute path, sys.path[0] its directory.
+"""
+EPILOG = """\
+examples:
+  tf2npu run train.py --epochs 1                  # arguments after SCRIPT go to the script
+  tf2npu run --option precision_mode=allow_mix_precision train.py
+  tf2npu run --no-npu train.py                    # every session stock, to compare against
+  tf2npu run --execution xla --report-dir runs/xla train.py
+
+run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_version 1):
+  sessions / stock_sessions   sessions that ran through the engine / stayed stock
+  graphs_compiled             graph-engine runs (one per session per graph change)
+  geops, host_ops             device clusters formed; ops placed on the host
+  casts_inserted              casts the precision mode added
+  fusions                     fusion rule -> times it fired
+  steps                       training steps executed
+  wall_seconds                how long the script ran
+  options                     NpuOptimizer options the NPU sessions set (incl. --option)
+  options_without_effect      those among them that change nothing off the device
+  exit_status                 the script's exit status
+Details: docs/run.md.
+
+exit codes: the script's exit status (0 ok, sys.exit(N) -> N, an uncaught exception -> 1,
+Ctrl-C -> 130); 2 bad usage (a missing SCRIPT, a bad --option) before the script ran.
+"""
+
+SUMMARY_FILE = "run_summary.json"
+DEFAULT_REPORT_DIR = Path("tf2npu-run")
+PYTHON_ERROR = 1
+"""What ``python`` exits with on an uncaught exception or ``sys.exit("message")``."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    # One REMAINDER positional, not SCRIPT + REMAINDER: argparse would drop a `--` right after
+    # SCRIPT, and the script must see its arguments exactly as typed.
+    parser.usage = (
+        "%(prog)s [-h] [--option KEY=VALUE] [--no-npu] [--execution {host,xla}]\n"
+        "                  [--report-dir DIR] [--quiet] SCRIPT [ARGS ...]"
+    )
+    parser.add_argument(
+        "script_argv",
+        metavar="SCRIPT [ARGS]",
+        nargs=argparse.REMAINDER,
+        help="the Python script to run, then its arguments, passed on untouched as its "
+        "sys.argv[1:] (a `--` before SCRIPT ends tf2npu's options)",
+    )
+    npu = parser.add_argument_group("NPU sessions (options go before SCRIPT)")
+    npu.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an NpuOptimizer parameter_map option for every NPU session; it wins over the "
+        "script's own setting; repeat for several (docs/options.md lists them)",
+    )
+    npu.add_argument(
+        "--no-npu",
+        action="store_true",
+        help="run every session stock, NpuOptimizer or not, to compare against an NPU run",
+    )
+    npu.add_argument(
+        "--execution",
+        choices=runtime.EXECUTION_MODES,
+        default="host",
+        help="how GeOps execute: host = TensorFlow's CPU kernels; xla = each GeOp compiled as "
+        "one XLA cluster (default: host)",
+    )
+    out = parser.add_argument_group("output")
+    out.add_argument(
+        "--report-dir",
+        metavar="DIR",
+        type=Path,
+        default=DEFAULT_REPORT_DIR,
+        help=f"where {SUMMARY_FILE} and run artifacts go; created (default: ./tf2npu-run)",
+    )
+    out.add_argument(
+        "--quiet",
+        action="store_true",
+        help=f"print no summary on stderr ({SUMMARY_FILE} is still written)",
+    )
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """The checked command line: everything is validated before the script starts."""
+
+    script: Path
+    """Absolute path of the script."""
+    script_args: tuple[str, ...]
+    report_dir: Path
+    """Absolute, so a script that changes directory does not move it."""
+    options: tuple[str, ...]
+    npu: bool
+    execution: str
+
+
+def run(args: argparse.Namespace) -> int:
+    plan = make_plan(args)
+    settings = runtime.configure(
+        npu=plan.npu, options=plan.options, execution=plan.execution, report_dir=plan.report_dir
+    )
+    check_values(settings.overrides)
+    _create(plan.report_dir, given=args.report_dir)
+    _enter_tf1_environment()
+    stats = runtime.reset_stats()
+    start = time.perf_counter()
+    status = run_script(plan.script, plan.script_args)
+    summary = stats.summary(wall_seconds=time.perf_counter() - start, exit_status=status)
+    json_path = plan.report_dir / SUMMARY_FILE
+    written = _write_summary(json_path, summary)
+    if not args.quiet:
+        print_summary(summary, Console(stderr=True), plan=plan, json_path=json_path)
+    if not written and status == exit_codes.OK:
+        return exit_codes.FINDINGS
+    return status
+
+
+def make_plan(args: argparse.Namespace) -> RunPlan:
+    """Check SCRIPT and settle the paths; raise :class:`UsageError` on a problem."""
+    command = list(args.script_argv)
+    if command[:1] == ["--"]:
+        del command[0]
+    if not command:
+        raise UsageError("no SCRIPT given; e.g. tf2npu run train.py --epochs 1")
+    script = Path(command[0])
+    if not script.is_file():
+        what = "is a folder" if script.is_dir() else "does not exist"
+        raise UsageError(
+            f"SCRIPT {str(script)!r} {what}; give the path of the Python training script, "
+            "e.g. tf2npu run train.py --epochs 1"
+        )
+    if script.suffix != ".py":
+        raise UsageError(
+            f"SCRIPT {str(script)!r} is not a .py file; tf2npu run runs Python scripts "
+            "(options for tf2npu go before SCRIPT, the script's arguments after it)"
+        )
+    return RunPlan(
+        script=script.resolve(),
+        script_args=tuple(command[1:]),
+        report_dir=args.report_dir.resolve(),
+        options=tuple(args.option),
+        npu=not args.no_npu,
+        execution=args.execution,
+    )
+
+
+def check_values(overrides: Mapping[str, Value]) -> None:
+    """Check each ``--option`` value against the option's allowed values, before the script runs.
+
+    :func:`tf2npu.runtime.configure` has parsed keys and types; the allowed values (such as the
+    precision modes) are checked here so a typo fails before a long run starts, not at the first
+    session. Combinations are left to the session, where the script's own settings are known.
+    """
+    for name, value in overrides.items():
+        fix = OPTIONS[name].check(value)
+        if fix is not None:
+            raise ConfigError(f"--option {name}={_show(value)}: not a valid value; {fix}")
+
+
+def _create(report_dir: Path, *, given: Path) -> None:
+    try:
+        report_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"--report-dir {str(given)!r} cannot be created ({exc.strerror}); "
+            "give a writable folder"
+        ) from None
+
+
+def _enter_tf1_environment() -> None:
+    """``import tensorflow`` gives the TF1 API, ``npu_bridge`` imports; sessions are hooked.
+
+    The compat layer is activated even with ``--no-npu`` so a migrated script's ``npu_bridge``
+    imports still work; :func:`tf2npu.runtime.configure` has already told the hook to keep every
+    session stock in that case.
+    """
+    try:
+        from tf2npu import compat
+
+        compat.activate()
+        runtime.install()
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.partition(".")[0] != "tensorflow":
+            raise
+        raise UsageError(
+            "tf2npu run needs TensorFlow 2.15, which is not installed; install it with "
+            "pip install 'tf2npu[tf]'"
+        ) from None
+
+
+# -- running the script as Python would ---------------------------------------------------------
+
+
+def run_script(script: Path, args: Sequence[str]) -> int:
+    """Run ``script`` as ``__main__`` with ``sys.argv = [script, *args]``; return its exit status.
+
+    Like the ``python`` executable: ``sys.path[0]`` is the script's (real) directory; a
+    ``SystemExit`` gives its code (``None`` -> 0, a non-integer is printed to stderr -> 1); an
+    uncaught exception goes to :data:`sys.excepthook` (the traceback, from the script's frames
+    on) -> 1; Ctrl-C -> 130. ``sys.argv``, ``sys.path`` and ``sys.modules["__main__"]`` are
+    restored afterwards.
+    """
+    path = os.fspath(script)
+    saved_argv, saved_path, saved_main = sys.argv, sys.path[:], sys.modules.get("__main__")
+    sys.argv = [path, *args]
+    sys.path[0:1] = [os.path.dirname(os.path.realpath(path))]
+    try:
+        _execute(path)
+    except SystemExit as exc:
+        return _exit_status(exc.code)
+    except KeyboardInterrupt as exc:
+        _report_uncaught(exc)
+        return exit_codes.INTERRUPTED
+    except Exception as exc:
+        _report_uncaught(exc)
+        return PYTHON_ERROR
+    finally:
+        sys.argv = saved_argv
+        sys.path[:] = saved_path
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
+    return exit_codes.OK
+
+
+def _execute(path: str) -> None:
+    """Compile and run the file in a fresh ``__main__`` module, as the interpreter does.
+
+    Not :func:`runpy.run_path`: on the way out it writes ``sys.argv[0]`` of whatever list the
+    script left in ``sys.argv`` (an ``IndexError`` if the script emptied it), and its frames
+    would sit between the user and their traceback.
+    """
+    with io.open_code(path) as stream:
+        source = stream.read()
+    main = types.ModuleType("__main__")
+    main.__file__ = path
+    main.__cached__ = None  # type: ignore[attr-defined]
+    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
+    main.__builtins__ = builtins  # type: ignore[attr-defined]
+    sys.modules["__main__"] = main
+    # compile() reads the coding cookie and BOM from the bytes, like the interpreter.
+    code = compile(source, path, "exec", dont_inherit=True)
+    exec(code, main.__dict__)
+
+
+def _exit_status(code: object) -> int:
+    if code is None:
+        return exit_codes.OK
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return PYTHON_ERROR
+
+
+def _report_uncaught(exc: BaseException) -> None:
+    tb = _script_frames(exc.__traceback__)
+    sys.stdout.flush()
+    try:
+        sys.excepthook(type(exc), exc.with_traceback(tb), tb)
+    except Exception:
+        traceback.print_exception(exc)
+
+
+def _script_frames(tb: TracebackType | None) -> TracebackType | None:
+    """``tb`` without its leading tf2npu frames: the user's traceback starts in SCRIPT."""
+    while tb is not None and tb.tb_frame.f_globals.get("__name__") == __name__:
+        tb = tb.tb_next
+    return tb
+
+
+# -- the summary ----------------------------------------------------------------------------------
+
+
+def _write_summary(path: Path, summary: dict[str, Any]) -> bool:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, json.dumps(summary, indent=2) + "\n")
+    except OSError as exc:
+        print(f"tf2npu run: error: cannot write {path}: {exc.strerror}", file=sys.stderr)
+        return False
+    return True
+
+
+def print_summary(
+    summary: dict[str, Any], console: Console, *, plan: RunPlan, json_path: Path
+) -> None:
+    """The compact two-column table printed at exit; every value is :class:`Text`, never markup.
+
+    Plain aligned lines rather than a :class:`rich.table.Table`: a table pads every row to its
+    widest cell, which leaves trailing blanks in a captured log.
+    """
+    sys.stdout.flush()
+    status = summary["exit_status"]
+    headline = Text.assemble(("tf2npu run", "bold"), f" {plan.script.name}: exit status ")
+    headline.append(str(status), style="green" if status == 0 else "bold red")
+    console.print(headline)
+    rows = _rows(summary, plan)
+    width = max(len(label) for label, _ in rows) + 2
+    for label, value in rows:
+        # Wrapped by hand so a long value continues under itself, not under the labels.
+        for index, line in enumerate(value.wrap(console, max(20, console.width - width))):
+            line.rstrip()
+            console.print(Text.assemble((("" if index else label).ljust(width), "bold"), line))
+    # soft_wrap: the path stays one piece to copy, however narrow the terminal.
+    console.print(Text.assemble(("Summary: ", "bold"), str(json_path)), soft_wrap=True)
+
+
+def _rows(summary: dict[str, Any], plan: RunPlan) -> list[tuple[str, Text]]:
+    fusions = summary["fusions"]
+    mode = f"execution {plan.execution}" if plan.npu else "--no-npu: every session stock"
+    rows = [
+        ("sessions", Text(f"{summary['sessions']} NPU, {summary['stock_sessions']} stock")),
+        ("mode", Text(mode)),
+        ("graphs compiled", Text(str(summary["graphs_compiled"]))),
+        ("GeOps", Text(str(summary["geops"]))),
+        ("host ops", Text(str(summary["host_ops"]))),
+        ("casts inserted", Text(str(summary["casts_inserted"]))),
+        ("fusions", Text(_listing(f"{rule} x{n}" for rule, n in fusions.items()))),
+        ("steps", Text(str(summary["steps"]))),
+        ("wall time", Text(f"{summary['wall_seconds']:.2f} s")),
+        ("options", Text(_listing(f"{k}={_show(v)}" for k, v in summary["options"].items()))),
+        ("without effect here", Text(_listing(summary["options_without_effect"]))),
+    ]
+    if plan.options and (not plan.npu or not summary["sessions"]):
+        why = "--no-npu" if not plan.npu else "no NPU session was created"
+        unused = f"{', '.join(plan.options)} ({why})"
+        rows.append(("--option unused", Text(unused, style="yellow")))
+    return rows
+
+
+def _listing(items: Iterable[str]) -> str:
+    return ", ".join(items) or "none"
+
+
+def _show(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

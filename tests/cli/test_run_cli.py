@@ -1,0 +1,508 @@
+"""``tf2npu run``: running a script as ``python`` would, its exit status, and the run summary."""
+
+import importlib.util
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from tf2npu import runtime
+from tf2npu.cli import run as run_cli
+from tf2npu.cli.main import main
+from tf2npu.runtime import settings
+
+EXE = Path(sys.executable).parent / "tf2npu"
+SUMMARY_KEYS = {
+    "schema_version": int,
+    "sessions": int,
+    "stock_sessions": int,
+    "graphs_compiled": int,
+    "geops": int,
+    "host_ops": int,
+    "casts_inserted": int,
+    "fusions": dict,
+    "steps": int,
+    "wall_seconds": float,
+    "options": dict,
+    "options_without_effect": list,
+    "exit_status": int,
+}
+
+
+def _runtime_ready() -> bool:
+    """The modules `tf2npu run` builds on, written in parallel with this command."""
+    return all(
+        importlib.util.find_spec(name) is not None
+        for name in ("tensorflow", "tf2npu.compat.tf1", "tf2npu.runtime.session")
+    )
+
+
+needs_runtime = pytest.mark.skipif(
+    not _runtime_ready(), reason="tf2npu.compat.tf1 / tf2npu.runtime.session not there yet"
+)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def clean_runtime():
+    """Undo what the command sets process-wide: runtime settings and counters."""
+    yield
+    settings.reset()
+    runtime.reset_stats()
+
+
+@pytest.fixture
+def no_tf(monkeypatch, clean_runtime):
+    """Run the whole command in-process without entering the TF1 environment (no TensorFlow)."""
+    entered = []
+    monkeypatch.setattr(run_cli, "_enter_tf1_environment", lambda: entered.append(True))
+    return entered
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(EXE), *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+# -- run_script: the script runs as `python SCRIPT ARGS` would run it -----------------------------
+
+
+def test_argv_path_and_main_name_are_as_python_gives_them(tmp_path, capsys):
+    script = write(
+        tmp_path / "sub" / "show.py",
+        "import sys\nprint(sys.argv)\nprint(sys.path[0])\nprint(__name__, __file__)\n",
+    )
+    argv_before, path_before = sys.argv, list(sys.path)
+    assert run_cli.run_script(script, ["--epochs", "1", "--", "-x"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        repr([str(script), "--epochs", "1", "--", "-x"]),
+        str(tmp_path / "sub"),
+        f"__main__ {script}",
+    ]
+    assert sys.argv is argv_before
+    assert sys.path == path_before
+
+
+def test_script_imports_modules_beside_it(tmp_path, capsys):
+    write(tmp_path / "helper_for_run_cli.py", "VALUE = 41\n")
+    script = write(
+        tmp_path / "main.py", "import helper_for_run_cli\nprint(helper_for_run_cli.VALUE + 1)\n"
+    )
+    try:
+        assert run_cli.run_script(script, []) == 0
+    finally:
+        sys.modules.pop("helper_for_run_cli", None)
+    assert capsys.readouterr().out == "42\n"
+
+
+def test_script_changes_to_sys_path_and_argv_are_undone(tmp_path):
+    script = write(tmp_path / "t.py", "import sys\nsys.path.insert(0, '/nowhere')\nsys.argv = []\n")
+    argv_before, path_before, main_before = sys.argv, list(sys.path), sys.modules["__main__"]
+    assert run_cli.run_script(script, []) == 0
+    assert sys.argv is argv_before and sys.path == path_before
+    assert sys.modules["__main__"] is main_before
+
+
+def test_script_is_main_while_it_runs(tmp_path, capsys):
+    script = write(
+        tmp_path / "t.py",
+        "import pickle, sys\nclass Point:\n    pass\n"
+        "print(sys.modules['__main__'].Point is Point)\n"
+        "print(type(pickle.loads(pickle.dumps(Point()))).__name__)\n",
+    )
+    assert run_cli.run_script(script, []) == 0
+    assert capsys.readouterr().out == "True\nPoint\n"
+
+
+def test_coding_cookie_is_honoured(tmp_path, capsys):
+    script = tmp_path / "t.py"
+    script.write_bytes("# -*- coding: latin-1 -*-\nprint('caf\u00e9')\n".encode("latin-1"))
+    assert run_cli.run_script(script, []) == 0
+    assert capsys.readouterr().out == "caf\u00e9\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "stderr"),
+    [
+        ("raise SystemExit", 0, ""),
+        ("sys.exit(0)", 0, ""),
+        ("sys.exit(3)", 3, ""),
+        ("sys.exit(True)", 1, ""),
+        ("sys.exit('bad data dir')", 1, "bad data dir\n"),
+        ("exit(7)", 7, ""),
+    ],
+)
+def test_system_exit_gives_the_status_python_gives(tmp_path, capsys, body, status, stderr):
+    script = write(tmp_path / "t.py", f"import sys\n{body}\nprint('not reached')\n")
+    assert run_cli.run_script(script, []) == status
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == stderr
+
+
+def test_uncaught_exception_prints_the_scripts_traceback_and_gives_1(tmp_path, capsys):
+    script = write(
+        tmp_path / "t.py",
+        "def load(n):\n    raise ValueError(f'bad batch size {n}')\n\nload(-1)\n",
+    )
+    assert run_cli.run_script(script, []) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last):\n")
+    assert f'File "{script}", line 4, in <module>' in err
+    assert f'File "{script}", line 2, in load' in err
+    assert err.endswith("ValueError: bad batch size -1\n")
+    assert err.count("File ") == 2  # nothing of tf2npu between the user and their traceback
+
+
+def test_syntax_error_in_the_script_gives_1(tmp_path, capsys):
+    script = write(tmp_path / "t.py", "print 'py2'\n")
+    assert run_cli.run_script(script, []) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"  File \"{script}\", line 1\n    print 'py2'\n")  # as python prints it
+    assert "SyntaxError: Missing parentheses in call to 'print'" in err
+
+
+def test_keyboard_interrupt_gives_130(tmp_path, capsys):
+    script = write(tmp_path / "t.py", "raise KeyboardInterrupt\n")
+    assert run_cli.run_script(script, []) == 130
+    assert capsys.readouterr().err.endswith("KeyboardInterrupt\n")
+
+
+def test_scripts_own_excepthook_is_called(tmp_path, capsys):
+    script = write(
+        tmp_path / "t.py",
+        "import sys\n"
+        "def hook(kind, value, tb):\n    print('hooked', kind.__name__, value)\n"
+        "sys.excepthook = hook\n"
+        "raise RuntimeError('boom')\n",
+    )
+    saved = sys.excepthook
+    try:
+        assert run_cli.run_script(script, []) == 1
+    finally:
+        sys.excepthook = saved
+    assert capsys.readouterr().out == "hooked RuntimeError boom\n"
+
+
+# -- usage errors: exit 2 before the script runs ---------------------------------------------------
+
+
+MARKER_SCRIPT = "from pathlib import Path\nPath(__file__).with_name('ran.marker').touch()\n"
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("bogus=1", "unknown NpuOptimizer option 'bogus'"),
+        ("precision_mode=fp99", "--option precision_mode=fp99: not a valid value; use one of:"),
+        ("mix_compile_mode=maybe", "use mix_compile_mode=true or mix_compile_mode=false"),
+        ("iterations_per_loop=0", "--option iterations_per_loop=0: not a valid value"),
+        ("precision_mode", "expected KEY=VALUE"),
+    ],
+)
+def test_bad_option_is_a_usage_error_before_the_script_runs(
+    tmp_path, capsys, no_tf, option, message
+):
+    script = write(tmp_path / "t.py", MARKER_SCRIPT)
+    code = main(["run", "--option", option, "--report-dir", str(tmp_path / "r"), str(script)])
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "ran.marker").exists()
+    assert not no_tf  # the TF1 environment was not even entered
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda d: d / "missing.py", "SCRIPT '{p}' does not exist; give the path of the Python"),
+        (lambda d: d, "SCRIPT '{p}' is a folder"),
+        (lambda d: write(d / "notes.txt", "x"), "SCRIPT '{p}' is not a .py file"),
+    ],
+)
+def test_script_that_is_not_a_python_file_is_a_usage_error(tmp_path, capsys, no_tf, make, message):
+    path = make(tmp_path)
+    assert main(["run", str(path)]) == 2
+    assert message.format(p=path) in capsys.readouterr().err
+
+
+def test_no_script_is_a_usage_error(capsys, no_tf):
+    assert main(["run", "--no-npu"]) == 2
+    assert "tf2npu run: error: no SCRIPT given; e.g. tf2npu run train.py" in capsys.readouterr().err
+
+
+def test_report_dir_that_cannot_be_created_is_a_usage_error(tmp_path, capsys, no_tf):
+    script = write(tmp_path / "t.py", MARKER_SCRIPT)
+    blocker = write(tmp_path / "file", "")
+    assert main(["run", "--report-dir", str(blocker / "r"), str(script)]) == 2
+    assert f"--report-dir '{blocker / 'r'}' cannot be created" in capsys.readouterr().err
+    assert not (tmp_path / "ran.marker").exists()
+
+
+# -- the whole command in-process, without TensorFlow -----------------------------------------------
+
+
+def read_summary(report_dir: Path) -> dict:
+    data = json.loads((report_dir / "run_summary.json").read_text())
+    assert {key: type(value) for key, value in data.items()} == SUMMARY_KEYS
+    assert list(data) == list(SUMMARY_KEYS)  # documented order
+    return data
+
+
+def test_command_exit_code_and_json_are_the_scripts_status(tmp_path, capsys, no_tf):
+    script = write(tmp_path / "t.py", "import sys\nprint(sys.argv[1:])\nsys.exit(3)\n")
+    report = tmp_path / "report"
+    code = main(["run", "--report-dir", str(report), str(script), "--epochs", "1", "--quiet"])
+    assert code == 3
+    assert no_tf == [True]
+    captured = capsys.readouterr()
+    assert captured.out == "['--epochs', '1', '--quiet']\n"  # --quiet after SCRIPT is the script's
+    data = read_summary(report)
+    assert data["exit_status"] == 3
+    assert data["schema_version"] == 1
+    assert data["sessions"] == 0 and data["stock_sessions"] == 0
+    assert 0 <= data["wall_seconds"] < 60
+    assert "tf2npu run t.py: exit status 3" in captured.err
+    assert str(report / "run_summary.json") in captured.err
+
+
+def test_failing_script_still_writes_the_summary(tmp_path, capsys, no_tf):
+    script = write(tmp_path / "t.py", "raise ValueError('no data')\n")
+    code = main(["run", "--report-dir", str(tmp_path / "r"), "--quiet", str(script)])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err.endswith("ValueError: no data\n")  # --quiet: no summary after the traceback
+    assert read_summary(tmp_path / "r")["exit_status"] == 1
+
+
+def test_settings_reach_the_runtime(tmp_path, no_tf):
+    seen = tmp_path / "seen.json"
+    script = write(
+        tmp_path / "t.py",
+        "import json, sys\nfrom tf2npu import runtime\ns = runtime.current()\n"
+        f"open({str(seen)!r}, 'w').write(json.dumps([s.npu, dict(s.overrides), s.execution, "
+        "str(s.report_dir)]))\n",
+    )
+    code = main(["run", "--option", "precision_mode=allow_mix_precision", "--option",
+                 "mix_compile_mode=1", "--no-npu", "--execution", "xla", "--report-dir",
+                 str(tmp_path / "r"), "--quiet", str(script)])  # fmt: skip
+    assert code == 0
+    assert json.loads(seen.read_text()) == [
+        False,
+        {"precision_mode": "allow_mix_precision", "mix_compile_mode": True},
+        "xla",
+        str(tmp_path / "r"),
+    ]
+
+
+def test_default_report_dir_is_tf2npu_run_in_the_current_directory(tmp_path, monkeypatch, no_tf):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "t.py", "import os\nos.chdir('/')\n")  # the script moving away changes nothing
+    assert main(["run", "--quiet", "t.py"]) == 0
+    assert read_summary(tmp_path / "tf2npu-run")["exit_status"] == 0
+
+
+def test_double_dash_before_script_ends_tf2npu_options(tmp_path, capsys, no_tf):
+    script = write(tmp_path / "t.py", "import sys\nprint(sys.argv[1:])\n")
+    code = main(
+        ["run", "--quiet", "--report-dir", str(tmp_path / "r"), "--", str(script), "--", "a"]
+    )
+    assert code == 0
+    assert capsys.readouterr().out == "['--', 'a']\n"
+
+
+# -- the terminal summary ---------------------------------------------------------------------------
+
+
+def render(summary: dict, width: int = 100, **plan_changes) -> str:
+    plan = run_cli.RunPlan(script=Path("/w/train.py"), script_args=(), report_dir=Path("/w/r"),
+                           options=(), npu=True, execution="host")  # fmt: skip
+    plan = run_cli.RunPlan(**{**plan.__dict__, **plan_changes})
+    console = Console(file=io.StringIO(), width=width, color_system=None)
+    run_cli.print_summary(summary, console, plan=plan, json_path=Path("/w/r/run_summary.json"))
+    return console.file.getvalue()
+
+
+SUMMARY = {
+    "schema_version": 1,
+    "sessions": 1,
+    "stock_sessions": 1,
+    "graphs_compiled": 1,
+    "geops": 2,
+    "host_ops": 5,
+    "casts_inserted": 7,
+    "fusions": {"gelu": 1, "layer_norm": 3},
+    "steps": 100,
+    "wall_seconds": 12.346,
+    "options": {"enable_dump": True, "precision_mode": "allow_mix_precision"},
+    "options_without_effect": ["enable_dump"],
+    "exit_status": 0,
+}
+EMPTY = {**SUMMARY, "sessions": 0, "stock_sessions": 0, "graphs_compiled": 0, "geops": 0,
+         "host_ops": 0, "casts_inserted": 0, "fusions": {}, "steps": 0, "options": {},
+         "options_without_effect": []}  # fmt: skip
+
+
+def test_summary_table_shows_every_counter():
+    text = render(SUMMARY)
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    assert lines[0] == "tf2npu run train.py: exit status 0"
+    for row in (
+        "sessions 1 NPU, 1 stock",
+        "mode execution host",
+        "graphs compiled 1",
+        "GeOps 2",
+        "host ops 5",
+        "casts inserted 7",
+        "fusions gelu x1, layer_norm x3",
+        "steps 100",
+        "wall time 12.35 s",
+        "options enable_dump=true, precision_mode=allow_mix_precision",
+        "without effect here enable_dump",
+        "Summary: /w/r/run_summary.json",
+    ):
+        assert any(row in line for line in lines), (row, text)
+    assert "--option unused" not in text
+
+
+def test_summary_says_when_an_option_reached_no_npu_session():
+    options = ("precision_mode=allow_mix_precision",)
+    text = " ".join(render(EMPTY, options=options, npu=False).split())
+    assert "mode --no-npu: every session stock" in text
+    assert "--option unused precision_mode=allow_mix_precision (--no-npu)" in text
+    text = " ".join(render(EMPTY, options=options).split())
+    assert "(no NPU session was created)" in text
+    assert "fusions none" in text and "options none" in text
+
+
+def test_long_values_wrap_under_themselves():
+    fusions = {"gelu": 2, "layer_norm_grad": 4, "matmul_biasadd": 9, "softmax_cross_entropy": 1}
+    text = render({**EMPTY, "fusions": fusions}, width=60)
+    assert (
+        "fusions              gelu x2, layer_norm_grad x4,\n"
+        "                     matmul_biasadd x9,\n"
+        "                     softmax_cross_entropy x1\n"
+        "steps                0\n"
+    ) in text
+    assert " \n" not in text  # no trailing blanks in a captured log
+
+
+# -- end to end, through the console entry point -----------------------------------------------
+
+
+def test_bad_option_end_to_end_runs_nothing(tmp_path):
+    write(tmp_path / "t.py", MARKER_SCRIPT)
+    done = cli("run", "--option", "bogus=1", "t.py", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("tf2npu run: error: unknown NpuOptimizer option 'bogus'")
+    assert not (tmp_path / "ran.marker").exists()
+    assert not (tmp_path / "tf2npu-run" / "run_summary.json").exists()
+
+
+def test_help_teaches_with_examples(tmp_path):
+    done = cli("run", "--help", cwd=tmp_path)
+    assert done.returncode == 0
+    for text in ("SCRIPT [ARGS ...]", "tf2npu run --no-npu train.py", "run_summary.json",
+                 "options_without_effect", "exit codes:"):  # fmt: skip
+        assert text in done.stdout
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+@needs_runtime
+def test_exit_status_and_argv_end_to_end(tmp_path):
+    write(tmp_path / "t.py", "import sys\nprint(sys.argv[1:], sys.path[0])\nsys.exit(3)\n")
+    done = cli("run", "t.py", "--epochs", "1", cwd=tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == f"['--epochs', '1'] {tmp_path}\n"
+    assert "exit status 3" in done.stderr
+    assert read_summary(tmp_path / "tf2npu-run")["exit_status"] == 3
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+@needs_runtime
+def test_uncaught_exception_end_to_end(tmp_path):
+    write(tmp_path / "t.py", "raise ValueError('bad input pipeline')\n")
+    done = cli("run", "--report-dir", "out", "t.py", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "Traceback (most recent call last):" in done.stderr
+    assert "ValueError: bad input pipeline" in done.stderr
+    assert done.stderr.count("File ") == 1
+    assert read_summary(tmp_path / "out")["exit_status"] == 1
+
+
+TF1_SCRIPT = """\
+import tensorflow as tf
+
+x = tf.placeholder(tf.float32, shape=[None])
+y = tf.reduce_sum(x * 2.0)
+with tf.Session() as sess:
+    print("value", sess.run(y, feed_dict={x: [1.0, 2.0, 3.5]}))
+"""
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+@needs_runtime
+def test_tf1_script_runs_with_stock_sessions_under_no_npu(tmp_path):
+    write(tmp_path / "tf1.py", TF1_SCRIPT)
+    done = cli("run", "--no-npu", "--option", "precision_mode=allow_mix_precision", "tf1.py",
+               cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "value 13.0" in done.stdout
+    data = read_summary(tmp_path / "tf2npu-run")
+    assert data["sessions"] == 0 and data["stock_sessions"] == 1
+    assert data["options"] == {}  # --no-npu: no NPU session used the option
+    assert "--option unused" in done.stderr
+
+
+NPU_SCRIPT = """\
+import tensorflow as tf
+
+x = tf.placeholder(tf.float32, shape=[4, 3])
+w = tf.Variable(tf.ones([3, 2]))
+loss = tf.reduce_sum(tf.matmul(x, w))
+train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+config = tf.ConfigProto()
+custom = config.graph_options.rewrite_options.custom_optimizers.add()
+custom.name = "NpuOptimizer"
+with tf.Session(config=config) as sess:
+    sess.run(tf.global_variables_initializer())
+    for _ in range(3):
+        print("loss", sess.run([loss, train], feed_dict={x: [[1.0] * 3] * 4})[0])
+"""
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+@needs_runtime
+@pytest.mark.parametrize(
+    ("flags", "npu_sessions", "stock_sessions", "options"),
+    [
+        ([], 1, 0, {"precision_mode": "allow_mix_precision"}),
+        (["--no-npu"], 0, 1, {}),
+    ],
+)
+def test_npu_run_and_no_npu_run_of_the_same_script(
+    tmp_path, flags, npu_sessions, stock_sessions, options
+):
+    write(tmp_path / "train.py", NPU_SCRIPT)
+    done = cli("run", *flags, "--option", "precision_mode=allow_mix_precision", "train.py",
+               cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "loss 24.0"  # the first step, before any update
+    data = read_summary(tmp_path / "tf2npu-run")
+    assert (data["sessions"], data["stock_sessions"]) == (npu_sessions, stock_sessions)
+    assert data["options"] == options
+    assert (data["graphs_compiled"] >= 1) == bool(npu_sessions)
+    assert data["steps"] == (3 if npu_sessions else 0)
