@@ -85,8 +85,13 @@ def configure(
 
 def reset() -> None:
     """Back to the defaults (tests)."""
+    use(RuntimeSettings())
+
+
+def use(settings: RuntimeSettings) -> None:
+    """Put ``settings`` in force as they are (tests restore what they found)."""
     global _current
-    _current = RuntimeSettings()
+    _current = settings
 
 
 def overrides_as_cli(overrides: Mapping[str, Value]) -> list[str]:

@@ -27,6 +27,7 @@ import tensorflow as tf
 from tf2npu.config.options import OPTIONS, NpuOptions, Value
 from tf2npu.config.sources import CONFIG_OBJECTS, coerce, resolve
 from tf2npu.errors import ConfigError
+from tf2npu.runtime.protos import npu_session_config
 
 __all__ = [
     "DumpConfig",
@@ -595,25 +596,8 @@ def set_npu_default_config(
         config = args[index]
     if len(args) > index:
         args = args[:index] + args[index + 1 :]
-    kwargs["config"] = _npu_session_config(config)
+    kwargs["config"] = npu_session_config(config)
     return args, kwargs
-
-
-def _npu_session_config(config: Any) -> Any:
-    if config is None:
-        config = tf.compat.v1.ConfigProto()
-    from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig
-
-    rewrite = config.graph_options.rewrite_options
-    off = RewriterConfig.OFF
-    if not any(opt.name == "NpuOptimizer" for opt in rewrite.custom_optimizers):
-        rewrite.custom_optimizers.add().name = "NpuOptimizer"
-        rewrite.memory_optimization = off
-    config.allow_soft_placement = True
-    config.log_device_placement = False
-    rewrite.remapping = off
-    config.graph_options.optimizer_options.global_jit_level = tf.compat.v1.OptimizerOptions.OFF
-    return config
 
 
 def decorator_tf_session(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -1,0 +1,330 @@
+"""Distributed optimizers: gradient averaging across ranks, for one rank.
+
+The adapter's wrappers average every gradient over the ranks (HCCL all-reduce sum divided by the
+rank count; ``IndexedSlices`` by all-gathering values and indices) when ``RANK_SIZE`` > 1 and
+return the wrapped optimizer's gradients unchanged otherwise. tf2npu runs one process: with
+``RANK_SIZE`` 1 or unset every wrapper here computes and applies **exactly** what the wrapped
+optimizer does (same ops, bit-identical variables); with more ranks building the averaging step
+raises a :class:`~tf2npu.errors.Tf2NpuError` naming ``RANK_SIZE`` and the fix.
+
+Example:
+    >>> import tensorflow as tf
+    >>> with tf.Graph().as_default():
+    ...     opt = NPUDistributedOptimizer(tf.compat.v1.train.GradientDescentOptimizer(0.1))
+    >>> opt.get_name()
+    'DistributedGradientDescentOptimizer'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import tensorflow as tf
+
+from npu_bridge.estimator.npu.npu_loss_scale_manager import LossScaleManager
+from npu_bridge.estimator.npu.npu_loss_scale_optimizer import NPULossScaleOptimizer
+from npu_bridge.hccl import hccl_ops
+from npu_bridge.hccl.manage import WORLD_GROUP, _require_single_rank, world_rank_size
+
+__all__ = [
+    "KerasDistributeOptimizer",
+    "NPUDistributedOptimizer",
+    "NPUOptimizer",
+    "allreduce",
+    "npu_allreduce",
+    "npu_distributed_optimizer_wrapper",
+    "reduce",
+]
+
+_Optimizer: Any = tf.compat.v1.train.Optimizer
+_KerasOptimizerV2: Any = tf.keras.optimizers.legacy.Optimizer
+
+GradsAndVars = list[tuple[Any, Any]]
+
+
+def _mean_over_ranks(value: Any, reduced: Any, average: bool) -> Any:
+    """``reduced / rank_size`` when averaging over more than one rank, else ``reduced``.
+
+    Dividing by 1 is exact in IEEE arithmetic, but skipping it keeps the one-rank graph equal to
+    the plain optimizer's graph (and works for integer tensors).
+    """
+    size = world_rank_size()
+    if not average or size == 1:
+        return reduced
+    return reduced / tf.cast(size, value.dtype)
+
+
+def allreduce(tensor: Any, average: bool = True) -> Any:
+    """Sum (or, with ``average``, average) ``tensor`` over all ranks.
+
+    A ``tf.IndexedSlices`` is all-gathered (values and indices) instead of all-reduced.
+    """
+    _require_single_rank("npu_optimizer.allreduce")
+    if isinstance(tensor, tf.IndexedSlices):
+        size = world_rank_size()
+        values = hccl_ops.allgather(tensor.values, size)
+        indices = hccl_ops.allgather(tensor.indices, size)
+        values = _mean_over_ranks(tensor.values, values, average)
+        return tf.IndexedSlices(values, indices, dense_shape=tensor.dense_shape)
+    summed = hccl_ops.allreduce(tensor, "sum")
+    return _mean_over_ranks(tensor, summed, average)
+
+
+def reduce(
+    tensor: Any, root_rank: int, average: bool = True, fusion: int = 0, fusion_id: int = -1
+) -> Any:
+    """Sum (or average) ``tensor`` into rank ``root_rank`` (weight-update sharding)."""
+    _require_single_rank("npu_optimizer.reduce")
+    if isinstance(tensor, tf.IndexedSlices):
+        return allreduce(tensor, average)
+    summed = hccl_ops.reduce(tensor, "sum", root_rank, fusion, fusion_id)
+    return _mean_over_ranks(tensor, summed, average)
+
+
+def _average_all(what: str, grads_and_vars: GradsAndVars, scope: str) -> GradsAndVars:
+    """Each gradient averaged over the ranks; unchanged with one rank (no ops added)."""
+    if world_rank_size() == 1:
+        return grads_and_vars
+    _require_single_rank(what)
+    with tf.name_scope(scope):
+        return [(None if g is None else allreduce(g), v) for g, v in grads_and_vars]
+
+
+class NPUDistributedOptimizer(_Optimizer):  # type: ignore[misc]
+    """Wraps a ``tf.compat.v1.train.Optimizer``; averages gradients over ranks before applying.
+
+    Args:
+        optimizer: the optimizer that computes and applies the gradients.
+        is_weight_update_sharding: give each rank a share of the variables to update (the
+            adapter's greedy split); with one rank the only share is all of them, so it changes
+            nothing here (recorded in ``self._is_weight_update_sharding``).
+        name: default ``"Distributed<OptimizerClass>"``.
+    """
+
+    def __init__(
+        self, optimizer: Any, is_weight_update_sharding: bool = False, name: str | None = None
+    ) -> None:
+        if not isinstance(optimizer, _Optimizer):
+            raise TypeError(
+                f"NPUDistributedOptimizer(optimizer={optimizer!r}): give a tf.compat.v1.train."
+                "Optimizer (for Keras optimizers use KerasDistributeOptimizer)"
+            )
+        if name is None:
+            name = f"Distributed{type(optimizer).__name__}"
+        self._optimizer = optimizer
+        self._is_weight_update_sharding = is_weight_update_sharding
+        super().__init__(use_locking=False, name=name)
+
+    def compute_gradients(self, *args: Any, **kwargs: Any) -> GradsAndVars:
+        """The wrapped optimizer's gradients, averaged over ranks (unchanged with one)."""
+        grads_and_vars = self._optimizer.compute_gradients(*args, **kwargs)
+        return _average_all(
+            "NPUDistributedOptimizer.compute_gradients", grads_and_vars, self._name + "_Allreduce"
+        )
+
+    def apply_gradients(
+        self, grads_and_vars: Any, global_step: Any = None, name: str | None = None
+    ) -> Any:
+        """The wrapped optimizer's ``apply_gradients``."""
+        return self._optimizer.apply_gradients(grads_and_vars, global_step, name)
+
+    def get_slot(self, *args: Any, **kwargs: Any) -> Any:
+        return self._optimizer.get_slot(*args, **kwargs)
+
+    def get_slot_names(self, *args: Any, **kwargs: Any) -> Any:
+        return self._optimizer.get_slot_names(*args, **kwargs)
+
+    def variables(self, *args: Any, **kwargs: Any) -> Any:
+        return self._optimizer.variables(*args, **kwargs)
+
+
+class NPUOptimizer(_Optimizer):  # type: ignore[misc]
+    """All-in-one wrapper: optional loss scaling plus optional gradient averaging.
+
+    Composes :class:`~npu_bridge.estimator.npu.npu_loss_scale_optimizer.NPULossScaleOptimizer`
+    (``is_loss_scale=True``: scale the loss, unscale the gradients, skip steps whose gradients
+    overflow, update the scale) and the averaging of :class:`NPUDistributedOptimizer`
+    (``is_distributed=True``). ``is_tailing_optimization`` only reorders the overflow check
+    and the all-reduce on the device to overlap communication; it changes no value and is
+    recorded only.
+
+    Raises:
+        ValueError: ``is_loss_scale`` without a ``loss_scale_manager``.
+    """
+
+    def __init__(
+        self,
+        opt: Any,
+        loss_scale_manager: LossScaleManager | None = None,
+        is_distributed: bool = False,
+        is_loss_scale: bool = False,
+        is_tailing_optimization: bool = False,
+        name: str | None = None,
+    ) -> None:
+        if is_loss_scale and loss_scale_manager is None:
+            raise ValueError(
+                "NPUOptimizer: is_loss_scale=True needs a loss_scale_manager, e.g. "
+                "FixedLossScaleManager(1024) or ExponentialUpdateLossScaleManager(2**32, 1000)"
+            )
+        self._opt = opt
+        self._loss_scale_manager = loss_scale_manager
+        self._is_distributed = is_distributed
+        self._is_loss_scale = is_loss_scale
+        self._is_tailing_optimization = is_tailing_optimization
+        self._scaler = (
+            NPULossScaleOptimizer(opt, loss_scale_manager, is_distributed)
+            if is_loss_scale and loss_scale_manager is not None
+            else None
+        )
+        super().__init__(use_locking=False, name=name or f"NPUOptimizer{type(opt).__name__}")
+
+    def compute_gradients(self, loss: Any, *args: Any, **kwargs: Any) -> GradsAndVars:
+        """(Unscaled) gradients, averaged over ranks when ``is_distributed``."""
+        source = self._scaler if self._scaler is not None else self._opt
+        grads_and_vars = source.compute_gradients(loss, *args, **kwargs)
+        if not self._is_distributed:
+            return list(grads_and_vars)
+        return _average_all(
+            "NPUOptimizer(is_distributed=True)", grads_and_vars, self._name + "_Allreduce"
+        )
+
+    def apply_gradients(
+        self, grads_and_vars: Any, global_step: Any = None, name: str | None = None
+    ) -> Any:
+        """Apply; with loss scaling only when every gradient is finite (and update the scale)."""
+        target = self._scaler if self._scaler is not None else self._opt
+        return target.apply_gradients(grads_and_vars, global_step, name)
+
+    def get_slot(self, *args: Any, **kwargs: Any) -> Any:
+        return self._opt.get_slot(*args, **kwargs)
+
+    def get_slot_names(self, *args: Any, **kwargs: Any) -> Any:
+        return self._opt.get_slot_names(*args, **kwargs)
+
+    def variables(self, *args: Any, **kwargs: Any) -> Any:
+        return self._opt.variables(*args, **kwargs)
+
+
+class KerasDistributeOptimizer(_KerasOptimizerV2):  # type: ignore[misc]
+    """Wraps a Keras optimizer; averages gradients over ranks (nothing to do with one rank).
+
+    Subclass of the Keras V2 optimizer base (``tf.keras.optimizers.legacy.Optimizer``), as the
+    adapter's class is. Gradient computation and application are the wrapped optimizer's;
+    ``get_gradients`` of the wrapped optimizer is patched like the adapter does, so Keras code
+    that calls it directly is covered too.
+    """
+
+    def __init__(self, optimizer: Any, name: str = "NpuKerasOptimizer", **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self._optimizer = optimizer
+        scope = name + "_Allreduce"
+        original = getattr(optimizer, "get_gradients", None)
+        if original is not None:
+            optimizer.get_gradients = _averaging_get_gradients(original, scope)
+
+    def get_updates(self, loss: Any, params: Any) -> Any:
+        return self._optimizer.get_updates(loss, params)
+
+    def _compute_gradients(
+        self, loss: Any, var_list: Any, grad_loss: Any = None, tape: Any = None
+    ) -> GradsAndVars:
+        inner = self._optimizer
+        if hasattr(inner, "_compute_gradients"):
+            grads_and_vars = inner._compute_gradients(loss, var_list, grad_loss, tape=tape)
+        else:  # Keras 3-style optimizers expose compute_gradients only
+            grads_and_vars = inner.compute_gradients(loss, var_list, tape=tape)
+        return _average_all(
+            "KerasDistributeOptimizer", list(grads_and_vars), self._name + "_Allreduce"
+        )
+
+    def apply_gradients(self, grads_and_vars: Any, name: str | None = None, **kwargs: Any) -> Any:
+        return self._optimizer.apply_gradients(grads_and_vars, name, **kwargs)
+
+    def get_config(self) -> dict[str, Any]:
+        config: dict[str, Any] = super().get_config()
+        config["optimizer"] = self._optimizer
+        return config
+
+
+def _averaging_get_gradients(
+    original: Callable[[Any, Any], Any], scope: str
+) -> Callable[[Any, Any], Any]:
+    def get_gradients(loss: Any, params: Any) -> Any:
+        grads = original(loss, params)
+        if world_rank_size() == 1:
+            return grads
+        _require_single_rank("get_gradients (distributed Keras optimizer)")
+        with tf.name_scope(scope):
+            return [None if g is None else allreduce(g) for g in grads]
+
+    return get_gradients
+
+
+def npu_distributed_optimizer_wrapper(optimizer: Any) -> Any:
+    """Patch ``optimizer`` **in place** to average gradients over ranks; return it.
+
+    A string is first resolved with ``tf.keras.optimizers.get``. ``compute_gradients``,
+    ``get_gradients`` and ``_compute_gradients`` (whichever exist) are wrapped. With one rank
+    the wrapped methods return exactly what the originals return.
+    """
+    if isinstance(optimizer, str):
+        optimizer = tf.keras.optimizers.get(optimizer)
+    for method, scope in (
+        ("compute_gradients", "Npu_Distributed_optimizer_Allreduce"),
+        ("_compute_gradients", "Npu_Distributed_optimizer_compute_grads_Allreduce"),
+    ):
+        original = getattr(optimizer, method, None)
+        if original is not None:
+            setattr(optimizer, method, _averaging_compute(original, scope))
+    original_get = getattr(optimizer, "get_gradients", None)
+    if original_get is not None:
+        optimizer.get_gradients = _averaging_get_gradients(
+            original_get, "Npu_Distributed_optimizer_get_grads_Allreduce"
+        )
+    return optimizer
+
+
+def _averaging_compute(original: Callable[..., Any], scope: str) -> Callable[..., Any]:
+    def compute(*args: Any, **kwargs: Any) -> Any:
+        grads_and_vars = original(*args, **kwargs)
+        if world_rank_size() == 1:
+            return grads_and_vars
+        return _average_all("npu_distributed_optimizer_wrapper", list(grads_and_vars), scope)
+
+    return compute
+
+
+_NPU_ALLREDUCE_REDUCTIONS = ("mean", *hccl_ops.REDUCTIONS)
+
+
+def npu_allreduce(
+    values: Any,
+    reduction: str = "mean",
+    fusion: int = 1,
+    fusion_id: int = -1,
+    group: str = WORLD_GROUP,
+) -> Any:
+    """All-reduce one tensor or a list/tuple of them; ``mean`` = sum divided by the rank count.
+
+    Returns a list for a list/tuple input, else one tensor.
+    """
+    if reduction not in _NPU_ALLREDUCE_REDUCTIONS:
+        raise ValueError(
+            f"npu_allreduce: reduction={reduction!r}; use one of: "
+            f"{', '.join(_NPU_ALLREDUCE_REDUCTIONS)}"
+        )
+    items: Sequence[Any] = values if isinstance(values, (list, tuple)) else [values]
+    op = "sum" if reduction == "mean" else reduction
+    out = []
+    for value in items:
+        if isinstance(value, tf.IndexedSlices):
+            size = world_rank_size()
+            gathered = hccl_ops.allgather(value.values, size, group)
+            indices = hccl_ops.allgather(value.indices, size, group)
+            gathered = _mean_over_ranks(value.values, gathered, reduction == "mean")
+            out.append(tf.IndexedSlices(gathered, indices, dense_shape=value.dense_shape))
+        else:
+            reduced = hccl_ops.allreduce(value, op, fusion, fusion_id, group)
+            out.append(_mean_over_ranks(value, reduced, reduction == "mean"))
+    return out if isinstance(values, (list, tuple)) else out[0]

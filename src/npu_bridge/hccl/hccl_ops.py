@@ -1,0 +1,161 @@
+"""``npu_bridge.hccl.hccl_ops``: HCCL collective ops with the adapter's signatures.
+
+tf2npu runs one process. With ``RANK_SIZE`` 1 (or unset) a collective over the world group is
+mathematically the identity (the sum, product, max or min over one rank is the value itself;
+gathering or broadcasting from one rank returns it), so each op is a ``tf.identity`` named like
+the real op (``HcomAllReduce``, ``HcomAllGather``, ...), bit-exact, and its gradient is the
+identity of the incoming gradient (as the all-reduce-sum gradient over one rank). With more
+ranks each op raises a :class:`~tf2npu.errors.Tf2NpuError` naming the collective and
+``RANK_SIZE``; ``send`` / ``receive`` always need a peer and always raise.
+
+Arguments are checked like the real wrappers check them (reduction names, fusion modes, group
+names, ranks) before the rank check, so a script that is wrong on the device is wrong here too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import tensorflow as tf
+
+from npu_bridge.hccl.manage import WORLD_GROUP, _members, _require_single_rank
+from tf2npu.errors import Tf2NpuError
+
+__all__ = ["allgather", "allreduce", "broadcast", "receive", "reduce", "reduce_scatter", "send"]
+
+REDUCTIONS = ("sum", "prod", "max", "min")
+
+
+def _check_reduction(op: str, reduction: object) -> None:
+    if reduction not in REDUCTIONS:
+        raise ValueError(
+            f"hccl_ops.{op}: reduction={reduction!r} is not supported; use one of: "
+            f"{', '.join(REDUCTIONS)}"
+        )
+
+
+def _check_fusion(op: str, fusion: object, fusion_id: object, allowed: tuple[int, ...]) -> None:
+    if not isinstance(fusion, int) or isinstance(fusion, bool) or fusion not in allowed:
+        raise ValueError(
+            f"hccl_ops.{op}: fusion={fusion!r}; use one of {allowed} (0 = no fusion, "
+            "1 = by the gradient split strategy, 2 = by fusion_id)"
+        )
+    if not isinstance(fusion_id, int) or isinstance(fusion_id, bool):
+        raise TypeError(f"hccl_ops.{op}: fusion_id={fusion_id!r} must be an int (-1 = none)")
+
+
+def _check_rank(op: str, what: str, rank: object, group: str) -> None:
+    size = len(_members(group))
+    if not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank < size:
+        raise ValueError(
+            f"hccl_ops.{op}: {what}={rank!r} is not a rank of group {group!r}; "
+            f"use 0..{size - 1}"
+        )
+
+
+def _check_rank_size(op: str, rank_size: object, group: str) -> None:
+    size = len(_members(group))
+    if rank_size != size:
+        raise ValueError(
+            f"hccl_ops.{op}: rank_size={rank_size!r} but group {group!r} has {size} rank(s); "
+            "pass get_rank_size(group)"
+        )
+
+
+def allreduce(
+    tensor: Any,
+    reduction: str,
+    fusion: int = 1,
+    fusion_id: int = -1,
+    group: str = WORLD_GROUP,
+) -> Any:
+    """Reduce ``tensor`` over all ranks of ``group`` with ``reduction``; every rank gets it."""
+    _check_reduction("allreduce", reduction)
+    _check_fusion("allreduce", fusion, fusion_id, (0, 1, 2))
+    _members(group)
+    _require_single_rank("hccl_ops.allreduce")
+    return tf.identity(tensor, name="HcomAllReduce")
+
+
+def allgather(
+    tensor: Any, rank_size: int, group: str = WORLD_GROUP, fusion: int = 0, fusion_id: int = -1
+) -> Any:
+    """Concatenate ``tensor`` from the ``rank_size`` ranks of ``group`` along dimension 0."""
+    _check_fusion("allgather", fusion, fusion_id, (0, 2))
+    _check_rank_size("allgather", rank_size, group)
+    _require_single_rank("hccl_ops.allgather")
+    return tf.identity(tensor, name="HcomAllGather")
+
+
+def broadcast(
+    tensor: Sequence[Any],
+    root_rank: int,
+    fusion: int = 2,
+    fusion_id: int = 0,
+    group: str = WORLD_GROUP,
+) -> list[Any]:
+    """Send the tensors of rank ``root_rank`` to every rank; takes and returns a **list**."""
+    if not isinstance(tensor, (list, tuple)):
+        raise TypeError(
+            f"hccl_ops.broadcast: tensor={tensor!r} must be a list of tensors (the op takes and "
+            "returns lists), e.g. broadcast([t], root_rank=0)"
+        )
+    _check_fusion("broadcast", fusion, fusion_id, (0, 2))
+    _check_rank("broadcast", "root_rank", root_rank, group)
+    _require_single_rank("hccl_ops.broadcast")
+    return [tf.identity(t, name="HcomBroadcast") for t in tensor]
+
+
+def reduce(
+    tensor: Any,
+    reduction: str,
+    root_rank: int,
+    fusion: int = 0,
+    fusion_id: int = -1,
+    group: str = WORLD_GROUP,
+) -> Any:
+    """Reduce ``tensor`` over ``group`` into rank ``root_rank``."""
+    _check_reduction("reduce", reduction)
+    _check_fusion("reduce", fusion, fusion_id, (0, 1, 2))
+    _check_rank("reduce", "root_rank", root_rank, group)
+    _require_single_rank("hccl_ops.reduce")
+    return tf.identity(tensor, name="HcomReduce")
+
+
+def reduce_scatter(
+    tensor: Any,
+    reduction: str,
+    rank_size: int,
+    group: str = WORLD_GROUP,
+    fusion: int = 0,
+    fusion_id: int = -1,
+) -> Any:
+    """Reduce ``tensor`` over ``group``; rank ``i`` keeps the ``i``-th slice along dim 0."""
+    _check_reduction("reduce_scatter", reduction)
+    _check_fusion("reduce_scatter", fusion, fusion_id, (0, 2))
+    _check_rank_size("reduce_scatter", rank_size, group)
+    _require_single_rank("hccl_ops.reduce_scatter")
+    return tf.identity(tensor, name="HcomReduceScatter")
+
+
+def _no_peer(op: str, what: str, rank: object, group: str) -> None:
+    _members(group)
+    _require_single_rank(f"hccl_ops.{op}")
+    raise Tf2NpuError(
+        f"hccl_ops.{op}: {what}={rank!r} needs a second rank, but multi-rank execution is not "
+        "available in tf2npu yet (this job has RANK_SIZE=1); point-to-point ops run only on the "
+        "Ascend adapter"
+    )
+
+
+def send(tensor: Any, sr_tag: int, dest_rank: int, group: str = WORLD_GROUP) -> Any:
+    """Send ``tensor`` to ``dest_rank`` (needs two ranks: always an error here)."""
+    _no_peer("send", "dest_rank", dest_rank, group)
+
+
+def receive(
+    shape: Any, data_type: Any, sr_tag: int, src_rank: int, group: str = WORLD_GROUP
+) -> Any:
+    """Receive a tensor from ``src_rank`` (needs two ranks: always an error here)."""
+    _no_peer("receive", "src_rank", src_rank, group)

@@ -1,0 +1,202 @@
+"""Rank and group helpers: CANN's ``hccl.manage.api`` and ``hccl.split.api`` for one process.
+
+The real functions ask the HCCL library, which knows the cluster after collective
+initialisation. tf2npu runs a single process, so the answers come from the environment:
+``RANK_SIZE`` (else ``CM_WORKER_SIZE``; default 1) and ``RANK_ID`` (else ``POD_NAME``; default
+0) for the world group ``"hccl_world_group"``, and groups created with :func:`create_group`.
+
+Collectives and distributed wrappers call :func:`_require_single_rank`, which raises a
+:class:`~tf2npu.errors.Tf2NpuError` naming the feature and ``RANK_SIZE`` when more than one rank
+is asked for: silently computing a single-rank result would train a different model.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from tf2npu.errors import Tf2NpuError
+
+__all__ = [
+    "create_group",
+    "destroy_group",
+    "get_group_rank_from_world_rank",
+    "get_local_rank_id",
+    "get_local_rank_size",
+    "get_rank_id",
+    "get_rank_size",
+    "get_world_rank_from_group_rank",
+    "set_split_strategy_by_idx",
+    "set_split_strategy_by_size",
+]
+
+WORLD_GROUP = "hccl_world_group"
+
+#: Groups made by create_group: name -> world rank ids (in group-rank order).
+_groups: dict[str, tuple[int, ...]] = {}
+#: Gradient split strategies by group, as the last set_split_strategy_* call gave them.
+_split_strategies: dict[str, tuple[str, tuple[int | float, ...]]] = {}
+
+
+def _env_int(name: str, text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise Tf2NpuError(
+            f"environment variable {name}={text!r} is not an integer; set it to a number "
+            f"(e.g. {name}=1) or unset it"
+        ) from None
+
+
+def world_rank_size() -> int:
+    """``RANK_SIZE`` (else ``CM_WORKER_SIZE``) as an int; 1 when unset."""
+    from npu_bridge.estimator.npu.util import get_ranksize
+
+    name = "RANK_SIZE" if os.getenv("RANK_SIZE") is not None else "CM_WORKER_SIZE"
+    size = _env_int(name, get_ranksize())
+    if size < 1:
+        raise Tf2NpuError(f"{name}={size} must be >= 1; set {name}=1 or unset it")
+    return size
+
+
+def world_rank_id() -> int:
+    """``RANK_ID`` (else ``POD_NAME``) as an int; 0 when unset."""
+    for name in ("RANK_ID", "POD_NAME"):
+        text = os.getenv(name)
+        if text:
+            return _env_int(name, text)
+    return 0
+
+
+def _require_single_rank(what: str) -> None:
+    """Raise unless this process is the only rank (``RANK_SIZE`` 1 or unset)."""
+    size = world_rank_size()
+    if size > 1:
+        name = "RANK_SIZE" if os.getenv("RANK_SIZE") is not None else "CM_WORKER_SIZE"
+        raise Tf2NpuError(
+            f"{what}: {name}={os.getenv(name)!r} asks for {size} ranks, but multi-rank execution "
+            f"is not available in tf2npu yet; run with {name}=1 (or unset {name})"
+        )
+
+
+def _members(group: object) -> tuple[int, ...]:
+    """World ranks of ``group``; ``TypeError`` / ``ValueError`` for a bad or unknown name."""
+    if not isinstance(group, str):
+        raise TypeError(f"group={group!r} must be a string, e.g. {WORLD_GROUP!r}")
+    if group == WORLD_GROUP:
+        return tuple(range(world_rank_size()))
+    if group not in _groups:
+        known = ", ".join([WORLD_GROUP, *sorted(_groups)])
+        raise ValueError(
+            f"group {group!r} does not exist; create it with create_group() first "
+            f"(existing groups: {known})"
+        )
+    return _groups[group]
+
+
+def create_group(group: str, rank_num: int, rank_ids: Sequence[int]) -> None:
+    """Create group ``group`` of ``rank_num`` world ranks ``rank_ids``.
+
+    Raises:
+        TypeError / ValueError: a bad name, an existing name, a count that does not match
+            ``rank_ids``, or a rank id outside ``0 .. RANK_SIZE-1``.
+    """
+    if not isinstance(group, str) or not group or group == WORLD_GROUP:
+        raise ValueError(
+            f"create_group: group={group!r}; give a new name other than {WORLD_GROUP!r}"
+        )
+    if group in _groups:
+        raise ValueError(f"create_group: group {group!r} exists; destroy_group({group!r}) first")
+    ids = tuple(rank_ids)
+    if rank_num != len(ids):
+        raise ValueError(f"create_group: rank_num={rank_num!r} but rank_ids={list(ids)!r}")
+    size = world_rank_size()
+    bad = [r for r in ids if not isinstance(r, int) or not 0 <= r < size]
+    if bad or len(set(ids)) != len(ids) or not ids:
+        raise ValueError(
+            f"create_group: rank_ids={list(ids)!r} must be distinct world ranks in 0..{size - 1} "
+            f"(RANK_SIZE={size})"
+        )
+    _groups[group] = ids
+
+
+def destroy_group(group: str) -> None:
+    """Forget group ``group`` (``ValueError`` for the world group or an unknown name)."""
+    if group == WORLD_GROUP:
+        raise ValueError(f"destroy_group: {WORLD_GROUP!r} cannot be destroyed")
+    _members(group)
+    del _groups[group]
+    _split_strategies.pop(group, None)
+
+
+def get_rank_size(group: str = WORLD_GROUP) -> int:
+    """Number of ranks in ``group``."""
+    return len(_members(group))
+
+
+def get_local_rank_size(group: str = WORLD_GROUP) -> int:
+    """Ranks of ``group`` on this server: all of them, as one process runs here."""
+    return len(_members(group))
+
+
+def get_rank_id(group: str = WORLD_GROUP) -> int:
+    """This process's rank in ``group``."""
+    return get_group_rank_from_world_rank(world_rank_id(), group)
+
+
+def get_local_rank_id(group: str = WORLD_GROUP) -> int:
+    """This process's rank on its server (= :func:`get_rank_id`: one server)."""
+    return get_rank_id(group)
+
+
+def get_world_rank_from_group_rank(group: str, group_rank_id: int) -> int:
+    """The world rank of rank ``group_rank_id`` of ``group``."""
+    members = _members(group)
+    if not isinstance(group_rank_id, int) or not 0 <= group_rank_id < len(members):
+        raise ValueError(
+            f"group_rank_id={group_rank_id!r} is not a rank of {group!r}; use 0..{len(members) - 1}"
+        )
+    return members[group_rank_id]
+
+
+def get_group_rank_from_world_rank(world_rank_id: int, group: str) -> int:
+    """The rank in ``group`` of world rank ``world_rank_id``."""
+    members = _members(group)
+    if world_rank_id not in members:
+        raise ValueError(
+            f"world rank {world_rank_id!r} is not in group {group!r} (members: {list(members)})"
+        )
+    return members.index(world_rank_id)
+
+
+def set_split_strategy_by_idx(idxList: Sequence[int], group: str = WORLD_GROUP) -> None:
+    """Record gradient-fusion split points by gradient index (increasing, non-negative).
+
+    The adapter fuses all-reduces between split points; with one rank there is nothing to
+    fuse, so the strategy is validated and recorded only.
+    """
+    _members(group)
+    idx = tuple(idxList)
+    if not idx or any(not isinstance(i, int) or i < 0 for i in idx) or list(idx) != sorted(idx):
+        raise ValueError(
+            f"set_split_strategy_by_idx: idxList={list(idx)!r} must be increasing non-negative "
+            "gradient indices, e.g. [20, 100, 159]"
+        )
+    _split_strategies[group] = ("idx", idx)
+
+
+def set_split_strategy_by_size(
+    dataSizeList: Sequence[int | float], group: str = WORLD_GROUP
+) -> None:
+    """Record gradient-fusion split points by percentages of the gradient data (sum 100).
+
+    Validated and recorded only, as :func:`set_split_strategy_by_idx`.
+    """
+    _members(group)
+    sizes = tuple(dataSizeList)
+    if not sizes or any(s <= 0 for s in sizes) or abs(sum(sizes) - 100) > 1e-6:
+        raise ValueError(
+            f"set_split_strategy_by_size: dataSizeList={list(sizes)!r} must be positive "
+            "percentages summing to 100, e.g. [60, 20, 20]"
+        )
+    _split_strategies[group] = ("size", sizes)

@@ -1,0 +1,25 @@
+"""Suite-wide fixtures."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _runtime_artifacts_in_a_temporary_folder(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[None]:
+    """NPU sessions write check_result.tf.json and dumps into the working directory, as the
+    adapter does; in tests they go to a temporary folder so the checkout stays clean. Importing
+    ``npu_bridge.npu_init`` makes every later session an NPU session (the adapter's side
+    effect); that is undone after each test too."""
+    from tf2npu.runtime import hook, settings
+
+    before = settings.current()
+    by_default = hook.npu_by_default()
+    settings.configure(report_dir=tmp_path_factory.mktemp("runtime-artifacts"))
+    yield
+    settings.use(before)
+    hook.set_npu_by_default(by_default)
