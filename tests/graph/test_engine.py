@@ -32,9 +32,12 @@ def bert_def() -> object:
     return build_bert_graph(layers=2, hidden=64, seq=32).graph_def
 
 
-def run(graph_def: object, **values: object) -> EngineRun:
+def run(graph_def: object, *, lower: bool = True, **values: object) -> EngineRun:
+    """The engine over ``graph_def``; ``lower=False`` stops at the decisions (no CPU forms)."""
     graph = Graph.from_graph_def(graph_def)
-    return run_engine(graph, NpuOptions.from_values(values), verify=True)  # type: ignore[arg-type]
+    disabled = frozenset() if lower else frozenset({"lowering"})
+    options = NpuOptions.from_values(values)  # type: ignore[arg-type]
+    return run_engine(graph, options, disabled=disabled, verify=True)
 
 
 def cluster_graph_is_acyclic(graph: Graph) -> bool:
@@ -76,7 +79,8 @@ def cluster_graph_is_acyclic(graph: Graph) -> bool:
 
 
 def test_mixed_compute_keeps_the_input_path_on_the_host_with_reasons(bert_def: object) -> None:
-    result = run(bert_def, mix_compile_mode=True, precision_mode="allow_mix_precision")
+    # The decisions, before lowering gives the float16 _FusedMatMul its CPU form.
+    result = run(bert_def, lower=False, mix_compile_mode=True, precision_mode="allow_mix_precision")
     graph = result.graph
     by_op = {n.op: n.meta[PLACEMENT] for n in graph if n.op in (
         "PyFuncStateless", "HashTableV2", "LookupTableFindV2", "LookupTableImportV2")}

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
@@ -121,8 +119,10 @@ def test_switched_off_rule_reports_how_often_it_would_have_fused() -> None:
 
 @pytest.mark.tf
 @pytest.mark.slow
-def test_linear_time_on_a_ten_thousand_node_graph() -> None:
-    """~10k nodes of dense layers, gelu and layer norms: the pass stays well under budget."""
+def test_every_pattern_fuses_on_a_ten_thousand_node_graph() -> None:
+    """~10k nodes of dense layers, gelu and layer norms: each of the 990 patterns fuses.
+
+    Speed is measured by benchmarks/graph_passes.py (docs/benchmarks.md), not here."""
     import tensorflow as tf
 
     tf_graph = tf.Graph()
@@ -135,14 +135,10 @@ def test_linear_time_on_a_ten_thousand_node_graph() -> None:
             h = tf.nn.batch_normalization(h, mean, var, tf.zeros([8]), tf.ones([8]), 1e-12)
     graph = on_device(Graph.from_graph_def(tf_graph.as_graph_def()))
     assert len(graph) >= 10_000
-    start = time.perf_counter()
     result = FusionPass().run(graph, PassContext(options=config()))
-    elapsed = time.perf_counter() - start
     assert result.stats["matmul_biasadd"] == 330
     assert result.stats["gelu_tanh"] == 330
     assert result.stats["layer_norm"] == 330
-    # measured 0.16 s for 13.5k nodes and 990 fusions; a BERT training graph is 0.035 s / 10k
-    assert elapsed < 0.4, f"fusion took {elapsed:.3f}s on {len(graph)} nodes"
     last = replacement_of(graph, TensorRef(graph.nodes[-1].name))
     assert graph[last.node].op in {"LayerNorm", "AddV2"}
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -694,16 +693,12 @@ def synthetic(n_layers: int) -> Graph:
 
 
 @pytest.mark.slow
-def test_linear_time_on_10k_nodes() -> None:
+def test_string_edges_are_found_on_10k_nodes() -> None:
+    """At scale (speed: benchmarks/graph_passes.py), every string edge is still found."""
     g = synthetic(2000)
     assert len(g) > 10_000
     cfg = EngineConfig.build(NpuOptions.from_values({"iterations_per_loop": 10}))
     ctx = PassContext(options=cfg)
     DeviceStrings().run(g, ctx)
-    PlacementPass().run(g, ctx)  # warm the op-registry caches
-    start = time.perf_counter()
-    DeviceStrings().run(g, ctx)
     result = PlacementPass().run(g, ctx)
-    elapsed = time.perf_counter() - start
     assert result.stats["host.string_edge"] == 40
-    assert elapsed < 0.5, f"device_strings + placement took {elapsed:.3f}s on {len(g)} nodes"

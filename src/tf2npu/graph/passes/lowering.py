@@ -4,6 +4,10 @@ Everything before it only decides (placement, precision, fusion, partition); low
 the decisions down in a form TensorFlow runs and reports read from the exported ``GraphDef``:
 
 * every NPU-op node becomes a call of a CPU function (:func:`tf2npu.graph.npu_ops.materialize`);
+* every live node TensorFlow's CPU has no kernel for in its decided dtype (a float16
+  ``_FusedMatMul``, a float16 ``Mod``) gets a CPU-runnable form under its own name
+  (:func:`tf2npu.graph.passes.cpu_runnable.make_cpu_runnable`): fused ops are expanded back into
+  their op chain, other ops computed in float32 between casts;
 * every live node the partition pass put in a GeOp gets the string attr :data:`GEOP_ATTR`
   naming the GeOp, so the exported graph still says which nodes the device would run;
 * a top-level live node without a device, or pinned to an NPU (``/device:NPU:0``, which no
@@ -19,8 +23,10 @@ from __future__ import annotations
 import re
 
 from tf2npu.graph.decisions import CLUSTER, SUPERSEDED
+from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.npu_ops import materialize
+from tf2npu.graph.passes.cpu_runnable import make_cpu_runnable
 from tf2npu.graph.passes.infra import PassContext, PassInfo, PassResult, register_pass
 
 __all__ = ["CPU_DEVICE", "GEOP_ATTR", "Lowering"]
@@ -35,7 +41,8 @@ CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
 
 @register_pass
 class Lowering:
-    """Materialise NPU ops, tag GeOp members, give device-less nodes the CPU."""
+    """Materialise NPU ops, give CPU forms to nodes without a CPU kernel, tag GeOp members,
+    give device-less nodes the CPU."""
 
     info = PassInfo(
         "lowering",
@@ -45,6 +52,11 @@ class Lowering:
 
     def run(self, graph: Graph, ctx: PassContext) -> PassResult[Graph]:
         materialized = materialize(graph)
+        cfg = ctx.options
+        # Before tagging: the nodes of a CPU form carry the replaced node's meta, cluster too.
+        runnable = make_cpu_runnable(
+            graph, cfg.diagnostics if isinstance(cfg, EngineConfig) else None
+        )
         annotated = devices = 0
         for body in graph.walk():
             top = body is graph
@@ -60,6 +72,7 @@ class Lowering:
                     devices += 1
         stats = {
             "npu_ops_materialized": materialized,
+            **runnable,
             "nodes_annotated": annotated,
             "devices_set": devices,
         }

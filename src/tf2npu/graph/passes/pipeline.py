@@ -32,7 +32,8 @@ STAGES: dict[str, str] = {
         "fall back), several in mixed compute with every host-device edge recorded."
     ),
     "lowering": (
-        "Write device and compile attributes (device/XLA attrs) onto the partitioned graph."
+        "Make the decided graph run on this CPU: NPU ops become calls of CPU functions, ops "
+        "the CPU has no kernel for in their dtype get a CPU form, GeOp members are tagged."
     ),
 }
 
