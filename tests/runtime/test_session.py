@@ -238,3 +238,14 @@ def test_xla_execution_trains_like_host_execution() -> None:
         marked = [op for op in sess.mirror.graph.get_operations() if "_XlaCompile" in op.node_def.attr]
     assert marked and all(op.type != "VariableV2" for op in marked)
     assert float(xla) == pytest.approx(host, rel=1e-4)
+
+
+def test_allow_mix_precision_trains_within_two_percent_and_inserts_casts() -> None:
+    from tf2npu.runtime import run_stats
+
+    model = _mlp()
+    stock = _train(model, None)
+    mixed = _train(model, npu_config(precision_mode="allow_mix_precision"))
+    assert mixed == pytest.approx(stock, rel=0.02)
+    assert run_stats().casts_inserted > 0
+    assert run_stats().fusions["matmul_biasadd"] > 0
