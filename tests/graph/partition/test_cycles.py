@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import time
 
 import pytest
 
@@ -66,21 +65,10 @@ def test_cluster_cycle_finds_a_geop_that_a_path_leaves_and_reenters() -> None:
     assert cluster_cycle(g) == ["GeOp1_0", "h"]
 
 
-def seconds(n: int, mixed: bool) -> float:
-    g = random_graph(n, 7, host_share=0.02, fan_in=3, reach=50)  # local edges, like a model
-    best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        partition_graph(g, mixed=mixed)
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("mixed", [False, True])
-def test_partition_is_linear_and_fast(mixed: bool) -> None:
-    small, large = seconds(10_000, mixed), seconds(50_000, mixed)
-    # Target 0.15 s at 10k (measured 0.03-0.05 s on an idle 2-CPU box); the bounds leave room
-    # for a loaded shared machine but still catch a quadratic step (that would be ~25x).
-    assert small < 0.3
-    assert large < 5 * small * 3
+def test_a_50k_node_graph_partitions_without_cycles(mixed: bool) -> None:
+    """At scale the clustering stays cycle-free (speed: benchmarks/graph_passes.py)."""
+    g = random_graph(50_000, 7, host_share=0.02, fan_in=3, reach=50)  # local edges, like a model
+    plan = partition_graph(g, mixed=mixed)
+    assert plan.clusters and cluster_cycle(g) == []

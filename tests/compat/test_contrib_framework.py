@@ -1,0 +1,41 @@
+"""tf.contrib.framework under tf2npu run: global step and restore-list helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+pytestmark = [pytest.mark.tf, pytest.mark.slow]
+
+
+def test_variable_queries(run_tf1: Callable[[str], str]) -> None:
+    out = run_tf1("""
+        import tensorflow as tf
+        fw = tf.contrib.framework
+        step = fw.get_or_create_global_step()
+        with tf.variable_scope("bert"):
+            tf.get_variable("w", [1])
+            with tf.variable_scope("pooler"):
+                tf.get_variable("w", [1])
+        tf.get_variable("cls/b", [1])
+        tf.contrib.layers.layer_norm(tf.zeros([2, 3]))
+        names = lambda vs: [v.op.name for v in vs]
+        print(step is fw.get_global_step() is tf.train.get_global_step())
+        print(names(fw.get_variables_to_restore(include=["bert"], exclude=["bert/pooler"])))
+        print(names(fw.get_variables_to_restore(exclude=["global_step", "bert", "LayerNorm"])))
+        print(names(fw.get_variables(suffix="w")))
+        print(names(fw.get_model_variables()))
+        try:
+            fw.get_variables_to_restore(include="bert")
+        except TypeError as err:
+            print(err)
+    """)
+    assert out.splitlines() == [
+        "True",
+        "['bert/w']",
+        "['cls/b']",
+        "['bert/w', 'bert/pooler/w']",
+        "['LayerNorm/beta', 'LayerNorm/gamma']",
+        "include is provided but is not a list or a tuple: 'bert'",
+    ]
