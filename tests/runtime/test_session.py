@@ -107,6 +107,7 @@ def test_a_run_time_error_names_the_users_op() -> None:
         sess.close()
     assert err.value.op is not None and err.value.op.graph is graph
     assert err.value.op.name == "my_check"
+    assert "test_session.py" in err.value.message and "was created at" in err.value.message
 
 
 def test_make_callable_and_partial_run() -> None:
