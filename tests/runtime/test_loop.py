@@ -84,3 +84,22 @@ def test_mixed_compute_rejects_a_loop_when_the_session_is_made() -> None:
     config = npu_config(iterations_per_loop=2, mix_compile_mode=True)
     with pytest.raises(ConfigError, match="iterations_per_loop"):
         tf.compat.v1.Session(graph=g["graph"], config=config)
+
+
+def test_a_hand_written_optimizer_counts_by_its_global_step_assignment() -> None:
+    """BERT's optimizer updates with assign and then global_step.assign(global_step + 1)."""
+    from tf2npu.runtime import run_stats
+
+    graph = tf.Graph()
+    with graph.as_default():
+        w = tf.compat.v1.get_variable("w", [], initializer=tf.compat.v1.ones_initializer())
+        step = tf.compat.v1.train.get_or_create_global_step()
+        update = tf.compat.v1.assign(w, w * 0.5)
+        train = tf.group(update, tf.compat.v1.assign(step, step + 1))
+        init = tf.compat.v1.global_variables_initializer()
+        with tf.compat.v1.Session(config=npu_config()) as sess:
+            sess.run(init)  # assigns the global step its initial value: not a step
+            for _ in range(3):
+                sess.run(train)
+            sess.run(w)
+    assert run_stats().steps == 3

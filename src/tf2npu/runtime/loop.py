@@ -22,6 +22,9 @@ __all__ = ["LOOP_OP", "TrainingSteps", "check_loop", "is_loop_run"]
 #: The node name (last path component) the adapter treats as "run the loop".
 LOOP_OP = "IterationOp"
 _APPLY = re.compile(r"^(Resource)?(Sparse)?Apply|^AdamApplyOne|^ResourceScatter|^ApplyGradient")
+_ASSIGNS = frozenset({"Assign", "AssignAdd", "AssignVariableOp", "AssignAddVariableOp"})
+_NOT_A_STEP = frozenset({"Const", "RestoreV2", "Restore", "RestoreSlice"})
+_PASS_THROUGH = frozenset({"Identity", "Snapshot"})
 _ONE_SHOT = frozenset({"OneShotIterator"})
 _GET_NEXT = frozenset({"IteratorGetNext", "IteratorGetNextSync"})
 
@@ -61,9 +64,12 @@ def check_loop(graph: Any, options: NpuOptions) -> None:
 
 
 class TrainingSteps:
-    """Which runs are training steps: those that execute an optimizer's apply op.
+    """Which runs are training steps: those that apply an optimizer or advance the global step.
 
-    The answer depends only on the run's fetches and targets; it is cached per such signature.
+    An optimizer's update is an ``Apply*`` op, or, for hand-written optimizers (BERT's
+    ``AdamWeightDecayOptimizer``), plain assignments followed by ``global_step.assign(...)``;
+    both count. Initialising or restoring the global step does not. The answer depends only on
+    the run's fetches and targets; it is cached per such signature.
     """
 
     def __init__(self, graph: Any) -> None:
@@ -74,11 +80,12 @@ class TrainingSteps:
         key = tuple(sorted(op.name for op in ops))
         hit = self._cache.get(key)
         if hit is None:
-            hit = self._cache[key] = _reaches_apply(ops)
+            steps = {v.op.name for v in self.graph.get_collection("global_step")}
+            hit = self._cache[key] = _reaches_update(ops, steps)
         return hit
 
 
-def _reaches_apply(roots: Sequence[Any]) -> bool:
+def _reaches_update(roots: Sequence[Any], global_steps: set[str]) -> bool:
     seen: set[str] = set()
     stack = list(roots)
     while stack:
@@ -86,8 +93,18 @@ def _reaches_apply(roots: Sequence[Any]) -> bool:
         if op.name in seen:
             continue
         seen.add(op.name)
-        if _APPLY.search(op.type):
+        if _APPLY.search(op.type) or _advances(op, global_steps):
             return True
         stack.extend(t.op for t in op.inputs)
         stack.extend(op.control_inputs)
     return False
+
+
+def _advances(op: Any, global_steps: set[str]) -> bool:
+    """An assignment to the global step that is neither its initialiser nor a restore."""
+    if op.type not in _ASSIGNS or len(op.inputs) < 2 or op.inputs[0].op.name not in global_steps:
+        return False
+    value = op.inputs[1].op
+    while value.type in _PASS_THROUGH and value.inputs:  # a restore reads RestoreV2 via Identity
+        value = value.inputs[0].op
+    return value.type not in _NOT_A_STEP

@@ -19,8 +19,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from tensorflow.python.client import session as session_lib
+from tensorflow.python.framework import errors as _errors
+
+from tf2npu.config.options import OPTIONS, Value
 from tf2npu.config.sources import resolve
 from tf2npu.errors import InternalError
 from tf2npu.runtime.hook import npu_by_default, stock_session
@@ -33,15 +38,8 @@ from tf2npu.runtime.stats import run_stats
 __all__ = ["NpuInteractiveSession", "NpuSession"]
 
 
-def _session_classes() -> tuple[type, type]:
-    from tensorflow.python.client import session as session_lib
-
-    return session_lib.Session, session_lib.InteractiveSession
-
-
-_Session: Any
-_InteractiveSession: Any
-_Session, _InteractiveSession = _session_classes()
+_Session: Any = session_lib.Session
+_InteractiveSession: Any = session_lib.InteractiveSession
 
 
 class _NpuSessionMixin:
@@ -65,16 +63,20 @@ class _NpuSessionMixin:
             raise
         stats = run_stats()
         stats.add_session(npu=True)
-        explicit = {name: options.get(name) for name in options.explicit}
-        stats.add_options(
-            {name: value for name, value in explicit.items() if value is not None},
-            options.no_effect,
-        )
+        # NPUEstimator writes every option, defaults included, as the adapter does; the
+        # summary lists those that differ from their default.
+        changed: dict[str, Value] = {}
+        for name in options.explicit:
+            value = options.get(name)
+            if value is not None and value != OPTIONS[name].default:
+                changed[name] = value
+        stats.add_options(changed, [name for name in options.no_effect if name in changed])
         self._npu_options = options
         self._mirror = GraphMirror(self._graph, options, settings)
         self._inner = stock_session(target, self._mirror.graph, without_npu_optimizer(config))
         self._steps = TrainingSteps(self._graph)
         self._loop_checked = False
+        self._plans: dict[tuple[tuple[Any, ...], tuple[Any, ...]], _RunPlan] = {}
 
     # -- the main entry point ---------------------------------------------------------------
 
@@ -89,20 +91,44 @@ class _NpuSessionMixin:
     ) -> Any:
         mirror = self._mirror
         mirror.sync()
-        targets = [mirror.op(op.name) for op in target_list]
-        fetches = [mirror.tensor(t.name) for t in fetch_list]
+        plan = self._plan(target_list, fetch_list)
         feeds = {mirror.tensor(key.deref().name).ref(): value for key, value in feed_dict.items()}
-        repeat = self._repeat(target_list) if handle is None else 1
-        from tensorflow.python.framework import errors
-
+        repeat = plan.repeat if handle is None else 1
         try:
             for _ in range(repeat - 1):
-                self._inner._do_run(handle, targets, fetches, feeds, options, None)
-            result = self._inner._do_run(handle, targets, fetches, feeds, options, run_metadata)
-        except errors.OpError as err:
+                self._inner._do_run(handle, plan.targets, plan.fetches, feeds, options, None)
+            result = self._inner._do_run(
+                handle, plan.targets, plan.fetches, feeds, options, run_metadata
+            )
+        except _errors.OpError as err:
             raise self._client_error(err) from None
-        self._count(list(target_list) + [t.op for t in fetch_list], repeat)
+        if plan.step:
+            run_stats().add_steps(repeat)
         return result
+
+    def _plan(self, target_list: Sequence[Any], fetch_list: Sequence[Any]) -> _RunPlan:
+        """What a (targets, fetches) signature runs in the mirror, cached until the next sync.
+
+        Mapping names, checking the loop and deciding whether the run is a training step cost
+        microseconds each; a training loop repeats one signature, so it pays them once.
+        """
+        key = (tuple(target_list), tuple(fetch_list))
+        syncs = len(self._mirror.syncs)
+        plan = self._plans.get(key)
+        if plan is None or plan.syncs != syncs:
+            if len(self._plans) > _MAX_PLANS:
+                self._plans.clear()
+            mirror = self._mirror
+            ops = list(target_list) + [t.op for t in fetch_list]
+            repeat = self._repeat(target_list)
+            plan = self._plans[key] = _RunPlan(
+                targets=[mirror.op(op.name) for op in target_list],
+                fetches=[mirror.tensor(t.name) for t in fetch_list],
+                repeat=repeat,
+                step=repeat > 1 or (bool(ops) and self._steps.is_step(ops)),
+                syncs=syncs,
+            )
+        return plan
 
     def _repeat(self, target_list: Sequence[Any]) -> int:
         """N for a run of ``IterationOp`` (after the adapter's checks), else 1."""
@@ -147,24 +173,31 @@ class _NpuSessionMixin:
         if feed_list is not None:
             # The stock implementation wraps self.run(), which reaches _do_run.
             return _Session.make_callable(self, fetches, feed_list, accept_options)
-        from tensorflow.python.client import session as session_lib
-
         mirror = self._mirror
         mirror.sync()
         handler = session_lib._FetchHandler(self._graph, fetches, {})
         ops = list(handler.targets()) + [t.op for t in handler.fetches()]
-        inner = self._inner.make_callable(
-            [
-                [mirror.tensor(t.name) for t in handler.fetches()],
-                [mirror.op(op.name) for op in handler.targets()],
-            ],
-            accept_options=accept_options,
-        )
+        step = bool(ops) and self._steps.is_step(ops)
+        fetched = [mirror.tensor(t.name) for t in handler.fetches()]
+        targets = [mirror.op(op.name) for op in handler.targets()]
+        if len(fetched) == 1 and not targets:  # keep TF's single-tensor fast path
+            inner = self._inner.make_callable(fetched[0], accept_options=accept_options)
+
+            def values(*args: Any, **kwargs: Any) -> list[Any]:
+                return [inner(*args, **kwargs)]
+
+        else:
+            inner = self._inner.make_callable([fetched, targets], accept_options=accept_options)
+
+            def values(*args: Any, **kwargs: Any) -> list[Any]:
+                result: list[Any] = inner(*args, **kwargs)[0]
+                return result
 
         def run_callable(*args: Any, **kwargs: Any) -> Any:
-            values = inner(*args, **kwargs)[0]
-            self._count(ops, 1)
-            return handler.build_results(self, values)
+            results = values(*args, **kwargs)
+            if step:
+                run_stats().add_steps(1)
+            return handler.build_results(self, results)
 
         return run_callable
 
@@ -187,8 +220,6 @@ class _NpuSessionMixin:
         return _CountingCallable(inner, lambda: self._count(ops, 1))
 
     def partial_run_setup(self, fetches: Any, feeds: Any = None) -> Any:
-        from tensorflow.python.client import session as session_lib
-
         mirror = self._mirror
         mirror.sync()
         handler = session_lib._FetchHandler(self._graph, fetches, {})
@@ -219,6 +250,20 @@ class _NpuSessionMixin:
     def mirror(self) -> GraphMirror:
         """The mirror graph this session runs (for tests, benchmarks and reports)."""
         return self._mirror
+
+
+@dataclass
+class _RunPlan:
+    """A run signature mapped into the mirror (see ``_NpuSessionMixin._plan``)."""
+
+    targets: list[Any]
+    fetches: list[Any]
+    repeat: int
+    step: bool
+    syncs: int
+
+
+_MAX_PLANS = 1024  # signatures kept per session (a script building fetches per step churns)
 
 
 class _CountingCallable:

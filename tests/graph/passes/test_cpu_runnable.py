@@ -109,11 +109,14 @@ CONV_FEEDS = {
 def test_half_fused_conv2d_is_expanded_into_its_chain(ops: tuple[str, ...], chain: list[str]) -> None:
     graph = fused_conv(HALF, ops)
     stats = rewrite(graph)
-    assert stats == {"fused_ops_expanded": 1, "ops_computed_in_fp32": 0, "ops_without_cpu_kernel": 0}
+    assert stats == {"fused_ops_expanded": 1, "ops_computed_in_fp32": 0,
+                     "matmuls_accumulated_in_fp32": 1, "ops_without_cpu_kernel": 0}
     fused = graph["fused"]
     assert fused.op == chain[-1] and fused.attrs["T"].type == HALF
     formed = [n for n in graph if n.meta.get(CPU_FORM) == "expanded _FusedConv2D"]
-    assert sorted({n.op for n in formed}) == sorted(set(chain))
+    # The chain's float16 Conv2D then accumulates in float32, as on the device.
+    assert sorted({n.op for n in formed}) == sorted(set(chain) - {"Conv2D"})
+    assert any(n.meta.get(CPU_FORM) == "fp32 Conv2D" and n.op == "Conv2D" for n in graph)
     for node in formed:  # device and decisions carried; intermediates named and traced
         assert node.device == "/device:CPU:0" and node.meta[CLUSTER] == "GeOp1_0"
         assert node.meta[PRECISION].after == "float16"
@@ -130,7 +133,8 @@ def test_float32_fused_conv2d_is_left_alone() -> None:
     graph = fused_conv(FLOAT, ("BiasAdd", "Relu"))
     before = graph.to_graph_def().SerializeToString(deterministic=True)
     assert rewrite(graph) == dict.fromkeys(
-        ("fused_ops_expanded", "ops_computed_in_fp32", "ops_without_cpu_kernel"), 0
+        ("fused_ops_expanded", "ops_computed_in_fp32", "matmuls_accumulated_in_fp32",
+         "ops_without_cpu_kernel"), 0
     )
     assert graph.to_graph_def().SerializeToString(deterministic=True) == before
 
@@ -159,7 +163,8 @@ def test_half_mod_runs_in_float32_under_its_name() -> None:
     graph = build(HALF)
     diagnostics = Diagnostics()
     stats = rewrite(graph, diagnostics)
-    assert stats == {"fused_ops_expanded": 0, "ops_computed_in_fp32": 1, "ops_without_cpu_kernel": 0}
+    assert stats == {"fused_ops_expanded": 0, "ops_computed_in_fp32": 1,
+                     "matmuls_accumulated_in_fp32": 0, "ops_without_cpu_kernel": 0}
     assert [(n.name, n.op) for n in graph if n.meta.get(CPU_FORM)] == [
         ("mod/_tf2npu_in_f32", "Cast"), ("mod/_tf2npu_in_f32_1", "Cast"),
         ("mod/_tf2npu_f32", "Mod"), ("mod", "Cast"),
@@ -202,7 +207,8 @@ def test_an_op_without_any_cpu_kernel_is_left_and_warned_about() -> None:
     graph = batch_norm(HALF, DOUBLE)  # T=float, U=double has no kernel either
     diagnostics = Diagnostics()
     stats = rewrite(graph, diagnostics)
-    assert stats == {"fused_ops_expanded": 0, "ops_computed_in_fp32": 0, "ops_without_cpu_kernel": 1}
+    assert stats == {"fused_ops_expanded": 0, "ops_computed_in_fp32": 0,
+                     "matmuls_accumulated_in_fp32": 0, "ops_without_cpu_kernel": 1}
     assert graph["bn"].op == "FusedBatchNormV3" and CPU_FORM not in graph["bn"].meta
     (warning,) = diagnostics.of("warning")
     assert warning.code == "no_cpu_kernel" and warning.node == "bn"
@@ -272,4 +278,24 @@ def test_six_thousand_nodes_needing_forms_get_them_in_one_pass() -> None:
     with gc_paused():  # as in run_engine
         stats = make_cpu_runnable(graph)
     assert stats == {"fused_ops_expanded": 2000, "ops_computed_in_fp32": 2000,
-                     "ops_without_cpu_kernel": 0}
+                     "matmuls_accumulated_in_fp32": 2000, "ops_without_cpu_kernel": 0}
+
+
+@pytest.mark.tf
+def test_a_float16_matmul_accumulates_in_float32_as_the_device_does() -> None:
+    """CPU float16 MatMul sums in float16 (3,001 ones give 2048); the device sums in float32."""
+    import tensorflow as tf
+
+    graph = Graph()
+    placeholders(graph, HALF, "a", "b")
+    graph.add_node("p", "MatMul", [graph["a"].output(), graph["b"].output()],
+                   attrs={"T": typ(HALF)})
+    stats = make_cpu_runnable(graph)
+    assert stats["matmuls_accumulated_in_fp32"] == 1
+    assert graph["p"].op == "Cast"
+    with tf.Graph().as_default() as tf_graph:
+        tf.graph_util.import_graph_def(graph.to_graph_def(), name="")
+        with tf.compat.v1.Session(graph=tf_graph) as sess:
+            ones = np.ones((1, 3001), np.float16)
+            got = sess.run("p:0", {"a:0": ones, "b:0": ones.T})
+    assert got[0, 0] == np.float16(3001)

@@ -19,7 +19,12 @@ tf = pytest.importorskip("tensorflow")
 
 GELU = "old/_tf2npu_gelu"
 #: The CPU-form stats of a graph whose every node has a CPU kernel (test_cpu_kernels.py).
-NO_CPU_FORMS = {"fused_ops_expanded": 0, "ops_computed_in_fp32": 0, "ops_without_cpu_kernel": 0}
+NO_CPU_FORMS = {
+    "fused_ops_expanded": 0,
+    "ops_computed_in_fp32": 0,
+    "matmuls_accumulated_in_fp32": 0,
+    "ops_without_cpu_kernel": 0,
+}
 
 
 class HandSetPartition:

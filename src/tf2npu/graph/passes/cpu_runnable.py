@@ -38,7 +38,23 @@ __all__ = ["CPU_FORM", "STAT_KEYS", "make_cpu_runnable"]
 #: ``node.meta`` key on every node of a CPU form: ``"expanded <op>"`` or ``"fp32 <op>"``.
 CPU_FORM = "cpu_form"
 #: The stats :func:`make_cpu_runnable` returns, in order.
-STAT_KEYS = ("fused_ops_expanded", "ops_computed_in_fp32", "ops_without_cpu_kernel")
+STAT_KEYS = (
+    "fused_ops_expanded",
+    "ops_computed_in_fp32",
+    "matmuls_accumulated_in_fp32",
+    "ops_without_cpu_kernel",
+)
+
+#: Ops the device runs on float16 inputs with float32 accumulation (Ascend's Cube unit), while
+#: TensorFlow's CPU float16 kernels accumulate in float16: a 3,001-long dot product of ones
+#: gives 2048. Here they compute in float32 between casts, which is the device's arithmetic.
+ACCUMULATING = frozenset({
+    "MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3",
+    "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter",
+    "Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2",
+    "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput",
+    "DepthwiseConv2dNativeBackpropFilter",
+})
 
 _DT_FLOAT = 1
 _REF_OFFSET = 100
@@ -50,7 +66,8 @@ _CONV_ATTRS = (
 
 
 def make_cpu_runnable(graph: Graph, diagnostics: Diagnostics | None = None) -> dict[str, int]:
-    """Rewrite every node without a CPU kernel for its dtypes (all bodies); returns stats.
+    """Rewrite every node without a CPU kernel for its dtypes, and every float16 op of
+    :data:`ACCUMULATING` (all bodies); returns stats.
 
     Superseded nodes are rewritten too: a session places the whole graph when it is created
     (``place_pruned_graph`` is off by default), so a dead node without a kernel fails the run
@@ -63,24 +80,43 @@ def make_cpu_runnable(graph: Graph, diagnostics: Diagnostics | None = None) -> d
     stats = dict.fromkeys(STAT_KEYS, 0)
     fp32_ops: dict[str, str] = {}
     stuck_ops: dict[str, str] = {}
-    for body in list(graph.walk()):
-        for node in body:
-            if not has_low_float(node.attrs.values()):
-                continue
-            if kernels.runs(node):
-                continue
-            op, name = node.op, node.name
-            if _expand_fused(body, node):
-                stats["fused_ops_expanded"] += 1
-            elif _compute_in_fp32(body, node, kernels):
-                stats["ops_computed_in_fp32"] += 1
-                fp32_ops.setdefault(op, name)
-            else:
-                stats["ops_without_cpu_kernel"] += 1
-                stuck_ops.setdefault(op, name)
+    _rewrite_all(graph, kernels, stats, fp32_ops, stuck_ops, only_accumulating=False)
+    # Expanding a fused op created float16 MatMuls/Conv2Ds that must accumulate in fp32 too.
+    if stats["fused_ops_expanded"]:
+        _rewrite_all(graph, kernels, stats, fp32_ops, stuck_ops, only_accumulating=True)
     if diagnostics is not None:
         _report(diagnostics, fp32_ops, stuck_ops)
     return stats
+
+
+def _rewrite_all(
+    graph: Graph,
+    kernels: CpuKernels,
+    stats: dict[str, int],
+    fp32_ops: dict[str, str],
+    stuck_ops: dict[str, str],
+    *,
+    only_accumulating: bool,
+) -> None:
+    for body in list(graph.walk()):
+        for node in list(body):
+            accumulates = node.op in ACCUMULATING
+            if (only_accumulating and not accumulates) or not has_low_float(node.attrs.values()):
+                continue
+            if not accumulates and kernels.runs(node):
+                continue
+            op, name = node.op, node.name
+            if not accumulates and _expand_fused(body, node):
+                stats["fused_ops_expanded"] += 1
+            elif _compute_in_fp32(body, node, kernels):
+                if accumulates:
+                    stats["matmuls_accumulated_in_fp32"] += 1
+                else:
+                    stats["ops_computed_in_fp32"] += 1
+                    fp32_ops.setdefault(op, name)
+            elif not accumulates:
+                stats["ops_without_cpu_kernel"] += 1
+                stuck_ops.setdefault(op, name)
 
 
 def _report(diagnostics: Diagnostics, fp32_ops: dict[str, str], stuck: dict[str, str]) -> None:
