@@ -1,4 +1,5 @@
-# Two entry points: `make demo` (migrate the bundled examples) and `make test` (the whole suite).
+# Two entry points: `make demo` (migrate the bundled examples and run one) and `make test` (the
+# whole suite).
 # Both create .venv and install the pinned dependencies themselves.
 PYTHON ?= python3
 VENV := .venv
@@ -15,12 +16,22 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# Migrates the bundled TF 1.15 examples into a fresh temporary folder and prints the summary.
+# Migrates the bundled TF 1.15 examples into a fresh temporary folder and prints the summary,
+# then trains one migrated script (the BERT-style block: npu_unary_ops.gelu, npu_ops.dropout)
+# with `tf2npu run` under mixed precision and prints its run summary.
+DEMO_RUN := transformer_block_gelu.py
 demo: $(STAMP)
 	@out=$$(mktemp -d -t tf2npu-demo-XXXXXX); \
 	$(VENV)/bin/tf2npu migrate examples/tf1 -o $$out/tf1_npu --report $$out/report; code=$$?; \
 	echo; echo "migrated scripts: $$out/tf1_npu"; echo "reports:          $$out/report"; \
-	test $$code -le 1
+	test $$code -le 1 || exit $$code; \
+	echo; echo "tf2npu run $$out/tf1_npu/$(DEMO_RUN) (allow_mix_precision, 20 steps):"; \
+	TF_CPP_MIN_LOG_LEVEL=2 $(VENV)/bin/tf2npu run --report-dir $$out/run \
+		--option precision_mode=allow_mix_precision \
+		$$out/tf1_npu/$(DEMO_RUN) --steps 20 --model-dir $$out/model 2> $$out/run.log; code=$$?; \
+	test $$code -eq 0 || { tail -n 40 $$out/run.log; exit $$code; }; \
+	sed -n '/^tf2npu run .*: exit status/,$$p' $$out/run.log; \
+	echo "TensorFlow's log:  $$out/run.log"
 
 test: $(STAMP)
 	$(PY) -m ruff check .

@@ -14,7 +14,7 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "tf1"
 EXPECTED = {
     "estimator_mnist_like.py": ["NPURunConfig(", "NPUEstimator(", "NPUEstimatorSpec(",
                                 "drop_remainder=True"],
-    "sessrun_dataset_saver.py": ["npu_ops.dropout(h, keep_prob=1 - 0.1)",
+    "sessrun_dataset_saver.py": ["npu_ops.dropout(h, keep_prob=1 - dropout_rate)",
                                  "config=npu_config_proto(config_proto=config)"],
     "keras_tf1_session.py": ["npu_config_proto(config_proto=tf.ConfigProto())",
                              "from npu_bridge.estimator.npu import npu_convert_dropout"],

@@ -41,6 +41,10 @@ def normalize_tokens(tokens):
 
 
 def main(args):
+    # Resource variables: with mixed compute (which the lookup table needs on the
+    # NPU), the Saver reads the variables on the host, and the NPU refuses to hand
+    # reference-typed variables from a device graph to a host op.
+    tf.enable_resource_variables()
     np.random.seed(0)
     tf.set_random_seed(0)
     model_dir = args.model_dir or tempfile.mkdtemp(prefix="lookup_pyfunc_")

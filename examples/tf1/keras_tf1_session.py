@@ -28,10 +28,10 @@ def make_data():
     return x, y
 
 
-def build_model():
+def build_model(dropout_rate):
     model = keras.Sequential([
         keras.layers.Dense(64, activation="relu", input_shape=(NUM_FEATURES,)),
-        keras.layers.Dropout(0.2),
+        keras.layers.Dropout(dropout_rate),
         keras.layers.Dense(32, activation="relu"),
         keras.layers.Dense(NUM_CLASSES, activation="softmax"),
     ])
@@ -45,13 +45,15 @@ def main(args):
     np.random.seed(0)
     tf.set_random_seed(0)
     model_dir = args.model_dir or tempfile.mkdtemp(prefix="keras_tf1_")
+    if not os.path.isdir(model_dir):
+        os.makedirs(model_dir)  # save_weights() does not create it
 
     # Hand Keras a session with our own config instead of the default one.
     sess = tf.Session(config=tf.ConfigProto())
     keras.backend.set_session(sess)
 
     x, y = make_data()
-    model = build_model()
+    model = build_model(args.dropout)
 
     # --steps counts optimizer updates; round up to whole epochs.
     steps_per_epoch = int(math.ceil(NUM_EXAMPLES / float(args.batch_size)))
@@ -70,4 +72,6 @@ if __name__ == "__main__":
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--batch-size", dest="batch_size", type=int, default=128)
     parser.add_argument("--model-dir", dest="model_dir", default=None)
+    parser.add_argument("--dropout", type=float, default=0.2,
+                        help="Dropout layer rate (0 disables dropout)")
     main(parser.parse_args())

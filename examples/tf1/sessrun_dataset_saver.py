@@ -20,10 +20,10 @@ def build_dataset(num_examples=4096, num_features=20):
     return x, y.astype(np.float32)
 
 
-def mlp(features, training=True):
+def mlp(features, dropout_rate, training=True):
     h = tf.layers.dense(features, 64, activation=tf.nn.relu, name="hidden1")
-    if training:
-        h = tf.nn.dropout(h, rate=0.1)  # drop 10% of activations
+    if training and dropout_rate > 0:
+        h = tf.nn.dropout(h, rate=dropout_rate)  # 0.1: drop 10% of activations
     h = tf.layers.dense(h, 32, activation=tf.nn.relu, name="hidden2")
     return tf.layers.dense(h, 1, name="output")
 
@@ -39,7 +39,7 @@ def main(args):
     iterator = dataset.make_initializable_iterator()
     features, labels = iterator.get_next()
 
-    predictions = mlp(features, training=True)
+    predictions = mlp(features, args.dropout, training=True)
     loss = tf.losses.mean_squared_error(labels=labels, predictions=predictions)
     global_step = tf.train.get_or_create_global_step()
     train_op = tf.train.AdamOptimizer(1e-3).minimize(loss, global_step=global_step)
@@ -67,4 +67,6 @@ if __name__ == "__main__":
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--batch-size", dest="batch_size", type=int, default=64)
     parser.add_argument("--model-dir", dest="model_dir", default=None)
+    parser.add_argument("--dropout", type=float, default=0.1,
+                        help="fraction of hidden activations to drop (0 disables dropout)")
     main(parser.parse_args())

@@ -87,7 +87,7 @@ def main(_):
 
     inputs = tf.placeholder(tf.float32, [None, SEQ_LEN, HIDDEN], name="inputs")
     targets = tf.placeholder(tf.float32, [None, 1], name="targets")
-    encoded = encoder_block(inputs, dropout_prob=0.1)
+    encoded = encoder_block(inputs, dropout_prob=FLAGS.dropout)
     pooled = tf.reduce_mean(encoded, axis=1)
     predictions = tf.layers.dense(pooled, 1, name="regressor")
     loss = tf.reduce_mean(tf.square(predictions - targets))
@@ -112,5 +112,7 @@ if __name__ == "__main__":
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--batch-size", dest="batch_size", type=int, default=32)
     parser.add_argument("--model-dir", dest="model_dir", default=None)
+    parser.add_argument("--dropout", type=float, default=0.1,
+                        help="dropout_prob of every dropout in the block (0 disables dropout)")
     FLAGS, unparsed = parser.parse_known_args()
     tf.app.run(argv=[sys.argv[0]] + unparsed)
