@@ -479,7 +479,10 @@ custom.name = "NpuOptimizer"
 with tf.Session(config=config) as sess:
     sess.run(tf.global_variables_initializer())
     for _ in range(3):
-        print("loss", sess.run([loss, train], feed_dict={x: [[1.0] * 3] * 4})[0])
+        # loss and train in separate runs: in one run a reference variable may be read
+        # before or after its update (TF1 semantics), so the printed loss would race.
+        print("loss", sess.run(loss, feed_dict={x: [[1.0] * 3] * 4}))
+        sess.run(train, feed_dict={x: [[1.0] * 3] * 4})
 """
 
 
