@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "fidelity.py"
+from tests.benchmarks.conftest import BENCHMARKS, load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    """The script as a module (``benchmarks/`` is not a package; nothing runs on import)."""
-    spec = importlib.util.spec_from_file_location("fidelity", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while being built
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
-    return module
+    return load_benchmark("fidelity")
 
 
 def test_the_last_final_loss_line_counts(bench):
@@ -48,7 +35,7 @@ def test_dropout_examples_get_dropout_zero(bench, tmp_path):
         "--steps", "5", "--model-dir", str(tmp_path), "--dropout", "0",
     ]  # fmt: skip
     assert "--dropout" not in examples["horovod_style.py"].script_args(5, tmp_path)
-    on_disk = sorted(p.name for p in (SCRIPT.parents[1] / "examples" / "tf1").glob("[!_]*.py"))
+    on_disk = sorted(p.name for p in (BENCHMARKS.parent / "examples" / "tf1").glob("[!_]*.py"))
     assert sorted(examples) == on_disk
 
 

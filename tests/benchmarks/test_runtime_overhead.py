@@ -2,30 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "runtime_overhead.py"
+from tests.benchmarks.conftest import BENCHMARKS, load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    """The script as a module (``benchmarks/`` is not a package; nothing runs on import)."""
-    spec = importlib.util.spec_from_file_location("runtime_overhead", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while being built
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
-    return module
+    return load_benchmark("runtime_overhead")
 
 
 def test_step_table_gives_median_ratio_rounds_and_flags_identity_over_budget(bench):
@@ -104,7 +92,7 @@ def test_quick_mode_fills_unset_sizes_and_keeps_given_ones(bench):
 def test_quick_run_prints_both_tables_and_the_verdicts(bench, tmp_path):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--steps", "4", "--warmup", "1",
+        [sys.executable, str(BENCHMARKS / "runtime_overhead.py"), "--quick", "--steps", "4", "--warmup", "1",
          "--layers", "6"],
         capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path,
     )  # fmt: skip
