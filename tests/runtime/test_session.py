@@ -250,3 +250,54 @@ def test_allow_mix_precision_trains_within_two_percent_and_inserts_casts() -> No
     assert mixed == pytest.approx(stock, rel=0.02)
     assert run_stats().casts_inserted > 0
     assert run_stats().fusions["matmul_biasadd"] > 0
+
+
+def test_a_small_change_goes_through_the_engine_on_its_own() -> None:
+    """Ops added to a large graph are compiled with stubs for what they read (runtime.delta)."""
+    from tf2npu.runtime import run_stats
+
+    graph = tf.Graph()
+    with graph.as_default():
+        v = tf.compat.v1.get_variable("v", [4], initializer=tf.compat.v1.ones_initializer())
+        h = tf.identity(v)
+        for _ in range(30):
+            h = tf.nn.relu(h * 1.5 + 0.5)
+        top, index = tf.math.top_k(h, k=2)
+        sess = tf.compat.v1.Session(config=npu_config())
+        sess.run(tf.compat.v1.global_variables_initializer())
+        sess.run(tf.compat.v1.assign_add(v, [1.0, 1.0, 1.0, 1.0]))  # small: incremental
+        scaled = tf.identity(h * 2.0, name="scaled")
+        with tf.control_dependencies([top]):
+            later = tf.identity(v + 1.0, name="later")
+        np.testing.assert_allclose(sess.run(later), [3.0] * 4)
+        want = sess.run(h)
+        np.testing.assert_allclose(sess.run(scaled), want * 2.0)
+        index_plus = index + 1  # reads output 1 of an earlier op: a stub cannot stand in
+        assert sess.run(index_plus).shape == (2,)
+        records = sess.mirror.syncs
+        sess.close()
+    assert [r.incremental for r in records] == [False, True, True, False]
+    assert records[2].imported_nodes < 20
+    stats = run_stats()
+    assert stats.graphs_compiled == 4 and stats.host_ops < 10
+
+
+def test_a_small_change_reads_what_replaced_an_earlier_node() -> None:
+    """Under allow_mix_precision the MatMul runs in float16 behind a cast back; a later op
+    reading it must read the cast back, as the earlier readers do."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.constant(np.ones((2, 3), np.float32))
+        w = tf.compat.v1.get_variable("w", [3, 3], initializer=tf.compat.v1.ones_initializer())
+        h = tf.matmul(x, w, name="product")
+        for _ in range(30):
+            h = tf.math.abs(h) + 0.0
+        sess = tf.compat.v1.Session(config=npu_config(precision_mode="allow_mix_precision"))
+        sess.run(tf.compat.v1.global_variables_initializer())
+        sess.run(h)
+        later = tf.identity(graph.get_tensor_by_name("product:0"), name="later")
+        np.testing.assert_allclose(sess.run(later), np.full((2, 3), 3.0))
+        node = sess.mirror.graph.get_operation_by_name("later")
+        assert sess.mirror.syncs[-1].incremental
+        assert node.inputs[0].op.name != "product"  # the replacement, not the original
+        sess.close()

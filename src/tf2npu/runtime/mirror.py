@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,8 @@ __all__ = ["GraphMirror", "SyncRecord"]
 
 #: Process-wide graph number, as the adapter numbers the graphs it partitions (dump names).
 _GRAPH_NUMBERS = itertools.count(1)
+#: A change of at most 1/_DELTA_SHARE of the graph's ops goes through the engine on its own.
+_DELTA_SHARE = 10
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,8 @@ class SyncRecord:
     export_seconds: float
     engine_seconds: float
     import_seconds: float
+    incremental: bool = False
+    """Whether the engine saw only the new ops (:mod:`tf2npu.runtime.delta`)."""
 
 
 @dataclass
@@ -80,6 +85,9 @@ class GraphMirror:
         self._created: dict[str, bytes] = {}  # pass-created name -> its NodeDef as imported
         self._functions: set[str] = set()
         self._aliases = _Aliases()
+        self._client_ops = 0
+        self._client_functions: set[str] = set()
+        self._figures: tuple[int, int, int, Counter[str]] = (0, 0, 0, Counter())
         self._tensors: dict[str, Any] = {}
         self._ops: dict[str, Any] = {}
 
@@ -95,11 +103,22 @@ class GraphMirror:
 
     def _sync(self) -> None:
         from tf2npu.runtime.compile import compile_graph
+        from tf2npu.runtime.delta import delta_graph_def
 
         version = self.client.version
         started = time.perf_counter()
-        graph_def = self.client.as_graph_def()
+        client_ops = self.client.get_operations()  # in creation order
+        new_ops = client_ops[self._client_ops :]
+        functions = set(self.client._functions)  # private: TF has no public listing
+        delta = None
+        if self.syncs and new_ops and functions <= self._client_functions and (
+            len(new_ops) * _DELTA_SHARE <= len(client_ops)
+        ):
+            delta = delta_graph_def(self.client, new_ops)
+        graph_def = delta.graph_def if delta is not None else self.client.as_graph_def()
         exported = time.perf_counter()
+        self._client_ops = len(client_ops)
+        self._client_functions = functions
         new_nodes = any(node.name not in self._imported for node in graph_def.node)
         new_functions = any(
             f.signature.name not in self._functions for f in graph_def.library.function
@@ -113,31 +132,68 @@ class GraphMirror:
         engined = time.perf_counter()
         out = compiled.graph_def
         renamed = self._rename_conflicts(out)
-        delta = self._delta(out)
-        self._import(delta)
-        self._aliases = _aliases(compiled.graph, renamed)
+        if delta is not None:
+            self._follow_aliases(out, delta.stubs)
+        imports = self._delta(out)
+        self._import(imports)
+        aliases = _aliases(compiled.graph, renamed)
+        if delta is None:
+            self._aliases = aliases
+        else:
+            self._aliases.tensors.update(aliases.tensors)
+            self._aliases.ops.update(aliases.ops)
         self._tensors.clear()
         self._ops.clear()
         imported = time.perf_counter()
         self.last_summary = compiled.summary
-        run_stats().record_graph(
-            id(self),
-            geops=len(compiled.summary.geops),
-            host_ops=len(compiled.summary.host_ops),
-            casts=compiled.summary.casts_inserted,
-            fusions=compiled.summary.fusions,
-        )
+        self._record(compiled.summary, delta.stubs if delta is not None else None)
         self.syncs.append(
             SyncRecord(
-                client_nodes=len(graph_def.node),
-                imported_nodes=len(delta.node),
+                client_nodes=len(client_ops),
+                imported_nodes=len(imports.node),
                 renamed_nodes=len(renamed),
                 export_seconds=exported - started,
                 engine_seconds=engined - exported,
                 import_seconds=imported - engined,
+                incremental=delta is not None,
             )
         )
         self._version = version
+
+    def _record(self, summary: Any, stubs: frozenset[str] | None) -> None:
+        """This graph's figures for the run summary: a full compile's, or added to them."""
+        host = sum(1 for op in summary.host_ops if stubs is None or op.name not in stubs)
+        figures = (len(summary.geops), host, summary.casts_inserted, Counter(summary.fusions))
+        if stubs is not None:
+            geops, host_ops, casts, fusions = self._figures
+            figures = (
+                geops + figures[0], host_ops + figures[1], casts + figures[2], fusions + figures[3]
+            )
+        self._figures = figures
+        run_stats().record_graph(
+            id(self), geops=figures[0], host_ops=figures[1], casts=figures[2], fusions=figures[3]
+        )
+
+    def _follow_aliases(self, out: Any, stubs: frozenset[str]) -> None:
+        """Point reads of earlier superseded nodes at what replaced them in the mirror.
+
+        A stub carries the earlier node's name; if the engine replaced that node (a float16
+        clone behind a cast, a fused op), the new ops must read the replacement, as the
+        earlier readers do, not re-run the superseded original.
+        """
+        tensors, ops = self._aliases.tensors, self._aliases.ops
+        for node in out.node:
+            if node.name in stubs:
+                continue
+            for i, text in enumerate(node.input):
+                producer, index = _split(text)
+                if producer not in stubs:
+                    continue
+                if index < 0:
+                    if producer in ops:
+                        node.input[i] = f"^{ops[producer]}"
+                elif f"{producer}:{index}" in tensors:
+                    node.input[i] = tensors[f"{producer}:{index}"]
 
     def _rename_conflicts(self, out: Any) -> dict[str, str]:
         """Give pass-created nodes whose name is taken by a different definition a new name."""
