@@ -76,6 +76,7 @@ from npu_bridge.hccl.manage import (
     set_split_strategy_by_idx,
     set_split_strategy_by_size,
 )
+from tf2npu.config.sources import NPU_OPTIMIZER as _NPU_OPTIMIZER
 from tf2npu.runtime.protos import npu_session_config as _npu_session_config
 
 backend = tf.compat.v1.keras.backend
@@ -145,7 +146,7 @@ def npu_session_config_init(session_config: _Any = None) -> _Any:
     if not isinstance(session_config, config_pb2.ConfigProto):
         session_config = config_pb2.ConfigProto()
     rewrite = session_config.graph_options.rewrite_options
-    rewrite.custom_optimizers.add().name = "NpuOptimizer"
+    rewrite.custom_optimizers.add().name = _NPU_OPTIMIZER
     rewrite.remapping = _OFF
     return session_config
 

@@ -18,7 +18,7 @@ from tf2npu.cli import exit_codes
 from tf2npu.config.jsonfile import load_json
 from tf2npu.config.names import unknown
 from tf2npu.config.options import OPTIONS, PRECISION_MODES, NpuOptions, Value
-from tf2npu.config.sources import coerce, parse_text, resolve
+from tf2npu.config.sources import NPU_OPTIMIZER, coerce, parse_text, resolve
 from tf2npu.errors import ConfigError, UsageError
 
 NAME = "graph"
@@ -245,6 +245,6 @@ def config_from(path: Path) -> SimpleNamespace:
                 f"{source}: key {key!r} is null; leave the key out to keep its default"
             )
         values[key] = coerce(key, value, f"{source}, key {key!r}")
-    optimizer = SimpleNamespace(name="NpuOptimizer", parameter_map=values)
+    optimizer = SimpleNamespace(name=NPU_OPTIMIZER, parameter_map=values)
     rewrite = SimpleNamespace(custom_optimizers=[optimizer])
     return SimpleNamespace(graph_options=SimpleNamespace(rewrite_options=rewrite))

@@ -25,6 +25,9 @@ from tf2npu.config.options import (
 from tf2npu.config.validate import validate
 from tf2npu.errors import ConfigError
 
+#: The custom optimizer whose ``parameter_map`` holds the NPU options (the adapter's marker).
+NPU_OPTIMIZER = "NpuOptimizer"
+
 _KIND_NAMES = {"b": "a bool", "i": "an int", "s": "a string"}
 
 
@@ -76,7 +79,7 @@ def from_config_proto(config: Any) -> dict[str, Value]:
     values: dict[str, Value] = {}
     optimizers = config.graph_options.rewrite_options.custom_optimizers
     for optimizer in optimizers:
-        if optimizer.name != "NpuOptimizer":
+        if optimizer.name != NPU_OPTIMIZER:
             continue
         for key, attr in optimizer.parameter_map.items():
             values[key] = _attr_value(str(key), attr)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from tf2npu.config.sources import NPU_OPTIMIZER
 from tf2npu.runtime.settings import current
 from tf2npu.runtime.stats import run_stats
 
@@ -28,8 +29,6 @@ __all__ = [
     "stock_session",
     "uninstall",
 ]
-
-NPU_OPTIMIZER = "NpuOptimizer"
 
 _lock = threading.Lock()
 _state = {"installed": False, "npu_by_default": False}

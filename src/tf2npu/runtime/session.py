@@ -125,7 +125,7 @@ class _NpuSessionMixin:
                 targets=[mirror.op(op.name) for op in target_list],
                 fetches=[mirror.tensor(t.name) for t in fetch_list],
                 repeat=repeat,
-                step=repeat > 1 or (bool(ops) and self._steps.is_step(ops)),
+                step=repeat > 1 or self._is_step(ops),
                 syncs=syncs,
             )
         return plan
@@ -140,9 +140,8 @@ class _NpuSessionMixin:
             self._loop_checked = True
         return n
 
-    def _count(self, ops: Sequence[Any], repeat: int) -> None:
-        if repeat > 1 or (ops and self._steps.is_step(ops)):
-            run_stats().add_steps(repeat)
+    def _is_step(self, ops: Sequence[Any]) -> bool:
+        return bool(ops) and self._steps.is_step(ops)
 
     def _client_error(self, err: Any) -> Any:
         """``err`` re-raised against the client op its node stands for (name and traceback)."""
@@ -177,7 +176,7 @@ class _NpuSessionMixin:
         mirror.sync()
         handler = session_lib._FetchHandler(self._graph, fetches, {})
         ops = list(handler.targets()) + [t.op for t in handler.fetches()]
-        step = bool(ops) and self._steps.is_step(ops)
+        step = self._is_step(ops)
         fetched = [mirror.tensor(t.name) for t in handler.fetches()]
         targets = [mirror.op(op.name) for op in handler.targets()]
         if len(fetched) == 1 and not targets:  # keep TF's single-tensor fast path
@@ -217,7 +216,7 @@ class _NpuSessionMixin:
         inner = self._inner._make_callable_from_options(mapped)
         ops = [self._graph.as_graph_element(n).op for n in callable_options.fetch]
         ops += [self._graph.get_operation_by_name(n) for n in callable_options.target]
-        return _CountingCallable(inner, lambda: self._count(ops, 1))
+        return _CountingCallable(inner, self._is_step(ops))
 
     def partial_run_setup(self, fetches: Any, feeds: Any = None) -> Any:
         mirror = self._mirror
@@ -267,15 +266,16 @@ _MAX_PLANS = 1024  # signatures kept per session (a script building fetches per 
 
 
 class _CountingCallable:
-    """A Keras-style callable that counts training steps as it runs."""
+    """A Keras-style callable that counts a training step per call when it runs one."""
 
-    def __init__(self, inner: Any, count: Any) -> None:
+    def __init__(self, inner: Any, step: bool) -> None:
         self._inner = inner
-        self._count = count
+        self._step = step
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         result = self._inner(*args, **kwargs)
-        self._count()
+        if self._step:
+            run_stats().add_steps(1)
         return result
 
 

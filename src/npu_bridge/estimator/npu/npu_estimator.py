@@ -38,6 +38,8 @@ from tensorflow_estimator.python.estimator import (  # type: ignore[import-untyp
 
 from npu_bridge.estimator.npu.npu_config import NPURunConfig
 from tf2npu.config.proto import npu_parameter_values, write_parameter_map
+from tf2npu.config.sources import NPU_OPTIMIZER as _NPU_OPTIMIZER
+from tf2npu.runtime.loop import LOOP_OP as _LOOP_OP
 
 __all__ = ["DEFAULT_JOB_ID", "NPUEstimator", "NPUEstimatorSpec"]
 
@@ -321,7 +323,7 @@ def _session_config_with_npu(config: NPURunConfig) -> NPURunConfig:
     rewrite = config.session_config.graph_options.rewrite_options
     rewrite.optimizers.extend(GRAPPLER_OPTIMIZERS)
     custom = rewrite.custom_optimizers.add()
-    custom.name = "NpuOptimizer"
+    custom.name = _NPU_OPTIMIZER
     write_parameter_map(custom, npu_parameter_values(config._npu_arguments, os.environ))
     return config
 
@@ -459,7 +461,7 @@ def _train_spec(spec: Any, config: Any, model_dir: str, job_info: JobInfo) -> An
     train_op = spec.train_op
     if config.iterations_per_loop > 1:
         hooks.append(npu_hook.SetIterationsVarHook(config.iterations_per_loop))
-        train_op = tf.group(train_op, name="IterationOp")
+        train_op = tf.group(train_op, name=_LOOP_OP)
     plain = spec.to_estimator_spec() if isinstance(spec, NPUEstimatorSpec) else spec
     return plain._replace(
         train_op=train_op, training_hooks=(*hooks, *(spec.training_hooks or ()))

@@ -29,6 +29,8 @@ from typing import Any
 
 import tensorflow as tf
 
+from tf2npu.runtime.loop import LOOP_OP as _LOOP_OP
+
 __all__ = [
     "IterationPerLoop",
     "check_aoe_mode",
@@ -64,7 +66,7 @@ _CONST_ONE = "one"
 _LOOP_VARS = (_ITERATIONS_PER_LOOP_VAR, _LOOP_COND_VAR, _CONST_ZERO, _CONST_ONE)
 
 #: The group op the runtime looks for (last path component of the node name).
-ITERATION_OP_NAME = "IterationOp"
+ITERATION_OP_NAME = _LOOP_OP
 
 _EXECUTE_MODES = ("lazy_recompile", "dynamic_execute")
 _PROFILING_TYPES = ("training_trace", "task_trace", "op_trace")
