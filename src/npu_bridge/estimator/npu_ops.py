@@ -31,6 +31,7 @@ import tensorflow as tf
 from tensorflow.core.framework.attr_value_pb2 import AttrValue
 
 from npu_bridge.estimator.npu_unary_ops import npu_unary_ops
+from tf2npu.graph.npu_ops.client import NPU_OP_ATTR as _NPU_OP_ATTR
 
 __all__ = [
     "DEFAULT_GRAPH_SEED",
@@ -70,7 +71,7 @@ def shutdown_system(name: str | None = None) -> Any:
 def _system_op(op_type: str, caller: str, name: str | None) -> Any:
     _require_graph(caller)
     graph = tf.compat.v1.get_default_graph()
-    with graph._attr_scope({"_npu_op": AttrValue(s=op_type.encode())}):
+    with graph._attr_scope({_NPU_OP_ATTR: AttrValue(s=op_type.encode())}):
         return tf.no_op(name=name or op_type)
 
 

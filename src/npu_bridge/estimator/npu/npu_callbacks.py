@@ -11,7 +11,7 @@ from typing import Any
 import tensorflow as tf
 
 from npu_bridge.hccl import hccl_ops
-from npu_bridge.hccl.manage import _require_single_rank, world_rank_size
+from npu_bridge.hccl.manage import _require_single_rank
 
 __all__ = ["NPUBroadcastGlobalVariablesCallback", "broadcast_global_variables"]
 
@@ -44,6 +44,5 @@ class NPUBroadcastGlobalVariablesCallback(tf.keras.callbacks.Callback):  # type:
     def on_batch_begin(self, batch: int, logs: Any = None) -> None:
         if self.broadcast_done:
             return
-        if world_rank_size() > 1:
-            _require_single_rank("NPUBroadcastGlobalVariablesCallback")
+        _require_single_rank("NPUBroadcastGlobalVariablesCallback")
         self.broadcast_done = True

@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from npu_bridge.estimator.npu import util
 from npu_bridge.hccl import hccl_ops
-from npu_bridge.hccl.manage import _require_single_rank, world_rank_size
+from npu_bridge.hccl.manage import _require_single_rank
 
 __all__ = [
     "NPUBroadcastGlobalVariablesHook",
@@ -64,8 +64,7 @@ class NPUBroadcastGlobalVariablesHook(_Hook):  # type: ignore[misc]
         self.index = index
 
     def begin(self) -> None:
-        if world_rank_size() > 1:
-            _require_single_rank("NPUBroadcastGlobalVariablesHook")
+        _require_single_rank("NPUBroadcastGlobalVariablesHook")
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         """Nothing to do: the only rank already holds the values."""

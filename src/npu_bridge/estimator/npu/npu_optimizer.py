@@ -43,32 +43,21 @@ _KerasOptimizerV2: Any = tf.keras.optimizers.legacy.Optimizer
 GradsAndVars = list[tuple[Any, Any]]
 
 
-def _mean_over_ranks(value: Any, reduced: Any, average: bool) -> Any:
-    """``reduced / rank_size`` when averaging over more than one rank, else ``reduced``.
-
-    Dividing by 1 is exact in IEEE arithmetic, but skipping it keeps the one-rank graph equal to
-    the plain optimizer's graph (and works for integer tensors).
-    """
-    size = world_rank_size()
-    if not average or size == 1:
-        return reduced
-    return reduced / tf.cast(size, value.dtype)
-
-
 def allreduce(tensor: Any, average: bool = True) -> Any:
     """Sum (or, with ``average``, average) ``tensor`` over all ranks.
 
-    A ``tf.IndexedSlices`` is all-gathered (values and indices) instead of all-reduced.
+    A ``tf.IndexedSlices`` is all-gathered (values and indices) instead of all-reduced. Only one
+    rank is supported (several are an error), where the sum and the average are the tensor
+    itself; the division by the rank count comes with multi-rank execution.
     """
+    del average  # one rank: the average is the sum
     _require_single_rank("npu_optimizer.allreduce")
     if isinstance(tensor, tf.IndexedSlices):
         size = world_rank_size()
         values = hccl_ops.allgather(tensor.values, size)
         indices = hccl_ops.allgather(tensor.indices, size)
-        values = _mean_over_ranks(tensor.values, values, average)
         return tf.IndexedSlices(values, indices, dense_shape=tensor.dense_shape)
-    summed = hccl_ops.allreduce(tensor, "sum")
-    return _mean_over_ranks(tensor, summed, average)
+    return hccl_ops.allreduce(tensor, "sum")
 
 
 def reduce(
@@ -78,17 +67,15 @@ def reduce(
     _require_single_rank("npu_optimizer.reduce")
     if isinstance(tensor, tf.IndexedSlices):
         return allreduce(tensor, average)
-    summed = hccl_ops.reduce(tensor, "sum", root_rank, fusion, fusion_id)
-    return _mean_over_ranks(tensor, summed, average)
+    return hccl_ops.reduce(tensor, "sum", root_rank, fusion, fusion_id)  # one rank: sum = mean
 
 
-def _average_all(what: str, grads_and_vars: GradsAndVars, scope: str) -> GradsAndVars:
-    """Each gradient averaged over the ranks; unchanged with one rank (no ops added)."""
-    if world_rank_size() == 1:
-        return grads_and_vars
+def _average_all(what: str, grads_and_vars: Any) -> Any:
+    """Each gradient averaged over the ranks: with the one rank supported, the gradients as
+    given (no ops added). Several ranks are an error naming ``what``; the per-gradient allreduce
+    comes with multi-rank execution."""
     _require_single_rank(what)
-    with tf.name_scope(scope):
-        return [(None if g is None else allreduce(g), v) for g, v in grads_and_vars]
+    return grads_and_vars
 
 
 class NPUDistributedOptimizer(_Optimizer):  # type: ignore[misc]
@@ -119,9 +106,10 @@ class NPUDistributedOptimizer(_Optimizer):  # type: ignore[misc]
     def compute_gradients(self, *args: Any, **kwargs: Any) -> GradsAndVars:
         """The wrapped optimizer's gradients, averaged over ranks (unchanged with one)."""
         grads_and_vars = self._optimizer.compute_gradients(*args, **kwargs)
-        return _average_all(
-            "NPUDistributedOptimizer.compute_gradients", grads_and_vars, self._name + "_Allreduce"
+        averaged: GradsAndVars = _average_all(
+            "NPUDistributedOptimizer.compute_gradients", grads_and_vars
         )
+        return averaged
 
     def apply_gradients(
         self, grads_and_vars: Any, global_step: Any = None, name: str | None = None
@@ -185,9 +173,7 @@ class NPUOptimizer(_Optimizer):  # type: ignore[misc]
         grads_and_vars = source.compute_gradients(loss, *args, **kwargs)
         if not self._is_distributed:
             return list(grads_and_vars)
-        return _average_all(
-            "NPUOptimizer(is_distributed=True)", grads_and_vars, self._name + "_Allreduce"
-        )
+        return list(_average_all("NPUOptimizer(is_distributed=True)", grads_and_vars))
 
     def apply_gradients(
         self, grads_and_vars: Any, global_step: Any = None, name: str | None = None
@@ -218,10 +204,9 @@ class KerasDistributeOptimizer(_KerasOptimizerV2):  # type: ignore[misc]
     def __init__(self, optimizer: Any, name: str = "NpuKerasOptimizer", **kwargs: Any) -> None:
         super().__init__(name, **kwargs)
         self._optimizer = optimizer
-        scope = name + "_Allreduce"
         original = getattr(optimizer, "get_gradients", None)
         if original is not None:
-            optimizer.get_gradients = _averaging_get_gradients(original, scope)
+            optimizer.get_gradients = _averaging_get_gradients(original)
 
     def get_updates(self, loss: Any, params: Any) -> Any:
         return self._optimizer.get_updates(loss, params)
@@ -234,9 +219,7 @@ class KerasDistributeOptimizer(_KerasOptimizerV2):  # type: ignore[misc]
             grads_and_vars = inner._compute_gradients(loss, var_list, grad_loss, tape=tape)
         else:  # Keras 3-style optimizers expose compute_gradients only
             grads_and_vars = inner.compute_gradients(loss, var_list, tape=tape)
-        return _average_all(
-            "KerasDistributeOptimizer", list(grads_and_vars), self._name + "_Allreduce"
-        )
+        return list(_average_all("KerasDistributeOptimizer", list(grads_and_vars)))
 
     def apply_gradients(self, grads_and_vars: Any, name: str | None = None, **kwargs: Any) -> Any:
         return self._optimizer.apply_gradients(grads_and_vars, name, **kwargs)
@@ -247,16 +230,9 @@ class KerasDistributeOptimizer(_KerasOptimizerV2):  # type: ignore[misc]
         return config
 
 
-def _averaging_get_gradients(
-    original: Callable[[Any, Any], Any], scope: str
-) -> Callable[[Any, Any], Any]:
+def _averaging_get_gradients(original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     def get_gradients(loss: Any, params: Any) -> Any:
-        grads = original(loss, params)
-        if world_rank_size() == 1:
-            return grads
-        _require_single_rank("get_gradients (distributed Keras optimizer)")
-        with tf.name_scope(scope):
-            return [None if g is None else allreduce(g) for g in grads]
+        return _average_all("get_gradients (distributed Keras optimizer)", original(loss, params))
 
     return get_gradients
 
@@ -270,27 +246,19 @@ def npu_distributed_optimizer_wrapper(optimizer: Any) -> Any:
     """
     if isinstance(optimizer, str):
         optimizer = tf.keras.optimizers.get(optimizer)
-    for method, scope in (
-        ("compute_gradients", "Npu_Distributed_optimizer_Allreduce"),
-        ("_compute_gradients", "Npu_Distributed_optimizer_compute_grads_Allreduce"),
-    ):
+    for method in ("compute_gradients", "_compute_gradients"):
         original = getattr(optimizer, method, None)
         if original is not None:
-            setattr(optimizer, method, _averaging_compute(original, scope))
+            setattr(optimizer, method, _averaging_compute(original))
     original_get = getattr(optimizer, "get_gradients", None)
     if original_get is not None:
-        optimizer.get_gradients = _averaging_get_gradients(
-            original_get, "Npu_Distributed_optimizer_get_grads_Allreduce"
-        )
+        optimizer.get_gradients = _averaging_get_gradients(original_get)
     return optimizer
 
 
-def _averaging_compute(original: Callable[..., Any], scope: str) -> Callable[..., Any]:
+def _averaging_compute(original: Callable[..., Any]) -> Callable[..., Any]:
     def compute(*args: Any, **kwargs: Any) -> Any:
-        grads_and_vars = original(*args, **kwargs)
-        if world_rank_size() == 1:
-            return grads_and_vars
-        return _average_all("npu_distributed_optimizer_wrapper", list(grads_and_vars), scope)
+        return _average_all("npu_distributed_optimizer_wrapper", original(*args, **kwargs))
 
     return compute
 
@@ -307,6 +275,7 @@ def npu_allreduce(
 ) -> Any:
     """All-reduce one tensor or a list/tuple of them; ``mean`` = sum divided by the rank count.
 
+    The collectives accept one rank only (several are an error), where the mean is the sum.
     Returns a list for a list/tuple input, else one tensor.
     """
     if reduction not in _NPU_ALLREDUCE_REDUCTIONS:
@@ -322,9 +291,7 @@ def npu_allreduce(
             size = world_rank_size()
             gathered = hccl_ops.allgather(value.values, size, group)
             indices = hccl_ops.allgather(value.indices, size, group)
-            gathered = _mean_over_ranks(value.values, gathered, reduction == "mean")
             out.append(tf.IndexedSlices(gathered, indices, dense_shape=value.dense_shape))
         else:
-            reduced = hccl_ops.allreduce(value, op, fusion, fusion_id, group)
-            out.append(_mean_over_ranks(value, reduced, reduction == "mean"))
+            out.append(hccl_ops.allreduce(value, op, fusion, fusion_id, group))
     return out if isinstance(values, (list, tuple)) else out[0]

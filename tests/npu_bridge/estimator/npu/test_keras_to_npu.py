@@ -63,7 +63,6 @@ def test_uncompiled_model_and_bad_format(tmp_path) -> None:
 
 
 def test_keras_weights_carry_into_the_npu_estimator(tmp_path) -> None:
-    pytest.importorskip("npu_bridge.estimator.npu.npu_hook")
     config = NPURunConfig(model_dir=str(tmp_path / "m"), precision_mode="force_fp32")
     est = model_to_npu_estimator(keras_model(), config=config)
     assert isinstance(est, NPUEstimator)

@@ -14,12 +14,13 @@ pytestmark = pytest.mark.tf
 
 @pytest.fixture
 def converted() -> Iterator[None]:
+    """Dropout as the module's import leaves it (re-run, in case an earlier test restored it)."""
+    import importlib
+
     from npu_bridge.estimator.npu import npu_convert_dropout
 
-    npu_convert_dropout.npu_dropout_call  # noqa: B018 - the import is the side effect
-    from keras.src.layers.regularization.dropout import Dropout
-
-    Dropout.call = npu_convert_dropout.npu_dropout_call
+    npu_convert_dropout.restore()
+    importlib.reload(npu_convert_dropout)
     yield
     npu_convert_dropout.restore()
 

@@ -140,7 +140,6 @@ def test_tell_me_step_or_loss_hook_sets_the_environment() -> None:
 
 
 def test_shutdown_hook_runs_the_shutdown_op() -> None:
-    pytest.importorskip("npu_bridge.estimator.npu_ops")
     hook = npu_hook.NPUShutDownHook()
     _run_steps([hook], _counter, 1)
     assert hook._shutdown_op.get_attr("_npu_op") == b"NPUShutdown"
