@@ -29,7 +29,9 @@ def atomic_path(target: Path) -> Iterator[Path]:
 
 
 def write_text_atomic(target: Path, text: str) -> None:
-    """Write ``text`` to ``target`` as UTF-8, atomically, with the newlines as given."""
+    """Write ``text`` to ``target`` as UTF-8, atomically, with the newlines as given; the folder
+    is created if missing."""
+    target.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(target) as temp, open(temp, "w", encoding="utf-8", newline="") as stream:
         stream.write(text)
 

@@ -13,7 +13,6 @@ from rich.console import Console
 from tf2npu import runtime
 from tf2npu.cli import run as run_cli
 from tf2npu.cli.main import main
-from tf2npu.runtime import settings
 
 EXE = Path(sys.executable).parent / "tf2npu"
 SUMMARY_KEYS = {
@@ -33,16 +32,8 @@ SUMMARY_KEYS = {
 }
 
 
-def _runtime_ready() -> bool:
-    """The modules `tf2npu run` builds on, written in parallel with this command."""
-    return all(
-        importlib.util.find_spec(name) is not None
-        for name in ("tensorflow", "tf2npu.compat.tf1", "tf2npu.runtime.session")
-    )
-
-
 needs_runtime = pytest.mark.skipif(
-    not _runtime_ready(), reason="tf2npu.compat.tf1 / tf2npu.runtime.session not there yet"
+    importlib.util.find_spec("tensorflow") is None, reason="needs TensorFlow"
 )
 
 
@@ -54,9 +45,8 @@ def write(path: Path, text: str) -> Path:
 
 @pytest.fixture
 def clean_runtime():
-    """Undo what the command sets process-wide: runtime settings and counters."""
+    """Undo the run counters the command fills (tests/conftest.py restores the settings)."""
     yield
-    settings.reset()
     runtime.reset_stats()
 
 

@@ -175,7 +175,6 @@ def inspect(args: argparse.Namespace) -> int:
     if args.dump_dir is not None:
         write_report_files(summary, args.dump_dir)
     if args.html is not None:
-        args.html.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(args.html, render_html(summary))
     if args.json:
         sys.stdout.write(to_json_text(summary))

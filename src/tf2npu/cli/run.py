@@ -33,6 +33,7 @@ from tf2npu import runtime
 from tf2npu.atomic import write_text_atomic
 from tf2npu.cli import exit_codes
 from tf2npu.config.options import OPTIONS, Value
+from tf2npu.config.sources import option_text
 from tf2npu.errors import ConfigError, UsageError
 
 NAME = "run"
@@ -205,7 +206,7 @@ def check_values(overrides: Mapping[str, Value]) -> None:
     for name, value in overrides.items():
         fix = OPTIONS[name].check(value)
         if fix is not None:
-            raise ConfigError(f"--option {name}={_show(value)}: not a valid value; {fix}")
+            raise ConfigError(f"--option {name}={option_text(value)}: not a valid value; {fix}")
 
 
 def _create(report_dir: Path, *, given: Path) -> None:
@@ -323,7 +324,6 @@ def _script_frames(tb: TracebackType | None) -> TracebackType | None:
 
 def _write_summary(path: Path, summary: dict[str, Any]) -> bool:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, json.dumps(summary, indent=2) + "\n")
     except OSError as exc:
         print(f"tf2npu run: error: cannot write {path}: {exc.strerror}", file=sys.stderr)
@@ -368,7 +368,7 @@ def _rows(summary: dict[str, Any], plan: RunPlan) -> list[tuple[str, Text]]:
         ("fusions", Text(_listing(f"{rule} x{n}" for rule, n in fusions.items()))),
         ("steps", Text(str(summary["steps"]))),
         ("wall time", Text(f"{summary['wall_seconds']:.2f} s")),
-        ("options", Text(_listing(f"{k}={_show(v)}" for k, v in summary["options"].items()))),
+        ("options", Text(_listing(f"{k}={option_text(v)}" for k, v in summary["options"].items()))),
         ("without effect here", Text(_listing(summary["options_without_effect"]))),
     ]
     if plan.options and (not plan.npu or not summary["sessions"]):
@@ -380,9 +380,3 @@ def _rows(summary: dict[str, Any], plan: RunPlan) -> list[tuple[str, Text]]:
 
 def _listing(items: Iterable[str]) -> str:
     return ", ".join(items) or "none"
-
-
-def _show(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)

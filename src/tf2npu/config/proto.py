@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from tf2npu.config.options import Value
-from tf2npu.config.sources import coerce, from_run_config, spec_of
+from tf2npu.config.sources import CONFIG_OBJECTS, coerce, from_run_config, spec_of
+from tf2npu.config.validate import DYNAMIC_DIMS
 from tf2npu.errors import ConfigError
 
 __all__ = ["ESTIMATOR_FIXED_VALUES", "npu_parameter_values", "write_parameter_map"]
@@ -49,8 +50,6 @@ ESTIMATOR_FIXED_VALUES: Mapping[str, Value] = {"use_off_line": True, "min_group_
 """Keys ``NPUEstimator`` writes whatever the run config says (``min_group_size`` is written as
 a bool and read by nothing)."""
 
-_DYNAMIC_INPUT_KEYS = ("input_shape", "dynamic_dims", "dynamic_node_type")
-
 
 def npu_parameter_values(
     arguments: Mapping[str, object], env: Mapping[str, str]
@@ -74,8 +73,8 @@ def npu_parameter_values(
         values.update(enable_dump=False, enable_dump_debug=False)
     if values.get("aoe_mode") is not None:
         values.setdefault("work_path", "./")
-    if not all(key in values for key in _DYNAMIC_INPUT_KEYS):
-        for key in (*_DYNAMIC_INPUT_KEYS, "compile_hybrid_mode"):
+    if not all(key in values for key in DYNAMIC_DIMS):
+        for key in CONFIG_OBJECTS["dynamic_input_config"].values():
             values.pop(key, None)
     values.update(ESTIMATOR_FIXED_VALUES)
     values.update(job_values(env))

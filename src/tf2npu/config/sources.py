@@ -225,6 +225,13 @@ def from_cli(items: Iterable[str]) -> dict[str, Value]:
     return values
 
 
+def option_text(value: object) -> str:
+    """A value as ``KEY=VALUE`` writes it (inverse of :func:`parse_text`): bools as true/false."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def parse_text(key: str, text: str) -> Value:
     """One CLI value: bools accept true/false/1/0 (any case), ints decimal, strings as is."""
     spec = spec_of(key)

@@ -15,7 +15,8 @@ from tf2npu.errors import ConfigError
 _MIX_MODES = (
     ", ".join(MIX_PRECISION_MODES) + " or precision_mode_v2 " + ", ".join(MIX_PRECISION_MODES_V2)
 )
-_DYNAMIC_DIMS = ("input_shape", "dynamic_dims", "dynamic_node_type")
+#: The three options that set dynamic-dimension gears; they are given together or not at all.
+DYNAMIC_DIMS = ("input_shape", "dynamic_dims", "dynamic_node_type")
 
 
 def validate(options: NpuOptions) -> None:
@@ -122,12 +123,12 @@ def _compress_weight(o: NpuOptions) -> str | None:
 
 
 def _dynamic_dims_all_or_none(o: NpuOptions) -> str | None:
-    given = [n for n in _DYNAMIC_DIMS if n in o.explicit]
-    if given and len(given) != len(_DYNAMIC_DIMS):
-        missing = ", ".join(n for n in _DYNAMIC_DIMS if n not in given)
+    given = [n for n in DYNAMIC_DIMS if n in o.explicit]
+    if given and len(given) != len(DYNAMIC_DIMS):
+        missing = ", ".join(n for n in DYNAMIC_DIMS if n not in given)
         return (
             f"option {given[0]!r} = {o.get(given[0])!r} needs all of "
-            f"{', '.join(_DYNAMIC_DIMS)}; also set {missing} or drop them all"
+            f"{', '.join(DYNAMIC_DIMS)}; also set {missing} or drop them all"
         )
     if given and o.mix_compile_mode:
         return (
@@ -144,7 +145,7 @@ def _dynamic_dims_all_or_none(o: NpuOptions) -> str | None:
 
 def _hybrid_mode(o: NpuOptions) -> str | None:
     if o.get("compile_hybrid_mode") == 1 and (
-        o.get("dynamic_node_type") != 1 or not all(n in o.explicit for n in _DYNAMIC_DIMS)
+        o.get("dynamic_node_type") != 1 or not all(n in o.explicit for n in DYNAMIC_DIMS)
     ):
         return (
             "option 'compile_hybrid_mode' = 1 requires dynamic_node_type=1 with input_shape "

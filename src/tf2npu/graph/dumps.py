@@ -30,7 +30,6 @@ def write_pbtxt(graph: Graph, path: Path) -> None:
     """``graph`` (with its library) as a text GraphDef at ``path``, atomically."""
     from google.protobuf import text_format
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, text_format.MessageToString(graph.to_graph_def()))
 
 

@@ -122,7 +122,6 @@ class _CheckResultFile:
             if len(self._ops) == before and path.exists():
                 return
             ops = [self._ops[name] for name in sorted(self._ops)]
-            path.parent.mkdir(parents=True, exist_ok=True)
             write_text_atomic(path, json.dumps({"op": ops}, indent=2, sort_keys=True))
 
     def reset(self) -> None:

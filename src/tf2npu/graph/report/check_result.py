@@ -56,6 +56,5 @@ def write_check_result(summary: GraphSummary, directory: Path) -> Path | None:
     if text is None:
         path.unlink(missing_ok=True)
         return None
-    path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, text)
     return path
