@@ -49,8 +49,18 @@ def output_layout(node: Node) -> Layout | None:
     op_def = op_def_for(node)
     if op_def is None:
         return npu_layout(node)
+    return _layout(node, op_def, op_def.output_arg)
+
+
+def input_layout(node: Node) -> Layout | None:
+    """The node's data inputs per input arg, or ``None`` if the op or a count attr is unknown."""
+    op_def = op_def_for(node)
+    return None if op_def is None else _layout(node, op_def, op_def.input_arg)
+
+
+def _layout(node: Node, op_def: Any, args: Any) -> Layout | None:
     layout = []
-    for arg in op_def.output_arg:
+    for arg in args:
         dtypes = _arg_dtypes(node, op_def, arg)
         if dtypes is None:
             return None

@@ -13,7 +13,7 @@ from typing import Any
 
 from tf2npu.graph.ir import Node
 
-__all__ = ["AttrFactory"]
+__all__ = ["CONV2D_ATTRS", "AttrFactory", "fused_ops"]
 
 
 class AttrFactory:
@@ -75,3 +75,16 @@ def _attr_class(nodes: Iterable[Node]) -> Any:
     from tensorflow.core.framework import attr_value_pb2  # only for attr-less IR-built graphs
 
     return attr_value_pb2.AttrValue
+
+
+#: Conv2D attrs that carry over unchanged into ``_FusedConv2D`` (it declares the same ones), and
+#: back when lowering expands a ``_FusedConv2D`` into its chain.
+CONV2D_ATTRS = (
+    "T", "strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu",
+)
+
+
+def fused_ops(node: Node) -> tuple[str, ...]:
+    """The ``fused_ops`` of a ``_Fused*`` node."""
+    value: Any = node.attrs.get("fused_ops")
+    return tuple(s.decode() for s in value.list.s) if value is not None else ()

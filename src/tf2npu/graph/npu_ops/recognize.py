@@ -19,15 +19,12 @@ from typing import Any
 from tf2npu.errors import GraphError, InternalError
 from tf2npu.graph.ir import Graph, Node
 from tf2npu.graph.npu_ops.catalogue import NPU_OPS
+from tf2npu.graph.npu_ops.client import NPU_ATTR_PREFIX, NPU_OP_ATTR
 from tf2npu.graph.npu_ops.materialize import FUNCTION_SUFFIX
 from tf2npu.graph.npu_ops.opdef import TYPE_ATTR, NpuOpDef, build_attrs
 
 __all__ = ["recognize"]
 
-# The encoding of :mod:`tf2npu.graph.npu_ops.client` (repeated: that module imports TensorFlow
-# lazily but this one must not depend on it at all).
-_NPU_OP_ATTR = "_npu_op"
-_NPU_ATTR_PREFIX = "_npu_attr_"
 
 
 def recognize(graph: Graph) -> int:
@@ -56,7 +53,7 @@ def recognize(graph: Graph) -> int:
 
 def _emitted_op(graph: Graph, node: Node) -> NpuOpDef | None:
     """The NPU op a node emitted by the client stands for; ``None`` for any other node."""
-    marker = node.attrs.get(_NPU_OP_ATTR)
+    marker = node.attrs.get(NPU_OP_ATTR)
     if marker is None or not node.op.endswith(FUNCTION_SUFFIX) or node.op not in graph.functions:
         return None
     return NPU_OPS.get(marker.s.decode())
@@ -65,15 +62,15 @@ def _emitted_op(graph: Graph, node: Node) -> NpuOpDef | None:
 def _restore(node: Node, op: NpuOpDef) -> None:
     where = f"{node.graph.label}, node {node.name!r}"
     encoded = {
-        key[len(_NPU_ATTR_PREFIX):]: value
+        key[len(NPU_ATTR_PREFIX):]: value
         for key, value in node.attrs.items()
-        if key.startswith(_NPU_ATTR_PREFIX)
+        if key.startswith(NPU_ATTR_PREFIX)
     }
     dtype = encoded.pop(TYPE_ATTR, None)
     if dtype is None:
         raise GraphError(
             f"{where}: a call of {node.op} marked as NPU op {op.name} lacks "
-            f"'{_NPU_ATTR_PREFIX}{TYPE_ATTR}'; rebuild the graph with npu_bridge's op wrappers"
+            f"'{NPU_ATTR_PREFIX}{TYPE_ATTR}'; rebuild the graph with npu_bridge's op wrappers"
         )
     try:
         attrs = build_attrs(op, len(node.inputs), dtype.type, encoded)
@@ -82,7 +79,7 @@ def _restore(node: Node, op: NpuOpDef) -> None:
     kept = {
         key: value
         for key, value in node.attrs.items()
-        if key != _NPU_OP_ATTR and not key.startswith(_NPU_ATTR_PREFIX)
+        if key != NPU_OP_ATTR and not key.startswith(NPU_ATTR_PREFIX)
     }
     node.op = op.name
     node.attrs = {**attrs, **kept}

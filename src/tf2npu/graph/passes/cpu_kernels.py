@@ -22,13 +22,14 @@ from typing import Any
 
 from tf2npu.graph._opdef import op_def_for
 from tf2npu.graph.ir import Node
+from tf2npu.graph.precision.signature import DT_BFLOAT16, DT_HALF
 
 __all__ = [
     "LOW_FLOATS", "CpuKernels", "KernelConstraint", "cpu_constraints", "has_low_float",
 ]
 
 #: The lower float dtypes the precision pass produces (``DT_HALF``, ``DT_BFLOAT16``).
-LOW_FLOATS = frozenset({19, 14})
+LOW_FLOATS = frozenset({DT_HALF, DT_BFLOAT16})
 #: The node attr selecting a labelled kernel (``KernelDef.label``).
 _LABEL_ATTR = "_kernel"
 

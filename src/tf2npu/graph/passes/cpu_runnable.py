@@ -28,10 +28,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from tf2npu.graph._opdef import attr_or_default, op_def_for, output_layout
+from tf2npu.graph._opdef import REF_OFFSET, flat_dtypes, input_layout, output_layout
 from tf2npu.graph.decisions import PRECISION, Diagnostics
+from tf2npu.graph.fusion.attrs import CONV2D_ATTRS, fused_ops
 from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef
 from tf2npu.graph.passes.cpu_kernels import LOW_FLOATS, CpuKernels, has_low_float
+from tf2npu.graph.precision.signature import DT_FLOAT
 
 __all__ = ["CPU_FORM", "STAT_KEYS", "make_cpu_runnable"]
 
@@ -56,13 +58,8 @@ ACCUMULATING = frozenset({
     "DepthwiseConv2dNativeBackpropFilter",
 })
 
-_DT_FLOAT = 1
-_REF_OFFSET = 100
-#: Activations TF's fused kernels apply after the bias or batch norm, and the op computing each.
+#: Activations TF's fused kernels apply after the bias or batch norm (each is also a TF op).
 _ACTIVATIONS = frozenset({"Relu", "Relu6", "Elu", "LeakyRelu", "Tanh", "Sigmoid"})
-_CONV_ATTRS = (
-    "T", "strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu",
-)
 
 
 def make_cpu_runnable(graph: Graph, diagnostics: Diagnostics | None = None) -> dict[str, int]:
@@ -217,7 +214,7 @@ def _expand_fused(body: Graph, node: Node) -> bool:
     if node.op not in ("_FusedMatMul", "_FusedConv2D"):
         return False
     dtype = _type(node.attrs.get("T"))
-    ops = _strings(node.attrs.get("fused_ops"))
+    ops = fused_ops(node)
     if dtype not in LOW_FLOATS or not ops or ops[0] not in ("BiasAdd", "FusedBatchNorm"):
         return False
     activation = ops[1:]
@@ -240,7 +237,7 @@ def _expand_fused(body: Graph, node: Node) -> bool:
         main = form.add("MatMul", form.inputs[:2], {"T": t, **keep}, tag="matmul", control=True)
         data_format = make.string("NHWC")
     else:
-        keep = {k: form.attrs[k] for k in _CONV_ATTRS if k in form.attrs}
+        keep = {k: form.attrs[k] for k in CONV2D_ATTRS if k in form.attrs}
         main = form.add("Conv2D", form.inputs[:2], keep, tag="conv2d", control=True)
         data_format = form.attrs.get("data_format") or make.string("NHWC")
     if ops[0] == "BiasAdd":
@@ -266,13 +263,13 @@ def _batch_norm(
 ) -> Node:
     """An inference ``FusedBatchNormV3`` (the CPU's low-float batch norm wants float32 params)."""
     params = [
-        form.out(form.add("Cast", [ref], make.cast(dtype, _DT_FLOAT), tag="bn_param_f32"))
+        form.out(form.add("Cast", [ref], make.cast(dtype, DT_FLOAT), tag="bn_param_f32"))
         for ref in args
     ]
     epsilon = form.attrs.get("epsilon")
     attrs = {
         "T": make.dtype(dtype),
-        "U": make.dtype(_DT_FLOAT),
+        "U": make.dtype(DT_FLOAT),
         "epsilon": epsilon if epsilon is not None else make.real(0.0001),
         "data_format": data_format,
         "is_training": make.boolean(False),
@@ -290,9 +287,9 @@ def _compute_in_fp32(body: Graph, node: Node, kernels: CpuKernels) -> bool:
     ins, outs = _input_dtypes(node), output_layout(node)
     if ins is None or outs is None or len(ins) != len(node.inputs):
         return False
-    if any(d is None or d > _REF_OFFSET for d in ins):
+    if any(d is None or d > REF_OFFSET for d in ins):
         return False
-    out_dtypes: list[int] = [d for _, ds in outs for d in ds if d is not None and d < _REF_OFFSET]
+    out_dtypes: list[int] = [d for _, ds in outs for d in ds if d is not None and d < REF_OFFSET]
     if len(out_dtypes) != sum(len(dtypes) for _, dtypes in outs):
         return False
     if not out_dtypes or not kernels.runs(node, up):
@@ -300,7 +297,7 @@ def _compute_in_fp32(body: Graph, node: Node, kernels: CpuKernels) -> bool:
     op = node.op
     form = _Form(body, node, f"fp32 {op}")
     inputs = [
-        form.out(form.add("Cast", [ref], make.cast(d, _DT_FLOAT), tag="in_f32"))
+        form.out(form.add("Cast", [ref], make.cast(d, DT_FLOAT), tag="in_f32"))
         if d in LOW_FLOATS else ref
         for ref, d in zip(form.inputs, ins, strict=True)
     ]
@@ -315,7 +312,7 @@ def _compute_in_fp32(body: Graph, node: Node, kernels: CpuKernels) -> bool:
     for flat, d in enumerate(out_dtypes):
         ref = form.out(wide, flat)
         if narrowed[flat]:
-            cast = form.add("Cast", [ref], make.cast(_DT_FLOAT, d), tag="" if single else "out")
+            cast = form.add("Cast", [ref], make.cast(DT_FLOAT, d), tag="" if single else "out")
             ref = form.out(cast)
         results.append(ref)
     if single:
@@ -328,31 +325,8 @@ def _compute_in_fp32(body: Graph, node: Node, kernels: CpuKernels) -> bool:
 
 def _input_dtypes(node: Node) -> list[int | None] | None:
     """One dtype per data input, from the op definition and the node's attrs."""
-    op_def = op_def_for(node)
-    if op_def is None:
-        return None
-    found: list[int | None] = []
-    for arg in op_def.input_arg:
-        if arg.type_list_attr:
-            value = attr_or_default(node, op_def, arg.type_list_attr)
-            if value is None:
-                return None
-            found.extend(value.list.type)
-            continue
-        dtype: int | None = arg.type or None
-        if dtype is None and arg.type_attr:
-            value = attr_or_default(node, op_def, arg.type_attr)
-            dtype = value.type if value is not None and value.type else None
-        count = 1
-        if arg.number_attr:
-            value = attr_or_default(node, op_def, arg.number_attr)
-            if value is None:
-                return None
-            count = value.i
-        if dtype is not None and arg.is_ref:
-            dtype += _REF_OFFSET
-        found.extend([dtype] * count)
-    return found
+    layout = input_layout(node)
+    return None if layout is None else list(flat_dtypes(layout))
 
 
 class _Attrs:
@@ -384,15 +358,11 @@ class _Attrs:
     def widened(self, value: Any) -> Any:
         """``value`` with every low float dtype (scalar or list) replaced by float32."""
         if value.HasField("type") and value.type in LOW_FLOATS:
-            return self.dtype(_DT_FLOAT)
+            return self.dtype(DT_FLOAT)
         if value.HasField("list") and any(d in LOW_FLOATS for d in value.list.type):
-            return self.types([_DT_FLOAT if d in LOW_FLOATS else d for d in value.list.type])
+            return self.types([DT_FLOAT if d in LOW_FLOATS else d for d in value.list.type])
         return value
 
 
 def _type(value: Any) -> int:
     return int(value.type) if value is not None else 0
-
-
-def _strings(value: Any) -> tuple[str, ...]:
-    return tuple(s.decode() for s in value.list.s) if value is not None else ()

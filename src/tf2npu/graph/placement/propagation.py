@@ -97,8 +97,7 @@ def propagate(
             close_frames(name)
         node = graph[name]
         for user, position, ref in edges.get(name, ()):
-            current = placements.get(user.name)
-            if current is not None and current.device:
+            if _on_device(placements, user):
                 kind = _crossing(types, node, user, position, ref, rules)
                 if kind is not None:
                     demote(
@@ -109,8 +108,7 @@ def propagate(
             producer = graph.get(ref.node)
             if producer is None:
                 continue
-            current = placements.get(producer.name)
-            if current is not None and current.device:
+            if _on_device(placements, producer):
                 kind = _crossing(types, producer, node, position, ref, rules)
                 if kind is not None:
                     demote(

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from tf2npu.graph.fusion.attrs import AttrFactory
+from tf2npu.graph.fusion.attrs import AttrFactory, fused_ops
 from tf2npu.graph.fusion.pattern import Match
 from tf2npu.graph.fusion.rewrite import Fusion, NewNode
-from tf2npu.graph.fusion.rules._common import checked, fused_ops
+from tf2npu.graph.fusion.rules._common import checked
 from tf2npu.graph.ir import Graph, Node
 
 

@@ -77,12 +77,6 @@ def bool_attr(node: Node, name: str, default: bool) -> bool:
     return bool(value.b) if value is not None else default
 
 
-def fused_ops(node: Node) -> tuple[str, ...]:
-    """The ``fused_ops`` of a ``_Fused*`` node."""
-    value: Any = node.attrs.get("fused_ops")
-    return tuple(s.decode() for s in value.list.s) if value is not None else ()
-
-
 def copy_attrs(node: Node, names: Sequence[str]) -> dict[str, Any]:
     """The attrs of ``node`` among ``names`` (shared protos: fused nodes never edit them)."""
     return {name: node.attrs[name] for name in names if name in node.attrs}

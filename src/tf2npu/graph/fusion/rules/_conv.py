@@ -5,15 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tf2npu.graph.fusion.attrs import AttrFactory
+from tf2npu.graph.fusion.attrs import CONV2D_ATTRS, AttrFactory
 from tf2npu.graph.fusion.pattern import dtype_of
 from tf2npu.graph.fusion.rules._common import copy_attrs
 from tf2npu.graph.ir import Node
-
-#: Conv2D attrs that carry over unchanged (``_FusedConv2D`` declares the same ones).
-_CONV_ATTRS = (
-    "T", "strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu",
-)
 
 
 def fused_conv_attrs(
@@ -22,7 +17,7 @@ def fused_conv_attrs(
     """``_FusedConv2D`` attrs: the conv's own, plus ``fused_ops`` and ``num_args`` extra inputs
     in the conv's dtype (``TArgs``)."""
     make = AttrFactory([conv])
-    attrs = copy_attrs(conv, _CONV_ATTRS)
+    attrs = copy_attrs(conv, CONV2D_ATTRS)
     dtype = dtype_of(conv)
     if dtype is not None:
         attrs["TArgs"] = make.types([dtype] * num_args)
