@@ -91,8 +91,11 @@ def _arg_dtypes(node: Node, op_def: Any, arg: Any) -> tuple[int | None, ...] | N
 def attr_or_default(node: Node, op_def: Any, name: str) -> Any:
     """The node's attr ``name``, else the OpDef's default for it, else ``None``."""
     value = node.attrs.get(name)
-    if value is not None:
-        return value
+    return value if value is not None else default_of(op_def, name)
+
+
+def default_of(op_def: Any, name: str) -> Any:
+    """The OpDef's default for attr ``name``, else ``None``."""
     for attr in op_def.attr:
         if attr.name == name and attr.HasField("default_value"):
             return attr.default_value

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from tf2npu.graph._opdef import op_def_for
+from tf2npu.graph._opdef import default_of, op_def_for
 from tf2npu.graph.ir import Node
 from tf2npu.graph.precision.signature import DT_BFLOAT16, DT_HALF
 
@@ -90,11 +90,12 @@ class CpuKernels:
             constrained = sorted({name for k in found or () for name, _ in k.allowed})
             self._kernels[op] = None if found is None else (found, tuple(constrained))
         entry = self._kernels[op]
-        if entry is None or op_def_for(node) is None:
+        op_def = op_def_for(node) if entry is not None else None
+        if entry is None or op_def is None:
             return True
         kernels, names = entry
         own = node.attrs if attrs is None else attrs
-        values = {name: _dtypes(_value(node, own, name)) for name in names}
+        values = {name: _dtypes(_value(op_def, own, name)) for name in names}
         label_value = own.get(_LABEL_ATTR)
         label = label_value.s.decode() if label_value is not None else ""
         key = (op, label, *values.values())
@@ -115,15 +116,9 @@ def has_low_float(attrs: Iterable[Any]) -> bool:
     return False
 
 
-def _value(node: Node, attrs: dict[str, Any], name: str) -> Any:
+def _value(op_def: Any, attrs: dict[str, Any], name: str) -> Any:
     found = attrs.get(name)
-    if found is not None:
-        return found
-    op_def = op_def_for(node)
-    for attr in op_def.attr if op_def is not None else ():
-        if attr.name == name and attr.HasField("default_value"):
-            return attr.default_value
-    return None
+    return found if found is not None else default_of(op_def, name)
 
 
 def _dtypes(value: Any) -> tuple[int, ...] | None:
