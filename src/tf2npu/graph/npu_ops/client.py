@@ -27,7 +27,7 @@ from typing import Any
 
 from tf2npu.errors import InternalError
 from tf2npu.graph.npu_ops.catalogue import NPU_OPS
-from tf2npu.graph.npu_ops.materialize import _function_def, function_name
+from tf2npu.graph.npu_ops.materialize import function_name, traced_function_def
 from tf2npu.graph.npu_ops.opdef import TYPE_ATTR, NpuOpDef, build_attrs
 
 __all__ = ["GRADIENT_ATTR", "GRADIENT_PREFIX", "NPU_ATTR_PREFIX", "NPU_OP_ATTR", "emit"]
@@ -169,7 +169,7 @@ def _ensure_function(graph: Any, op: NpuOpDef, attrs: Mapping[str, Any]) -> str:
         # import_graph_def is the public way to add a FunctionDef proto to a graph: with no
         # nodes it only copies the library (to the C graph and the Python function table).
         library_only = graph_pb2.GraphDef()
-        library_only.library.function.add().ParseFromString(_function_def(op, attrs, name))
+        library_only.library.function.add().ParseFromString(traced_function_def(op, attrs, name))
         tf.graph_util.import_graph_def(library_only, name="")
     return name
 

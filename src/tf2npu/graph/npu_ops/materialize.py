@@ -24,7 +24,7 @@ from tf2npu.graph.npu_ops.catalogue import NPU_OPS
 from tf2npu.graph.npu_ops.nodes import NPU_ATTRS_META, NPU_OP_META
 from tf2npu.graph.npu_ops.opdef import TYPE_ATTR, NpuOpDef, build_attrs, dtype_name
 
-__all__ = ["FUNCTION_SUFFIX", "function_name", "materialize"]
+__all__ = ["FUNCTION_SUFFIX", "function_name", "materialize", "traced_function_def"]
 
 #: Suffix of every function :func:`materialize` adds to the library.
 FUNCTION_SUFFIX = "__tf2npu"
@@ -67,7 +67,7 @@ def _materialize_node(root: Graph, node: Node, op: NpuOpDef) -> None:
         from tensorflow.core.framework import function_pb2
 
         fd = function_pb2.FunctionDef()
-        fd.ParseFromString(_function_def(op, attrs, name))
+        fd.ParseFromString(traced_function_def(op, attrs, name))
         root.functions[name] = function_from_proto(fd, root)
     node.meta[NPU_OP_META] = op.name
     node.meta[NPU_ATTRS_META] = attrs
@@ -90,7 +90,9 @@ def _complete_attrs(node: Node, op: NpuOpDef) -> dict[str, Any]:
         raise _needs_tf(node) from None
 
 
-def _function_def(op: NpuOpDef, attrs: Mapping[str, Any], name: str) -> bytes:
+def traced_function_def(op: NpuOpDef, attrs: Mapping[str, Any], name: str) -> bytes:
+    """The serialized FunctionDef ``name`` computing ``op`` with ``attrs`` (traced once per
+    process; materialize and the client emission share the cache)."""
     cached = _TRACED.get(name)
     if cached is None:
         cached = _TRACED[name] = _trace(op, attrs, name).SerializeToString()
