@@ -135,7 +135,8 @@ def test_unknown_name_is_not_listed(name: str, module: str) -> None:
 
 def test_every_status_but_not_listed_occurs_in_the_data() -> None:
     seen = {row[2] for row in _rows()}
-    expected = {s.value for s in ApiStatus if s is not ApiStatus.NOT_LISTED}
+    ours = {ApiStatus.NOT_LISTED, ApiStatus.HOST_PYTHON}  # never in the vendor's data
+    expected = {s.value for s in ApiStatus if s not in ours}
     assert seen == expected
 
 
@@ -202,3 +203,23 @@ def test_module_constants_listed_only_for_scanning_are_supported() -> None:
     assert info.status is ApiStatus.SUPPORTED
     assert "tf.compat.v1.float32" in info.advice
     assert classify("tf.no_such_constant").status is ApiStatus.NOT_LISTED
+
+
+@pytest.mark.parametrize(
+    ("name", "module"),
+    [
+        ("tf.flags", "tf.flags"),
+        ("tf.flags.FLAGS", "tf.flags"),
+        ("tf.flags.DEFINE_integer", "tf.flags"),
+        ("tf.app.flags.FLAGS", "tf.app.flags"),
+        ("tf.compat.v1.flags.DEFINE_string", "tf.flags"),
+    ],
+)
+def test_flags_are_host_python(name: str, module: str) -> None:
+    info = classify(name)
+    assert (info.status, info.module) == (ApiStatus.HOST_PYTHON, module)
+    assert "builds no graph op" in info.advice
+
+
+def test_a_module_merely_named_like_flags_is_not_host_python() -> None:
+    assert classify("tf.flagsmith").status is ApiStatus.NOT_LISTED

@@ -13,7 +13,9 @@ this order:
 2. the exact name, an API or an enum / attribute name (classified as its class);
 3. its parents, nearest first (``tf.Session.run`` is classified as ``tf.Session``);
 4. any other ``tf.compat.*`` name is a compat alias;
-5. otherwise the name is not listed.
+5. names under :data:`HOST_PYTHON_MODULES` (command-line flags) are host Python: they build no
+   graph op, so the NPU never sees them (tf2npu's classification; the vendor does not list them);
+6. otherwise the name is not listed.
 
 The returned :class:`ApiInfo` always carries the name as given.
 """
@@ -31,6 +33,8 @@ _PACKAGE = "tf2npu.migrate.data"
 _RESOURCE = "api_catalog.tsv"
 _HEADER = "api\tmodule\tstatus\treplacement\tparent"
 _COMPAT_V1 = "tf.compat.v1."
+HOST_PYTHON_MODULES = ("tf.flags", "tf.app.flags")
+"""Modules whose every name is plain Python run on the host (absl flags re-exported by TF)."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,10 @@ _ADVICE: dict[ApiStatus, str] = {
     ApiStatus.ANALYSING: "Support not confirmed by the vendor; test it.",
     ApiStatus.NOT_LISTED: (
         "Not in the Ascend support list; check it by running the migrated script (tf2npu run)."
+    ),
+    ApiStatus.HOST_PYTHON: (
+        "Plain Python on the host (command-line flags): it builds no graph op, so the NPU never "
+        "sees it; nothing to do."
     ),
 }
 
@@ -162,7 +170,7 @@ def classify(name: str) -> ApiInfo:
         # they are compat module rows that would hide a NOT_LISTED.
         target = "tf." + name[len(_COMPAT_V1) :]
         note = f"Compat alias of {target} (the same object on TF 1.15). "
-        info = _lookup(target) or _lookup(name, parents=False)
+        info = _lookup(target) or _lookup(name, parents=False) or _host_python(target)
         if info is None:
             info = _not_listed(name)
         return ApiInfo(name, info.module, info.status, note + info.advice)
@@ -174,7 +182,7 @@ def classify(name: str) -> ApiInfo:
         return scanned
     if name.startswith("tf.compat."):
         return ApiInfo(name, _unlisted_module(name), ApiStatus.COMPAT, _ADVICE[ApiStatus.COMPAT])
-    return _not_listed(name)
+    return _host_python(name) or _not_listed(name)
 
 
 def _scanned_attribute(name: str) -> ApiInfo | None:
@@ -194,6 +202,13 @@ def _scanned_attribute(name: str) -> ApiInfo | None:
         "nothing to do."
     )
     return ApiInfo(name, "tf", ApiStatus.SUPPORTED, advice)
+
+
+def _host_python(name: str) -> ApiInfo | None:
+    module = next((m for m in HOST_PYTHON_MODULES if name == m or name.startswith(m + ".")), None)
+    if module is None:
+        return None
+    return ApiInfo(name, module, ApiStatus.HOST_PYTHON, _ADVICE[ApiStatus.HOST_PYTHON])
 
 
 def _not_listed(name: str) -> ApiInfo:

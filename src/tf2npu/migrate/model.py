@@ -49,6 +49,9 @@ class ApiStatus(enum.Enum):
     """The vendor has not finished analysing it: support is not guaranteed."""
     NOT_LISTED = "not_listed"
     """Not in the support list at all."""
+    HOST_PYTHON = "host_python"
+    """Not in the support list, and builds no graph op: Python that runs on the host
+    (command-line flags). tf2npu's own classification, not the vendor's."""
 
 
 class FileStatus(enum.Enum):

@@ -20,6 +20,7 @@ RAW = {
     ApiStatus.DEPRECATED: 1,
     ApiStatus.ANALYSING: 0,
     ApiStatus.NOT_LISTED: 1,
+    ApiStatus.HOST_PYTHON: 0,
 }
 DISTINCT = {
     ApiStatus.SUPPORTED: 1,
@@ -32,6 +33,7 @@ DISTINCT = {
     ApiStatus.DEPRECATED: 1,
     ApiStatus.ANALYSING: 0,
     ApiStatus.NOT_LISTED: 1,
+    ApiStatus.HOST_PYTHON: 0,
 }
 
 

@@ -124,6 +124,7 @@ EXPECTED: dict[str, Any] = {
             "analysing": 0,
             "compat": 1,
             "deprecated": 1,
+            "host_python": 0,
             "manual": 0,
             "migrated_by_tool": 1,
             "not_listed": 1,
@@ -136,6 +137,7 @@ EXPECTED: dict[str, Any] = {
             "analysing": 0,
             "compat": 1,
             "deprecated": 1,
+            "host_python": 0,
             "manual": 0,
             "migrated_by_tool": 1,
             "not_listed": 1,
@@ -251,5 +253,5 @@ def test_empty_report() -> None:
     }
     assert data["changes_by_rule"] == {}
     assert set(data["api_status_counts"]["raw"].values()) == {0}
-    assert len(data["api_status_counts"]["distinct"]) == 10
+    assert len(data["api_status_counts"]["distinct"]) == 11
     assert data["files"] == []

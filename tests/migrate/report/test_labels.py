@@ -26,6 +26,7 @@ def test_labels() -> None:
         "deprecated",
         "analysing",
         "not listed",
+        "host Python",
     ]
 
 

@@ -56,6 +56,7 @@ In brief: 11 API uses, 8 distinct APIs.
 | deprecated | 1 | 1 |
 | analysing | 0 | 0 |
 | not listed | 1 | 1 |
+| host Python | 0 | 0 |
 | **total** | **11** | **8** |
 
 ## Findings

@@ -42,6 +42,7 @@ SUMMARY = [
     ("deprecated", "deprecated", 1, 1),
     ("analysing", "analysing", 0, 0),
     ("not_listed", "not listed", 1, 1),
+    ("host_python", "host Python", 0, 0),
     ("total", None, 11, 8),
 ]
 

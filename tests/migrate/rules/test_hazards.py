@@ -321,7 +321,8 @@ def test_positional_unknown_rank_invariant():
      "os.environ['ENABLE_FORCE_V2_CONTROL'] = '1'\n"],
 )  # fmt: skip
 def test_v2_control_flow_switched_on_in_the_file(switch):
-    assert hazards(CONTROL_FLOW + switch) == []
+    # enable_v2_behavior also turns eager execution on: that is its own finding, not this one.
+    assert [h for h in hazards(CONTROL_FLOW + switch) if h[0] != "eager_execution"] == []
 
 
 def test_users_own_while_loop_is_not_reported():
@@ -652,3 +653,114 @@ def test_migrating_the_output_again_reports_the_same_hazards(options):
     again = migrate_text(first.output.decode("utf-8"), options)
     ids = [hazard_id(f.message) for f in rule_findings(first, "hazards")]
     assert ids == [hazard_id(f.message) for f in rule_findings(again, "hazards")]
+
+
+# -- eager execution ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "api"),
+    [
+        ("tf.enable_eager_execution()", "tf.enable_eager_execution"),
+        ("tf.compat.v1.enable_eager_execution()", "tf.enable_eager_execution"),
+        ("tf.contrib.eager.enable_eager_execution()", "tf.contrib.eager.enable_eager_execution"),
+        ("tf.enable_v2_behavior()", "tf.enable_v2_behavior"),
+    ],
+)
+def test_eager_execution_is_an_error(call, api):
+    found = finding(f"import tensorflow as tf\n{call}\n", "eager_execution")
+    assert (found.line, found.col, found.severity) == (2, 1, Severity.ERROR)
+    assert found.message.startswith(f"[eager_execution] {api}() switches the script to eager")
+    assert "graph mode" in found.fix
+
+
+def test_eager_execution_fails_the_migration_exit_code(tmp_path):
+    from tf2npu.cli.main import main
+
+    (tmp_path / "t.py").write_text("import tensorflow as tf\ntf.enable_eager_execution()\n")
+    assert main(["migrate", str(tmp_path / "t.py"), "-o", str(tmp_path / "o.py")]) == 1
+
+
+def test_executing_eagerly_query_is_not_reported():
+    assert hazards("import tensorflow as tf\nif tf.executing_eagerly():\n    pass\n") == []
+
+
+# -- contrib batch norm: the exact tf.layers call -------------------------------------------
+
+
+def _batch_norm_fix(call):
+    return finding(f"import tensorflow as tf\ny = {call}\n", "contrib_batch_norm").fix
+
+
+def test_contrib_batch_norm_defaults_are_written_out():
+    fix = _batch_norm_fix("tf.contrib.layers.batch_norm(x)")
+    assert fix.startswith(
+        "use tf.layers.batch_normalization(x, momentum=0.999, scale=False, training=True); "
+        "the moving-average updates stay in tf.GraphKeys.UPDATE_OPS"
+    )
+    assert "pass name='BatchNorm' to restore old checkpoints" in fix
+
+
+def test_contrib_batch_norm_arguments_are_mapped():
+    fix = _batch_norm_fix(
+        "tf.contrib.layers.batch_norm(x, 0.9, scale=True, is_training=is_training, "
+        "updates_collections=None, scope='bn1', activation_fn=tf.nn.relu)"
+    )
+    assert fix == (
+        "use tf.nn.relu(tf.layers.batch_normalization(x, momentum=0.9, scale=True, "
+        "training=is_training, name='bn1')); updates_collections=None updated the moving mean "
+        "and variance in place; tf.layers puts those updates in tf.GraphKeys.UPDATE_OPS, so "
+        "build the train op under "
+        "`with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):`"
+    )
+
+
+def test_contrib_batch_norm_nchw_initializers_and_unmapped():
+    fix = _batch_norm_fix(
+        "tf.contrib.slim.batch_norm(x, data_format='NCHW', param_initializers=inits, "
+        "updates_collections='my_updates', zero_debias_moving_mean=True)"
+    )
+    assert "axis=1 if 'NCHW' == 'NCHW' else -1" in fix
+    assert "beta_initializer=inits['beta'], gamma_initializer=inits['gamma']" in fix
+    assert "not in 'my_updates'" in fix
+    assert "zero_debias_moving_mean: no tf.layers equivalent" in fix
+
+
+def test_contrib_batch_norm_is_one_finding_per_call_and_no_generic_contrib_finding():
+    before = (
+        "import tensorflow as tf\n"
+        "a = tf.contrib.layers.batch_norm(x, decay=0.9)\n"
+        "b = tf.contrib.layers.batch_norm(a, decay=0.99)\n"
+    )
+    assert hazards(before) == [
+        ("contrib_batch_norm", 2, 5, WARNING),
+        ("contrib_batch_norm", 3, 5, WARNING),
+    ]
+
+
+def test_contrib_batch_norm_with_star_arguments_is_left_to_the_api_report():
+    assert hazards("import tensorflow as tf\ny = tf.contrib.layers.batch_norm(*args)\n") == []
+
+
+# -- GPU memory settings get the memory fix, device settings the device fix -------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "fix_start"),
+    [
+        ("config.gpu_options.allow_growth = True", "remove it: the NPU's memory is allocated"),
+        ("config.gpu_options.per_process_gpu_memory_fraction = 0.5",
+         "remove it: the NPU's memory is allocated"),
+        ("config.gpu_options.visible_device_list = '0'",
+         "remove it: on Ascend a process uses the one device named by ASCEND_DEVICE_ID"),
+        ("os.environ['TF_FORCE_GPU_ALLOW_GROWTH'] = 'true'",
+         "remove it: the NPU's memory is allocated by the graph engine"),
+        ("os.environ['CUDA_VISIBLE_DEVICES'] = '0'",
+         "remove it: on Ascend a process uses the one device named by ASCEND_DEVICE_ID"),
+        ("config.gpu_options.force_gpu_compatible = True",
+         "remove it once the script no longer needs to run on GPUs"),
+    ],
+)  # fmt: skip
+def test_gpu_setting_fix_fits_the_setting(line, fix_start):
+    found = only(f"import os\nimport tensorflow as tf\nconfig = tf.ConfigProto()\n{line}\n")
+    assert found.fix.startswith(fix_start)

@@ -20,7 +20,7 @@ meaning (new keys may appear without a version change). Keys:
   names with that status); every status is present (zero included), keys sorted. Statuses are
   the stable values of ``ApiStatus``: ``analysing``, ``compat``, ``deprecated``, ``manual``,
   ``migrated_by_tool``, ``not_listed``, ``supported``, ``training_after_migration``,
-  ``unsupported``, ``unsupported_harmless``.
+  ``unsupported``, ``unsupported_harmless``, ``host_python``.
 - ``files`` (array): one object per input file, in input order:
 
   - ``path`` (str): relative to the migrated root, ``/`` separators.

@@ -24,6 +24,7 @@ STATUS_LABELS: Final[Mapping[ApiStatus, str]] = MappingProxyType(
         ApiStatus.DEPRECATED: "deprecated",
         ApiStatus.ANALYSING: "analysing",
         ApiStatus.NOT_LISTED: "not listed",
+        ApiStatus.HOST_PYTHON: "host Python",
     }
 )
 """One short label per :class:`ApiStatus`, in the enum's order."""

@@ -12,6 +12,15 @@ from tf2npu.migrate.rule import Example, Rule, register
 
 _DEVICE = ("tf.device",)
 _REASON = "device scope removed: the NPU adapter places every op itself"
+_TOWER = (
+    "tower loop `for {loop}:` (line {line}) built one copy of the model per device under "
+    "tf.device scopes, which were removed: on Ascend one process drives one NPU, so every copy "
+    "now lands on the same device"
+)
+_TOWER_FIX = (
+    "build one copy of the model (a single tower) and train on several NPUs with one process "
+    "per device: NPUDistributedOptimizer averages the gradients over the RANK_SIZE processes"
+)
 
 
 class _Unwrap:
@@ -34,7 +43,9 @@ class DeviceScope(Rule):
 
     In a ``with`` with several items only the ``tf.device`` item goes; nested device scopes are
     removed together. Other uses of ``tf.device`` (a device function, ``as`` names) are reported
-    for a manual change.
+    for a manual change. A removed scope whose device comes from an enclosing ``for`` loop's
+    variable (``for i in range(num_gpus): with tf.device('/gpu:%d' % i)``) is a multi-GPU tower
+    loop: it is reported once per loop, since one process drives one NPU (use multi-rank).
     """
 
     name: ClassVar[str] = "device_scope"
@@ -53,13 +64,14 @@ class DeviceScope(Rule):
     def apply(self, ctx: FileContext) -> None:
         device_calls = {id(r.call) for r in ctx.index.calls_to(*_DEVICE) if r.call is not None}
         handled: set[int] = set()
+        removed: list[tuple[ast.With, ast.expr]] = []
         blocks: list[_Unwrap] = []
         for stmt in ctx.index.withs:
             for item in stmt.items:
                 if id(item.context_expr) not in device_calls:
                     continue
                 handled.add(id(item.context_expr))
-                unwrap = self._classify(ctx, stmt, item)
+                unwrap = self._classify(ctx, stmt, item, removed)
                 if unwrap is not None:
                     blocks.append(unwrap)
         outermost = [b for b in blocks if not any(o.contains(b) for o in blocks if o is not b)]
@@ -69,6 +81,8 @@ class DeviceScope(Rule):
             for scope, edits in self._unwrap_all(ctx, nested).items():
                 if ctx.patch(self.name, scope.stmt, edits):
                     ctx.finding(self.name, scope.stmt, Severity.INFO, _REASON)
+                    removed.append((scope.stmt, _device_expr(scope.stmt, device_calls)))
+        self._tower_loops(ctx, removed)
         for ref in ctx.index.calls_to(*_DEVICE):
             if ref.call is not None and id(ref.call) not in handled:
                 ctx.finding(
@@ -79,7 +93,31 @@ class DeviceScope(Rule):
                     "remove the device placement: the adapter places ops itself",
                 )
 
-    def _classify(self, ctx: FileContext, stmt: ast.With, item: ast.withitem) -> _Unwrap | None:
+    def _tower_loops(self, ctx: FileContext, removed: list[tuple[ast.With, ast.expr]]) -> None:
+        """One finding per ``for`` loop whose variable chose the device of a removed scope."""
+        loops: dict[int, ast.For | ast.AsyncFor] = {}
+        for stmt, device in removed:
+            used = {n.id for n in ast.walk(device) if isinstance(n, ast.Name)}
+            node = ctx.index.parent(stmt)
+            while node is not None and not isinstance(node, _SCOPE_BOUNDARIES):
+                if isinstance(node, ast.For | ast.AsyncFor):
+                    bound = {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+                    if used & bound:
+                        loops.setdefault(id(node), node)
+                        break
+                node = ctx.index.parent(node)
+        for loop in loops.values():
+            header = f"{ctx.segment(loop.target)} in {' '.join(ctx.segment(loop.iter).split())}"
+            message = _TOWER.format(loop=header, line=loop.lineno)
+            ctx.finding(self.name, loop, Severity.WARNING, message, _TOWER_FIX)
+
+    def _classify(
+        self,
+        ctx: FileContext,
+        stmt: ast.With,
+        item: ast.withitem,
+        removed: list[tuple[ast.With, ast.expr]],
+    ) -> _Unwrap | None:
         """Edit in place (patched here) or return the block to unwrap."""
         if item.optional_vars is not None:
             ctx.finding(
@@ -93,6 +131,7 @@ class DeviceScope(Rule):
         if len(stmt.items) > 1:
             if ctx.patch(self.name, stmt, self._drop_item(ctx, stmt, item)):
                 ctx.finding(self.name, stmt, Severity.INFO, _REASON)
+                removed.append((stmt, item.context_expr))
             return None
         header_last = ctx.header_last_line(item.context_expr)
         if header_last is None or not ctx.owns_lines(stmt):
@@ -110,6 +149,7 @@ class DeviceScope(Rule):
             edit = Edit(ctx.span(stmt)[0], ctx.span(body[0])[0], "")
             if ctx.patch(self.name, stmt, [edit]):
                 ctx.finding(self.name, stmt, Severity.INFO, _REASON)
+                removed.append((stmt, item.context_expr))
             return None
         outer = ctx.source.indent_of(stmt.lineno)
         return _Unwrap(stmt, header_last, outer, ctx.source.indent_of(body[0].lineno))
@@ -151,3 +191,11 @@ class DeviceScope(Rule):
             start = source.line_start(line)
             edits[around[-1]].append(Edit(start, start + pos, new))
         return edits
+
+
+_SCOPE_BOUNDARIES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.Module)
+"""A loop variable is only the device's source within one function."""
+
+
+def _device_expr(stmt: ast.With, device_calls: set[int]) -> ast.expr:
+    return next(i.context_expr for i in stmt.items if id(i.context_expr) in device_calls)

@@ -73,6 +73,7 @@ class Hazards(Rule):
         if not ctx.index.refs:
             return  # hazards are about TensorFlow code; this file has none
         facts = _Facts(find_pipeline(ctx), _mix_compile(ctx), _precision_modes(ctx))
+        _eager(ctx)
         _pipeline_resources(ctx, facts)
         _dataset_arguments(ctx)
         _py_funcs(ctx, facts)
@@ -82,6 +83,7 @@ class Hazards(Rule):
         _unproven_batches(ctx)
         _queue_input(ctx)
         _contrib(ctx)
+        _contrib_batch_norm(ctx)
         _gpu_settings(ctx)
         _recommend_mix_compile(ctx, facts)
 
@@ -181,6 +183,15 @@ def _constant(expr: ast.expr) -> object:
         return None
     value = expr.value
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+# -- eager execution --------------------------------------------------------------------------
+
+
+def _eager(ctx: FileContext) -> None:
+    for ref in ctx.index.calls_to(*t.EAGER_APIS):
+        assert ref.call is not None
+        _report(ctx, "eager_execution", ref.call, api=ref.name)
 
 
 # -- input pipeline ---------------------------------------------------------------------------
@@ -403,13 +414,89 @@ def _contrib(ctx: FileContext) -> None:
                 status=status_label(status), replacement=replacement)  # fmt: skip
 
 
+def _contrib_batch_norm(ctx: FileContext) -> None:
+    """Each contrib batch norm, with its own arguments mapped onto tf.layers.batch_normalization."""
+    for ref in ctx.index.calls_to(*t.CONTRIB_BATCH_NORM_APIS):
+        assert ref.call is not None
+        given = _bound_arguments(ctx, ref.call, t.CONTRIB_BATCH_NORM_SIGNATURE)
+        if given is None:
+            continue  # *args / **kwargs: nothing exact to say; the API report lists it
+        replacement, notes = _batch_norm_mapping(given)
+        _report(ctx, "contrib_batch_norm", ref.call, api=ref.name, line=str(ref.call.lineno),
+                replacement=replacement, notes="".join(f"; {n}" for n in notes))  # fmt: skip
+
+
+def _bound_arguments(
+    ctx: FileContext, call: ast.Call, signature: tuple[str, ...]
+) -> dict[str, str] | None:
+    """``parameter -> source text`` of a call, positional arguments bound by ``signature``."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > len(signature):
+        return None
+    if any(k.arg is None for k in call.keywords):
+        return None
+    bound = {signature[i]: " ".join(ctx.segment(a).split()) for i, a in enumerate(call.args)}
+    bound.update({k.arg: " ".join(ctx.segment(k.value).split()) for k in call.keywords if k.arg})
+    return bound
+
+
+def _batch_norm_mapping(given: dict[str, str]) -> tuple[str, list[str]]:
+    """The tf.layers call that computes what the contrib call does, and what it cannot carry."""
+    values = {**t.BATCH_NORM_CONTRIB_DEFAULTS, **given}
+    arguments: list[str] = []
+    for name in t.CONTRIB_BATCH_NORM_SIGNATURE:
+        value = values.get(name)
+        if value is not None and name in t.BATCH_NORM_RENAMES:
+            target = t.BATCH_NORM_RENAMES[name]
+            arguments.append(value if target == "inputs" else f"{target}={value}")
+    notes: list[str] = []
+    if "data_format" in given:
+        arguments.append(f"axis=1 if {given['data_format']} == 'NCHW' else -1")
+    for group, names in (("param_initializers", t.BATCH_NORM_PARAM_INITIALIZERS),
+                         ("param_regularizers", t.BATCH_NORM_PARAM_REGULARIZERS)):  # fmt: skip
+        if group in given:
+            kind = group.removeprefix("param_").removesuffix("s")
+            each = ", ".join(f"{n}_{kind}={given[group]}[{n!r}]" for n in names)
+            notes.append(f"pass {group} as {each} (for the keys it has)")
+    call = f"tf.layers.batch_normalization({', '.join(arguments)})"
+    if "activation_fn" in given and given["activation_fn"] != "None":
+        call = f"{given['activation_fn']}({call})"
+    notes.append(_update_ops_note(given.get("updates_collections")))
+    if "scope" not in given:
+        notes.append(
+            "contrib names its variables under 'BatchNorm', tf.layers under "
+            "'batch_normalization': pass name='BatchNorm' to restore old checkpoints"
+        )
+    unmapped = [n for n in t.BATCH_NORM_UNMAPPED if n in given]
+    if unmapped:
+        notes.append(f"{', '.join(unmapped)}: no tf.layers equivalent, handle by hand")
+    return call, notes
+
+
+def _update_ops_note(collections: str | None) -> str:
+    if collections == "None":
+        return (
+            "updates_collections=None updated the moving mean and variance in place; tf.layers "
+            "puts those updates in tf.GraphKeys.UPDATE_OPS, so build the train op under "
+            "`with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS)):`"
+        )
+    if collections is not None and collections != t.UPDATE_OPS_DEFAULT:
+        return (
+            f"tf.layers puts the moving-average updates in tf.GraphKeys.UPDATE_OPS, not in "
+            f"{collections}: run them from there"
+        )
+    return (
+        "the moving-average updates stay in tf.GraphKeys.UPDATE_OPS, as with contrib: keep "
+        "running them with the train op"
+    )
+
+
 # -- GPU-only settings --------------------------------------------------------------------------
 
 
 def _gpu_settings(ctx: FileContext) -> None:
     for ref in ctx.index.refs:
         if ref.name in t.GPU_CONFIG_APIS:
-            _report(ctx, "gpu_config_no_effect", ref.node, api=ref.name)
+            _report(ctx, "gpu_config_no_effect", ref.node, api=ref.name, fix=t.gpu_fix(ref.name))
         elif ref.name in t.GPU_QUERY_APIS:
             _report(ctx, "gpu_query", ref.node, api=ref.name)
     for ref in ctx.index.calls_to(t.CONFIG_PROTO):
@@ -418,7 +505,8 @@ def _gpu_settings(ctx: FileContext) -> None:
         if given is not None and not (
             isinstance(given.value, ast.Call) and ctx.index.callee(given.value) == t.GPU_OPTIONS_API
         ):
-            _report(ctx, "gpu_config_no_effect", given.value, api="ConfigProto(gpu_options=...)")
+            api = "ConfigProto(gpu_options=...)"
+            _report(ctx, "gpu_config_no_effect", given.value, api=api, fix=t.gpu_fix(api))
     if t.GPU_OPTIONS_FIELD in ctx.text or any(v in ctx.text for v in t.GPU_ENV_VARS):
         _gpu_assignments(ctx)
 
@@ -431,12 +519,13 @@ def _gpu_assignments(ctx: FileContext) -> None:
         for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
             if isinstance(target, ast.Attribute) and _attr(target.value) == t.GPU_OPTIONS_FIELD:
                 api = f"ConfigProto.{t.GPU_OPTIONS_FIELD}.{target.attr}"
-                _report(ctx, "gpu_config_no_effect", target, api=api)
+                _report(ctx, "gpu_config_no_effect", target, api=api, fix=t.gpu_fix(api))
             elif isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant):
                 variable = target.slice.value
                 scope = ctx.index.scope_at(node)
                 if variable in t.GPU_ENV_VARS and _is_environ(ctx, target.value, scope):
-                    _report(ctx, "gpu_env_no_effect", target, name=f"os.environ[{variable!r}]")
+                    name = f"os.environ[{variable!r}]"
+                    _report(ctx, "gpu_env_no_effect", target, name=name, fix=t.gpu_fix(name))
 
 
 def _attr(expr: ast.expr) -> str | None:

@@ -160,6 +160,41 @@ GPU_OPTIONS_FIELD = "gpu_options"
 GPU_ENV_VARS = frozenset({"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "TF_FORCE_GPU_ALLOW_GROWTH"})
 ENVIRON = "os.environ"
 
+EAGER_APIS = _apis(
+    "tf.enable_eager_execution", "tf.contrib.eager.enable_eager_execution",
+    "tf.enable_v2_behavior",
+)  # fmt: skip
+"""Calls that switch a TF 1.15 program to eager execution."""
+
+CONTRIB_BATCH_NORM_APIS = _apis("tf.contrib.layers.batch_norm", "tf.contrib.slim.batch_norm")
+CONTRIB_BATCH_NORM_SIGNATURE = (
+    "inputs", "decay", "center", "scale", "epsilon", "activation_fn", "param_initializers",
+    "param_regularizers", "updates_collections", "is_training", "reuse", "variables_collections",
+    "outputs_collections", "trainable", "batch_weights", "fused", "data_format",
+    "zero_debias_moving_mean", "scope", "renorm", "renorm_clipping", "renorm_decay",
+    "adjustment",
+)  # fmt: skip
+"""tf.contrib.layers.batch_norm's parameters in TF 1.15's order (slim's is the same function)."""
+BATCH_NORM_RENAMES: MappingProxyType[str, str] = MappingProxyType({
+    "inputs": "inputs", "decay": "momentum", "center": "center", "scale": "scale",
+    "epsilon": "epsilon", "is_training": "training", "reuse": "reuse", "trainable": "trainable",
+    "fused": "fused", "scope": "name", "renorm": "renorm", "renorm_clipping": "renorm_clipping",
+    "renorm_decay": "renorm_momentum", "adjustment": "adjustment",
+})  # fmt: skip
+"""contrib parameter -> tf.layers.batch_normalization parameter, where one maps to the other."""
+BATCH_NORM_CONTRIB_DEFAULTS: MappingProxyType[str, str] = MappingProxyType({
+    "decay": "0.999", "scale": "False", "is_training": "True",
+})  # fmt: skip
+"""contrib defaults that tf.layers does not share (momentum 0.99, scale=True, training=False):
+written out in the replacement even when the call leaves them out."""
+BATCH_NORM_PARAM_INITIALIZERS = ("beta", "gamma", "moving_mean", "moving_variance")
+BATCH_NORM_PARAM_REGULARIZERS = ("beta", "gamma")
+BATCH_NORM_UNMAPPED = (
+    "variables_collections", "outputs_collections", "batch_weights", "zero_debias_moving_mean",
+)
+"""contrib parameters tf.layers.batch_normalization has no equivalent for."""
+UPDATE_OPS_DEFAULT = "tf.GraphKeys.UPDATE_OPS"
+
 # -- hazards ---------------------------------------------------------------------------------
 
 _MIX = "--mix-compile (it writes mix_compile_mode=True into the NPU configs)"
@@ -173,11 +208,59 @@ _V1_ERROR = (
     "operator'"
 )
 _NO_GPU = (
-    "remove it once the script no longer needs to run on GPUs; on Ascend the device is chosen "
-    "with ASCEND_DEVICE_ID (or DEVICE_ID)"
+    "remove it once the script no longer needs to run on GPUs; GPU settings configure nothing "
+    "on Ascend"
 )
+GPU_FIXES: MappingProxyType[str, str] = MappingProxyType({
+    "allow_growth": (
+        "remove it: the NPU's memory is allocated by the graph engine when the graph is "
+        "compiled, never grown on demand (on CANN releases that still read them, "
+        "graph_memory_max_size / variable_memory_max_size cap it)"
+    ),
+    "per_process_gpu_memory_fraction": (
+        "remove it: the NPU's memory is allocated by the graph engine when the graph is "
+        "compiled (on CANN releases that still read them, graph_memory_max_size / "
+        "variable_memory_max_size cap it)"
+    ),
+    "TF_FORCE_GPU_ALLOW_GROWTH": (
+        "remove it: the NPU's memory is allocated by the graph engine, never grown on demand"
+    ),
+    "visible_device_list": (
+        "remove it: on Ascend a process uses the one device named by ASCEND_DEVICE_ID "
+        "(or DEVICE_ID)"
+    ),
+    "CUDA_VISIBLE_DEVICES": (
+        "remove it: on Ascend a process uses the one device named by ASCEND_DEVICE_ID "
+        "(or DEVICE_ID)"
+    ),
+    "tf.config.set_visible_devices": (
+        "remove it: on Ascend a process uses the one device named by ASCEND_DEVICE_ID "
+        "(or DEVICE_ID)"
+    ),
+})  # fmt: skip
+"""The fix for a GPU setting, by the setting's last name part; others get the general fix."""
+
+
+def gpu_fix(setting: str) -> str:
+    """The fix for the GPU setting ``setting`` (an API, ``ConfigProto.gpu_options.x``, a var)."""
+    for key, fix in GPU_FIXES.items():
+        if setting == key or setting.endswith(("." + key, "[" + repr(key) + "]")):
+            return fix
+    return _NO_GPU
+
 
 HAZARDS: tuple[Hazard, ...] = (
+    Hazard(
+        "eager_execution",
+        Severity.ERROR,
+        "{api}() switches the script to eager execution, but the Ascend TF adapter runs TF 1.15 "
+        "graphs only (sessions, Estimator, Keras in a session): eager ops would run on the host "
+        "CPU, never on the NPU",
+        "remove the call and build the model in graph mode (tf.Session / Estimator); for an "
+        "eager TF 2 program, use the TF 2 adapter (npu_device) instead",
+        EAGER_APIS,
+        "always",
+    ),
     Hazard(
         "lookup_table_in_pipeline",
         Severity.WARNING,
@@ -314,6 +397,16 @@ HAZARDS: tuple[Hazard, ...] = (
         "tf.contrib.* APIs marked deprecated, unsupported or not listed",
     ),
     Hazard(
+        "contrib_batch_norm",
+        Severity.WARNING,
+        "{api} (line {line}): tf.contrib is deprecated in TF 1.15 and gone in TF 2, and "
+        "tf.layers.batch_normalization has other defaults (momentum 0.99, scale=True, "
+        "training=False)",
+        "use {replacement}{notes}",
+        CONTRIB_BATCH_NORM_APIS,
+        "one per call, with the call's own arguments mapped",
+    ),
+    Hazard(
         "contrib_replaceable",
         Severity.INFO,
         "{apis} ({lines}) runs on Ascend (support list: {status}), but tf.contrib is deprecated "
@@ -336,7 +429,7 @@ HAZARDS: tuple[Hazard, ...] = (
         "gpu_config_no_effect",
         Severity.INFO,
         "{api} configures GPUs and has no effect on Ascend",
-        _NO_GPU,
+        "{fix}",
         GPU_CONFIG_APIS,
         "ConfigProto gpu_options (keyword or attribute); the GPU device APIs are the distribute "
         "rule's",
@@ -354,7 +447,7 @@ HAZARDS: tuple[Hazard, ...] = (
         "gpu_env_no_effect",
         Severity.INFO,
         "{name} has no effect on Ascend",
-        _NO_GPU,
+        "{fix}",
         frozenset(),
         "os.environ[...] = for CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, TF_FORCE_GPU_ALLOW_GROWTH",
     ),
@@ -472,11 +565,8 @@ CONTRIB_ROWS: tuple[ContribRow, ...] = (
         "use tf.layers.conv2d(..., padding='same', activation=tf.nn.relu) (contrib's defaults)",
     ),
     ContribRow("tf.contrib.layers.flatten", "use tf.layers.flatten"),
-    ContribRow(
-        "tf.contrib.layers.batch_norm",
-        "use tf.layers.batch_normalization(momentum=0.999, scale=False) (contrib's "
-        "decay and scale defaults)",
-    ),
+    ContribRow("tf.contrib.layers.batch_norm", "", handled_by="hazards"),
+    ContribRow("tf.contrib.slim.batch_norm", "", handled_by="hazards"),
     ContribRow(
         "tf.contrib.layers.dropout",
         "use tf.layers.dropout(rate=1 - keep_prob, training=is_training) (its training "
