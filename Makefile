@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint venv clean
+.PHONY: demo test lint venv clean browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,7 +33,17 @@ demo: $(STAMP)
 	sed -n '/^tf2npu run .*: exit status/,$$p' $$out/run.log; \
 	echo "TensorFlow's log:  $$out/run.log"
 
-test: $(STAMP)
+# The HTML report's layout test runs in headless Chromium (Debian's chromium-headless-shell).
+# It is installed here when missing and we are root with apt-get; otherwise that test skips and
+# says why.
+browser:
+	@command -v chromium-headless-shell >/dev/null 2>&1 || command -v chromium >/dev/null 2>&1 || \
+	{ [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -qq chromium-headless-shell; } >/dev/null 2>&1; } || \
+	echo "note: chromium-headless-shell is not installed; the HTML layout test will skip"
+
+test: $(STAMP) browser
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 	$(PY) -m pytest -n 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from tf2npu.graph.decisions import CLUSTERS, Cluster
+from tf2npu.graph.decisions import CLUSTER, CLUSTERS, Cluster
 from tf2npu.graph.engine import EngineRun
 from tf2npu.graph.report.html import BOXES_DRAWN, render_html
 from tf2npu.graph.report.summary import GraphSummary, summarize
@@ -14,8 +14,9 @@ from tf2npu.graph.report.summary import GraphSummary, summarize
 def test_page_is_self_contained(summary: GraphSummary) -> None:
     page = render_html(summary)
     assert page.startswith("<!DOCTYPE html>")
-    for external in ("http://", "https://", "src=", "<script", "<link", "url("):
+    for external in ("http://", "https://", "src=", "<script", "<link"):
         assert external not in page, external
+    assert re.findall(r"url\((?!#)", page) == []  # only references within the page
 
 
 def test_draws_a_device_box_per_geop_and_a_host_box_per_reason(summary: GraphSummary) -> None:
@@ -23,16 +24,40 @@ def test_draws_a_device_box_per_geop_and_a_host_box_per_reason(summary: GraphSum
     assert len(re.findall(r'<rect class="device"', page)) == 1
     assert len(re.findall(r'<rect class="host"', page)) == 4
     assert "GeOp1_0 (2 nodes)" in page
-    assert "not_in_library (1 nodes)" in page
-    assert "in 2 / out 1" in page  # the crossing tensors of GeOp1_0
+    assert "not_in_library (1 node)" in page
     assert "memcpy edges: 3" in page
+
+
+def test_a_line_per_host_box_and_geop_pair_with_its_own_counts(summary: GraphSummary) -> None:
+    page = render_html(summary)
+    # GeOp1_0 reads py (not_in_library) and x (outside_geop), and feeds s (gray_op).
+    labels = re.findall(r'text-anchor="end">(in \d+ / out \d+)<', page)
+    assert sorted(labels) == ["in 0 / out 1", "in 1 / out 0", "in 1 / out 0"]
+    assert len(re.findall(r'<line class="edge"', page)) == 3
+
+
+def test_a_geop_feeding_another_gets_an_arc(make_run: Callable[..., EngineRun]) -> None:
+    run = make_run()
+    graph = run.graph
+    graph["s"].meta[CLUSTER] = "GeOp1_1"
+    graph.meta[CLUSTERS] = [*graph.meta[CLUSTERS], Cluster("GeOp1_1", ("s",), ("relu",), ())]
+    page = render_html(summarize(run))
+    assert page.count('marker-end="url(#arrow)"') == 1
+    assert ">1 from GeOp1_0<" in page
+
+
+def test_errors_and_warnings_come_first(summary: GraphSummary) -> None:
+    page = render_html(summary)
+    assert "<h2>Errors and warnings (1 error, 1 warning)</h2>" in page
+    assert page.index("Errors and warnings") < page.index("<h2>Partition</h2>")
+    assert '<td><span class="error">error</span></td><td>table_split</td>' in page
 
 
 def test_has_the_tables(summary: GraphSummary) -> None:
     page = render_html(summary)
     for heading in ("<h2>GeOps</h2>", "<h2>Host ops (4)</h2>",
                     "<h2>Casts (precision changes: 1; casts inserted: 2)</h2>",
-                    "<h2>Fusions (1 applied)</h2>", "<h2>Errors and warnings</h2>",
+                    "<h2>Fusions (1 applied)</h2>",
                     "<h2>Options without effect here</h2>"):  # fmt: skip
         assert heading in page, heading
     assert "<td>mm_orig</td><td>float32</td><td>float16</td><td>allow_list</td>" in page
@@ -46,6 +71,6 @@ def test_names_are_escaped_and_many_geops_are_summed(make_run: Callable[..., Eng
         Cluster(f"GeOp<{i}>", (f"n{i}",), (), ()) for i in range(BOXES_DRAWN + 5)
     ]
     page = render_html(summarize(run))
-    assert "GeOp&lt;0&gt; (1 nodes)" in page and "GeOp<0>" not in page
+    assert "GeOp&lt;0&gt; (1 node)" in page and "GeOp<0>" not in page
     assert len(re.findall(r'<rect class="device"', page)) == BOXES_DRAWN
     assert "6 more GeOps (6 nodes)" in page

@@ -20,7 +20,8 @@ EXPECTED = {
     "device_nodes": 2,
     "host_nodes": 4,
     "geops": [
-        {"name": "GeOp1_0", "nodes": 2, "inputs": ["py", "x"], "outputs": ["relu"]},
+        {"name": "GeOp1_0", "nodes": 2, "inputs": ["py", "x"], "outputs": ["relu"],
+         "sources": {"not_in_library": 1, "outside_geop": 1}, "sinks": {"gray_op": 1}},
     ],
     "host_ops": [
         {"name": "x", "type": "Placeholder", "reason": "outside_geop", "code": 0,

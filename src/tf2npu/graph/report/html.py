@@ -1,15 +1,18 @@
 """A self-contained HTML page of one engine run: the partition drawn in SVG, plus tables.
 
 No scripts, fonts, stylesheets or images are fetched: CSS is inline and the drawing is an inline
-SVG, so the page opens anywhere and can be mailed. The drawing shows clusters, never single
-nodes, so it stays readable for graphs of any size: the host side is one box per host reason
-(with its node count), the device side one box per GeOp, and a line from the host to each GeOp
-labelled with the tensors crossing that GeOp's boundary (``in``: host to device, ``out``: device
-to host). Beyond :data:`BOXES_DRAWN` boxes per side, the rest are summed into one box.
+SVG, so the page opens anywhere and can be mailed. Errors and warnings come first. The drawing
+shows clusters, never single nodes, so it stays readable for graphs of any size: the host side
+is one box per host reason (with its node count), the device side one box per GeOp, a line from
+each host box to each GeOp it exchanges tensors with, labelled with the tensors crossing
+(``in``: host to device, ``out``: device to host), and an arc on the device side between two
+GeOps that pass tensors to each other (through the host). Beyond :data:`BOXES_DRAWN` boxes per
+side, the rest are summed into one box, and their lines go to it.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from html import escape
 
@@ -23,16 +26,21 @@ ROWS_SHOWN = 2000
 """Rows per table; the partition report in ``--dump-dir`` lists everything."""
 
 _BOX_W, _BOX_H, _GAP, _TOP = 300, 34, 12, 56
-_HOST_X, _DEVICE_X, _WIDTH = 20, 520, 840
+_HOST_X, _DEVICE_X, _WIDTH = 20, 520, 1000
+_LINE_GAP = 17
+"""Vertical room per line end on a box: boxes grow so that line labels never overlap."""
 
 _CSS = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; }
 h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 28px; }
-table { border-collapse: collapse; margin: 8px 0; }
-th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }
+table { border-collapse: collapse; margin: 8px 0; max-width: 100%; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top;
+         overflow-wrap: anywhere; }
+svg { max-width: 100%; height: auto; }
 th { background: #f3f3f3; } td.n { text-align: right; }
 .device { fill: #e8f5e9; stroke: #2e7d32; } .host { fill: #fff3e0; stroke: #ef6c00; }
-.edge { stroke: #555; stroke-width: 1.5; } .label { font: 12px system-ui, sans-serif; }
+.edge { stroke: #555; stroke-width: 1.5; fill: none; }
+.label { font: 12px system-ui, sans-serif; }
 .error { color: #b71c1c; } .warning { color: #8d6e00; } .note { color: #666; }
 """
 
@@ -47,6 +55,7 @@ def render_html(summary: GraphSummary) -> str:
         f"<h1>{escape(title)}</h1>",
         f"<p>{escape(mode_label(summary))}</p>",
         f"<p>{escape(totals_line(summary))}</p>",
+        *_diagnostics(summary),
         "<h2>Partition</h2>",
         _svg(summary),
         *_sections(summary),
@@ -83,25 +92,37 @@ def _sections(summary: GraphSummary) -> list[str]:
     )
     out.append(f"<h2>Fusions ({summary.fusions_applied:,} applied)</h2>")
     out.append(_table(["rule", "applied"], [[r, n] for r, n in summary.fusions.items()]))
-    out.append("<h2>Errors and warnings</h2>")
-    diagnostics = [*summary.errors, *summary.warnings]
-    out.append(
-        _table(
-            ["severity", "code", "node", "message", "fix"],
-            [[d.severity, d.code, d.node, d.message, d.fix] for d in diagnostics],
-        )
-    )
     if summary.no_effect:
         out.append("<h2>Options without effect here</h2>")
         out.append(_table(["option", "why"], [list(row) for row in summary.no_effect]))
     return out
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+def _diagnostics(summary: GraphSummary) -> list[str]:
+    """Errors and warnings, first on the page: they are what a reader must act on."""
+    diagnostics = [*summary.errors, *summary.warnings]
+    counts = f"{_count(len(summary.errors), 'error')}, {_count(len(summary.warnings), 'warning')}"
+    heading = f"<h2>Errors and warnings ({counts})</h2>"
+    rows = [
+        [f'<span class="{d.severity}">{escape(d.severity)}</span>', d.code, d.node, d.message,
+         d.fix]
+        for d in diagnostics
+    ]  # fmt: skip
+    return [heading, _table(["severity", "code", "node", "message", "fix"], rows, raw_first=True)]
+
+
+def _table(
+    header: Sequence[str], rows: Sequence[Sequence[object]], *, raw_first: bool = False
+) -> str:
     if not rows:
         return '<p class="note">none</p>'
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
-    body = "\n".join(f"<tr>{''.join(_cell(v) for v in row)}</tr>" for row in rows[:ROWS_SHOWN])
+    body = "\n".join(
+        "<tr>" + "".join(
+            f"<td>{v}</td>" if raw_first and i == 0 else _cell(v) for i, v in enumerate(row)
+        ) + "</tr>"
+        for row in rows[:ROWS_SHOWN]
+    )
     more = ""
     if len(rows) > ROWS_SHOWN:
         more = f'<p class="note">{len(rows) - ROWS_SHOWN:,} more rows not shown.</p>'
@@ -117,29 +138,89 @@ def _cell(value: object) -> str:
 def _svg(summary: GraphSummary) -> str:
     host = _boxes(((r, len(ops)) for r, ops in summary.host_ops_by_reason()), "reasons")
     device = _boxes(((g.name, g.nodes) for g in summary.geops), "GeOps")
-    crossing = [(len(g.inputs), len(g.outputs)) for g in summary.geops[: len(device)]]
+    host_row = _rows(host, [r for r, _ in summary.host_ops_by_reason()])
+    geop_row = _rows(device, [g.name for g in summary.geops])
+    pairs = _pairs(summary, host_row, geop_row)
+    fan = max([*Counter(h for h, _ in pairs).values(), *Counter(d for _, d in pairs).values(), 1])
+    box_h = max(_BOX_H, _LINE_GAP * fan + 8)
     rows = max(len(host), len(device), 1)
-    height = _TOP + rows * (_BOX_H + _GAP) + _GAP
+    height = _TOP + rows * (box_h + _GAP) + _GAP
     out = [
         f'<svg width="{_WIDTH}" height="{height}" '
         f'viewBox="0 0 {_WIDTH} {height}" role="img" aria-label="partition">',
-        _text(_HOST_X, 20, f"Host: {summary.host_nodes:,} nodes"),
-        _text(_DEVICE_X, 20, f"Device: {summary.device_nodes:,} nodes"),
+        _text(_HOST_X, 20, f"Host: {_nodes(summary.host_nodes)}"),
+        _text(_DEVICE_X, 20, f"Device: {_nodes(summary.device_nodes)}"),
         _text(_HOST_X, 40, f"memcpy edges: {summary.memcpy_edges:,}"),
+        '<defs><marker id="arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="7" '
+        'markerHeight="7" orient="auto"><path d="M0,0 L8,4 L0,8 z" fill="#555"/></marker></defs>',
     ]
     if not host:
         out.append(_text(_HOST_X, _TOP + 20, "no host ops"))
     if not device:
         out.append(_text(_DEVICE_X, _TOP + 20, "no GeOps"))
-    hub_y = _TOP + (len(host) * (_BOX_H + _GAP) - _GAP) / 2 if host else _TOP + _BOX_H / 2
-    for i, (inputs, outputs) in enumerate(crossing):
-        y = _TOP + i * (_BOX_H + _GAP) + _BOX_H / 2
-        x1, x2 = _HOST_X + _BOX_W, _DEVICE_X
-        out.append(f'<line class="edge" x1="{x1}" y1="{hub_y:.0f}" x2="{x2}" y2="{y:.0f}"/>')
-        out.append(_text(x2 - 110, y - 6, f"in {inputs} / out {outputs}"))
-    out += _draw(host, _HOST_X, "host") + _draw(device, _DEVICE_X, "device")
+    out += _host_lines(pairs, box_h) + _geop_arcs(summary, geop_row, box_h)
+    out += _draw(host, _HOST_X, "host", box_h) + _draw(device, _DEVICE_X, "device", box_h)
     out.append("</svg>")
     return "\n".join(out)
+
+
+def _rows(boxes: list[tuple[str, int]], names: list[str]) -> dict[str, int]:
+    """The box row of each name: its own, or the last box that sums the rest."""
+    return {name: min(i, len(boxes) - 1) for i, name in enumerate(names)}
+
+
+def _pairs(
+    summary: GraphSummary, host_row: dict[str, int], geop_row: dict[str, int]
+) -> dict[tuple[int, int], list[int]]:
+    """(host row, GeOp row) -> [tensors in, tensors out], for each pair that exchanges any."""
+    pairs: dict[tuple[int, int], list[int]] = {}
+    for geop in summary.geops:
+        for direction, ends in ((0, geop.sources), (1, geop.sinks)):
+            for end, count in ends:
+                if end in host_row:
+                    pair = pairs.setdefault((host_row[end], geop_row[geop.name]), [0, 0])
+                    pair[direction] += count
+    return dict(sorted(pairs.items()))
+
+
+def _top(row: int, box_h: int) -> float:
+    return _TOP + row * (box_h + _GAP)
+
+
+def _host_lines(pairs: dict[tuple[int, int], list[int]], box_h: int) -> list[str]:
+    """A line per (host box, GeOp box) pair, each with its own end points and its label at the
+    GeOp end, so that lines into one box never share a label position."""
+    out = []
+    for (h, d), (inputs, outputs) in pairs.items():
+        i = sum(1 for other in pairs if other[0] == h and other[1] < d)
+        j = sum(1 for other in pairs if other[1] == d and other[0] < h)
+        n_h = sum(1 for other in pairs if other[0] == h)
+        n_d = sum(1 for other in pairs if other[1] == d)
+        y1 = _top(h, box_h) + box_h * (i + 1) / (n_h + 1)
+        y2 = _top(d, box_h) + box_h * (j + 1) / (n_d + 1)
+        x1, x2 = _HOST_X + _BOX_W, _DEVICE_X
+        out.append(f'<line class="edge" x1="{x1}" y1="{y1:.0f}" x2="{x2}" y2="{y2:.0f}"/>')
+        out.append(_text(x2 - 4, y2 - 2, f"in {inputs} / out {outputs}", anchor="end"))
+    return out
+
+
+def _geop_arcs(summary: GraphSummary, geop_row: dict[str, int], box_h: int) -> list[str]:
+    """An arc right of the device boxes for tensors passed from one GeOp to another."""
+    out = []
+    for geop in summary.geops:
+        for end, count in geop.sources:
+            if end not in geop_row or geop_row[end] == geop_row[geop.name]:
+                continue
+            y1 = _top(geop_row[end], box_h) + box_h / 2
+            y2 = _top(geop_row[geop.name], box_h) + box_h / 2
+            x = _DEVICE_X + _BOX_W
+            bulge = x + 20 + 10 * abs(geop_row[end] - geop_row[geop.name])
+            out.append(
+                f'<path class="edge" marker-end="url(#arrow)" d="M {x} {y1:.0f} C {bulge} '
+                f'{y1:.0f}, {bulge} {y2:.0f}, {x} {y2:.0f}"/>'
+            )
+            out.append(_text(bulge + 4, (y1 + y2) / 2 + 4, f"{count} from {end}"))
+    return out
 
 
 def _boxes(items: Iterable[tuple[str, int]], what: str) -> list[tuple[str, int]]:
@@ -151,19 +232,29 @@ def _boxes(items: Iterable[tuple[str, int]], what: str) -> list[tuple[str, int]]
     return [*kept, (f"{len(rest)} more {what}", sum(n for _, n in rest))]
 
 
-def _draw(boxes: list[tuple[str, int]], x: int, kind: str) -> list[str]:
+def _draw(boxes: list[tuple[str, int]], x: int, kind: str, box_h: int) -> list[str]:
     out = []
     for i, (label, count) in enumerate(boxes):
-        y = _TOP + i * (_BOX_H + _GAP)
+        y = _top(i, box_h)
         out.append(
-            f'<rect class="{kind}" x="{x}" y="{y}" width="{_BOX_W}" height="{_BOX_H}" rx="4"/>'
+            f'<rect class="{kind}" x="{x}" y="{y:.0f}" width="{_BOX_W}" height="{box_h}" rx="4"/>'
         )
-        out.append(_text(x + 8, y + 21, f"{_clip(label)} ({count:,} nodes)"))
+        # Device labels sit right of centre, clear of the line labels at the box's left edge.
+        out.append(_text(x + 8, y + box_h / 2 + 4, f"{_clip(label)} ({_nodes(count)})"))
     return out
 
 
-def _text(x: float, y: float, text: str) -> str:
-    return f'<text class="label" x="{x:.0f}" y="{y:.0f}">{escape(text)}</text>'
+def _nodes(count: int) -> str:
+    return _count(count, "node")
+
+
+def _count(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
+
+
+def _text(x: float, y: float, text: str, *, anchor: str = "start") -> str:
+    end = ' text-anchor="end"' if anchor == "end" else ""
+    return f'<text class="label" x="{x:.0f}" y="{y:.0f}"{end}>{escape(text)}</text>'
 
 
 def _clip(label: str, width: int = 30) -> str:

@@ -13,6 +13,7 @@ but that no GeOp holds (full-offload mode keeps a single GeOp) falls back to the
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +31,7 @@ from tf2npu.graph.decisions import (
     live_nodes,
 )
 from tf2npu.graph.engine import EngineRun
-from tf2npu.graph.ir import Node
+from tf2npu.graph.ir import Graph, Node, TensorRef
 
 __all__ = [
     "OUTSIDE_GEOP",
@@ -70,6 +71,11 @@ class GeOpSummary:
     nodes: int
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
+    sources: tuple[tuple[str, int], ...] = ()
+    """Where the input tensors come from: (a host reason or another GeOp's name, tensors)."""
+    sinks: tuple[tuple[str, int], ...] = ()
+    """Where the output tensors go: (a host reason or another GeOp's name, tensors); a tensor
+    read on both sides counts once per side."""
 
 
 @dataclass(frozen=True)
@@ -130,6 +136,8 @@ class GraphSummary:
                     "nodes": g.nodes,
                     "inputs": list(g.inputs),
                     "outputs": list(g.outputs),
+                    "sources": dict(g.sources),
+                    "sinks": dict(g.sinks),
                 }
                 for g in self.geops
             ],
@@ -188,10 +196,7 @@ def summarize(run: EngineRun, graph_label: str = "") -> GraphSummary:
         nodes=len(live),
         device_nodes=len(live) - len(host_ops),
         host_nodes=len(host_ops),
-        geops=tuple(
-            GeOpSummary(c.name, len(c.nodes), tuple(c.inputs), tuple(c.outputs))
-            for c in clusters or ()
-        ),
+        geops=_geops(graph, clusters or [], {op.name: op.reason for op in host_ops}),
         host_ops=tuple(host_ops),
         memcpy_edges=int(stats.get("partition", {}).get("memcpy_edges", 0)),
         memcpy_bytes=int(stats.get("partition", {}).get("memcpy_bytes", 0)),
@@ -206,6 +211,36 @@ def summarize(run: EngineRun, graph_label: str = "") -> GraphSummary:
         skipped_passes=tuple(run.pipeline.skipped),
         partitioned=partitioned,
     )
+
+
+def _geops(
+    graph: Graph, clusters: list[Cluster], reasons: dict[str, str]
+) -> tuple[GeOpSummary, ...]:
+    """Each GeOp with the host reason or GeOp at the other end of each crossing tensor."""
+
+    def side(name: str) -> str:
+        node = graph.get(name)
+        cluster = node.meta.get(CLUSTER) if node is not None else None
+        return str(cluster) if cluster else reasons.get(name, UNDECIDED)
+
+    out = []
+    for c in clusters:
+        sources: Counter[str] = Counter(side(TensorRef.parse(t).node) for t in c.inputs)
+        sinks: Counter[str] = Counter()
+        for tensor in c.outputs:
+            readers = {n.name for n, _ in graph.uses(TensorRef.parse(tensor))}
+            sinks.update({side(r) for r in readers if r in reasons or _in_other(graph, r, c)})
+        out.append(
+            GeOpSummary(c.name, len(c.nodes), tuple(c.inputs), tuple(c.outputs),
+                        tuple(sources.most_common()), tuple(sinks.most_common()))
+        )  # fmt: skip
+    return tuple(out)
+
+
+def _in_other(graph: Graph, name: str, cluster: Cluster) -> bool:
+    node = graph.get(name)
+    other = node.meta.get(CLUSTER) if node is not None else None
+    return bool(other) and other != cluster.name
 
 
 def _on_device(node: Node, partitioned: bool) -> bool:
