@@ -18,7 +18,7 @@ from tf2npu.cli import exit_codes
 from tf2npu.config.jsonfile import load_json
 from tf2npu.config.names import unknown
 from tf2npu.config.options import OPTIONS, PRECISION_MODES, NpuOptions, Value
-from tf2npu.config.sources import NPU_OPTIMIZER, coerce, parse_text, resolve
+from tf2npu.config.sources import NPU_OPTIMIZER, OPTIONS_DOC, coerce, parse_text, resolve
 from tf2npu.errors import ConfigError, UsageError
 
 NAME = "graph"
@@ -236,7 +236,7 @@ def config_from(path: Path) -> SimpleNamespace:
     values: dict[str, Value] = {}
     for key, value in data.items():
         if key not in OPTIONS:
-            error = unknown("NpuOptimizer option", key, OPTIONS)
+            error = unknown("NpuOptimizer option", key, OPTIONS, listed_in=OPTIONS_DOC)
             error.args = (f"{source}: {error.args[0]}",)
             raise error
         if value is None:
