@@ -118,7 +118,10 @@ def test_option_sources_merge_in_order(tmp_path: Path) -> None:
 
 def test_graph_without_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["graph"]) == 2
-    assert "give a subcommand, e.g. `tf2npu graph inspect GRAPH`" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        "tf2npu graph: error: give a subcommand: tf2npu graph inspect GRAPH (a .pb, .pbtxt or "
+        ".meta file); `tf2npu graph inspect --help` lists its options\n"
+    )
 
 
 # -- end to end on TF-built graphs ---------------------------------------------------------------
