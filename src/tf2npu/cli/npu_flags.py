@@ -62,7 +62,7 @@ def cli_items(args: argparse.Namespace) -> list[str]:
     return items
 
 
-def check_option_files(values: Mapping[str, Value]) -> None:
+def check_option_files(values: Mapping[str, Value | None]) -> None:
     """Read and validate the files ``fusion_switch_file`` and ``modify_mixlist`` name, now.
 
     The engine reads them only when it first compiles a graph; a typo in a path would surface
