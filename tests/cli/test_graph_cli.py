@@ -207,6 +207,9 @@ def test_terminal_summary_dump_dir_and_html(
     assert code == 0
     assert out.startswith("tf2npu graph inspect ")
     assert "not_in_library" in out and f"Dumps: {dumps}" in out
+    # Piped (captured), the console does not cut lines at 80 columns.
+    timing = [line for line in out.splitlines() if line.startswith("Pass seconds: ")]
+    assert len(timing) == 1 and len(timing[0]) > 80 and timing[0].endswith(" s")
     names = sorted(p.name for p in dumps.iterdir())
     assert names == sorted(
         [f"{i:02d}_{name}_{when}.pbtxt"
