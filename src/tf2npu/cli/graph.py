@@ -65,7 +65,9 @@ the option is (bool: true/false, int: a number, string: a string):
 BeforeSubGraph_1.pbtxt, AfterSubGraph_1.pbtxt, AfterSubGraph_<GeOp>.pbtxt, summary.json,
 partition_report.txt, and check_result.tf.json when an op is not supported on the device.
 
-exit codes: 0 no engine errors; 1 the engine reported errors; 2 bad usage or options.
+exit codes: 0 no engine errors; 1 the engine reported errors; 2 bad usage or options, found
+before any work: a GRAPH that is missing, not a regular file or nests functions over 200 deep;
+an unreadable or invalid option file; an --html or --dump-dir that cannot be written.
 """
 
 CONFIG_EXAMPLE = '{"precision_mode": "allow_mix_precision", "mix_compile_mode": true}'

@@ -59,6 +59,7 @@ EPILOG = """\
 examples:
   tf2npu run train.py --epochs 1                  # arguments after SCRIPT go to the script
   tf2npu run --option precision_mode=allow_mix_precision train.py
+  tf2npu run --precision-mode allow_mix_precision --mix-compile train.py
   tf2npu run --no-npu train.py                    # every session stock, to compare against
   tf2npu run --execution xla --report-dir runs/xla train.py
 
@@ -73,10 +74,13 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
   options                     NpuOptimizer options the NPU sessions set (incl. --option)
   options_without_effect      those among them that change nothing off the device
   exit_status                 the script's exit status
-Details: docs/run.md.
+Without --report-dir it goes to ./tf2npu-run, and the summary says so.
+TensorFlow's start-up lines (oneDNN, CPU features) are hidden unless --verbose or
+TF_CPP_MIN_LOG_LEVEL is set. `python -m tf2npu run ...` works the same. Details: docs/run.md.
 
 exit codes: the script's exit status (0 ok, sys.exit(N) -> N, an uncaught exception -> 1,
-Ctrl-C -> 130); 2 bad usage (a missing SCRIPT, a bad --option) before the script ran.
+Ctrl-C -> 130); 2 bad usage before the script ran: a missing, unreadable or non-regular
+SCRIPT, a bad --option or option file, a bad AOE_MODE, an unwritable --report-dir.
 """
 
 SUMMARY_FILE = "run_summary.json"
