@@ -15,7 +15,7 @@ from tf2npu.errors import UsageError
 
 
 def path_arg(text: str) -> Path:
-    """argparse ``type=`` for paths: ``''`` is refused (``Path('')`` would be the current folder)."""
+    """argparse ``type=`` for paths, refusing ``''`` (``Path('')`` is the current folder)."""
     if not text:
         raise argparse.ArgumentTypeError("an empty path; give a file or folder name")
     return Path(text)
