@@ -67,16 +67,11 @@ def check_output_dir(path: Path, flag: str) -> None:
             f"{flag} {str(path)!r} cannot be created: {str(blocker)!r} is a file, not a "
             "folder; give a path under a folder"
         )
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".tf2npu-probe-{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
+    problem = _write_problem(path)
+    if problem is not None:
         raise UsageError(
-            f"{flag} {str(path)!r} is not writable ({exc.strerror}); give a folder you can "
-            "write to"
-        ) from None
+            f"{flag} {str(path)!r} is not writable ({problem}); give a folder you can write to"
+        )
 
 
 def check_output_file(path: Path, flag: str, example: str) -> None:
@@ -91,13 +86,24 @@ def check_output_file(path: Path, flag: str, example: str) -> None:
             f"{flag} {str(path)!r} cannot be written: {str(blocker)!r} is a file, not a "
             f"folder; give a path under a folder, e.g. {example}"
         )
-    try:
-        check_output_dir(path.parent if str(path.parent) else Path("."), flag)
-    except UsageError:
+    problem = _write_problem(path.parent)
+    if problem is not None:
         raise UsageError(
-            f"{flag} {str(path)!r} cannot be written: its folder is not writable; give a path "
-            f"in a folder you can write to, e.g. {example}"
-        ) from None
+            f"{flag} {str(path)!r} cannot be written: its folder is not writable ({problem}); "
+            f"give a path in a folder you can write to, e.g. {example}"
+        )
+
+
+def _write_problem(folder: Path) -> str | None:
+    """Why no file can be written in ``folder`` (created if missing), or None."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".tf2npu-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    return None
 
 
 def _file_kind(path: Path) -> str:
