@@ -112,6 +112,11 @@ CASES = {
         "graph file 'nested.pb': its functions call each other 600 levels deep (f0 -> f1 -> f2 "
         "-> ... -> f599); tf2npu graph inspect follows at most 200 levels",
     ),
+    "graph given a script": (
+        ["graph", "inspect", "train.py"],
+        "graph file 'train.py': unknown suffix '.py'; expected .pb (binary GraphDef), .pbtxt "
+        "(text GraphDef) or .meta (MetaGraphDef)",
+    ),
     "run FIFO script": (
         ["run", "fifo.py"],
         "SCRIPT 'fifo.py' is a FIFO (named pipe); give the path of the Python training script",
