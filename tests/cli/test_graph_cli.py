@@ -118,7 +118,10 @@ def test_option_sources_merge_in_order(tmp_path: Path) -> None:
 
 def test_graph_without_subcommand_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["graph"]) == 2
-    assert "give a subcommand, e.g. `tf2npu graph inspect GRAPH`" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        "tf2npu graph: error: give a subcommand: tf2npu graph inspect GRAPH (a .pb, .pbtxt or "
+        ".meta file); `tf2npu graph inspect --help` lists its options\n"
+    )
 
 
 # -- end to end on TF-built graphs ---------------------------------------------------------------
@@ -204,6 +207,9 @@ def test_terminal_summary_dump_dir_and_html(
     assert code == 0
     assert out.startswith("tf2npu graph inspect ")
     assert "not_in_library" in out and f"Dumps: {dumps}" in out
+    # Piped (captured), the console does not cut lines at 80 columns.
+    timing = [line for line in out.splitlines() if line.startswith("Pass seconds: ")]
+    assert len(timing) == 1 and len(timing[0]) > 80 and timing[0].endswith(" s")
     names = sorted(p.name for p in dumps.iterdir())
     assert names == sorted(
         [f"{i:02d}_{name}_{when}.pbtxt"

@@ -3,6 +3,7 @@
 import importlib.util
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -499,3 +500,102 @@ def test_npu_run_and_no_npu_run_of_the_same_script(
     assert data["options"] == options
     assert (data["graphs_compiled"] >= 1) == bool(npu_sessions)
     assert data["steps"] == (3 if npu_sessions else 0)
+
+
+# -- issue 10: rough edges a new user hit -------------------------------------------------------
+
+
+def test_misspelt_option_gives_the_suggestion_first_in_one_short_line(tmp_path, capsys, no_tf):
+    script = write(tmp_path / "t.py", MARKER_SCRIPT)
+    assert main(["run", "--option", "precison_mode=x", str(script)]) == 2
+    assert capsys.readouterr().err == (
+        "tf2npu run: error: unknown NpuOptimizer option 'precison_mode'; did you mean "
+        "'precision_mode'? Close names: precision_mode, precision_mode_v2, op_precision_mode "
+        "(108 valid names; docs/options.md lists them all)\n"
+    )
+
+
+def test_precision_mode_and_mix_compile_shorthands(tmp_path, no_tf):
+    script = write(tmp_path / "t.py", "")
+    code = main(["run", "--precision-mode", "allow_mix_precision", "--mix-compile",
+                 "--report-dir", str(tmp_path / "r"), "--quiet", str(script)])  # fmt: skip
+    assert code == 0
+    assert dict(runtime.current().overrides) == {
+        "precision_mode": "allow_mix_precision",
+        "mix_compile_mode": True,
+    }
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--precision-mode", "fast"],
+         "--option precision_mode=fast: not a valid value; use one of: 'force_fp32'"),
+        (["--precision-mode", "force_fp16", "--option", "precision_mode=force_fp32"],
+         "--precision-mode force_fp16 contradicts --option precision_mode=force_fp32; give "
+         "precision_mode once"),
+    ],
+)  # fmt: skip
+def test_shorthand_errors(tmp_path, capsys, no_tf, argv, message):
+    script = write(tmp_path / "t.py", MARKER_SCRIPT)
+    assert main(["run", *argv, str(script)]) == 2
+    assert message in capsys.readouterr().err
+    assert not no_tf and not (tmp_path / "ran.marker").exists()
+
+
+def test_default_report_folder_is_named_in_the_summary(tmp_path, monkeypatch, capsys, no_tf):
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "t.py", "")
+    assert main(["run", "t.py"]) == 0
+    err = capsys.readouterr().err
+    assert err.endswith(
+        f"Summary: {tmp_path / 'tf2npu-run' / 'run_summary.json'}\n"
+        "Report folder: ./tf2npu-run (the default; choose another with --report-dir DIR)\n"
+    )
+    assert main(["run", "--report-dir", "mine", "t.py"]) == 0
+    assert "Report folder" not in capsys.readouterr().err  # the user chose it
+
+
+def test_summary_piped_is_not_wrapped_at_80_columns(tmp_path, capsys, no_tf):
+    script = write(tmp_path / "t.py", "")
+    options = [f"--option=dump_path=/a/rather/long/path/number/{i}/for/the/dumps" for i in range(3)]
+    assert main(["run", "--no-npu", *options, "--report-dir", str(tmp_path), str(script)]) == 0
+    unused = [line for line in capsys.readouterr().err.splitlines() if "--option unused" in line]
+    # One line of ~190 characters (rich would cut it at 80 off a terminal).
+    assert len(unused) == 1
+    listed = ", ".join(o.removeprefix("--option=") for o in options)
+    assert unused[0].startswith("--option unused ") and unused[0].endswith(f" {listed} (--no-npu)")
+
+
+@pytest.mark.parametrize(
+    ("given", "argv", "after"),
+    [(None, [], "1"), (None, ["--verbose"], None), ("0", [], "0"), ("3", ["--verbose"], "3")],
+)
+def test_tf_start_up_lines_hidden_unless_verbose(
+    tmp_path, monkeypatch, no_tf, given, argv, after
+):
+    """TF reads TF_CPP_MIN_LOG_LEVEL at import: 1 hides its INFO start-up lines; a value the
+    user set stays."""
+    if given is None:
+        monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
+    else:
+        monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", given)
+    script = write(tmp_path / "t.py", "")
+    assert main(["run", *argv, "--quiet", "--report-dir", str(tmp_path), str(script)]) == 0
+    assert os.environ.get("TF_CPP_MIN_LOG_LEVEL") == after
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+@needs_runtime
+@pytest.mark.parametrize(("argv", "shown"), [([], False), (["--verbose"], True)])
+def test_tf_start_up_lines_end_to_end(tmp_path, argv, shown):
+    write(tmp_path / "t.py", "import tensorflow as tf\nprint(tf.constant(1.0).shape)\n")
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    done = subprocess.run(
+        [str(EXE), "run", "--quiet", *argv, "t.py"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300, env=env,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (0, "()\n")
+    # cpu_feature_guard (AVX2/FMA) and oneDNN notices are INFO lines of TF's C++ logging.
+    assert (" I tensorflow/" in done.stderr) is shown

@@ -71,7 +71,7 @@ def test_bad_json():
         (
             {"Switch": {"GraphFusions": {}}},
             UnknownNameError,
-            "unknown fusion category name 'GraphFusions'; the valid ones are: GraphFusion, UBFusion; did you mean 'GraphFusion'?",
+            "unknown fusion category name 'GraphFusions'; did you mean 'GraphFusion'? The valid ones are: GraphFusion, UBFusion",
         ),
         (
             {"Switch": {"UBFusion": "off"}},

@@ -92,7 +92,7 @@ def test_comments_copied_from_the_vendor_example_get_a_hint():
         (
             {"blacklist": {}},
             UnknownNameError,
-            "unknown mixlist list 'blacklist'; the valid ones are: black-list, gray-list, white-list; did you mean 'black-list'?",
+            "unknown mixlist list 'blacklist'; did you mean 'black-list'? The valid ones are: black-list, gray-list, white-list",
         ),
         ({"black-list": []}, ConfigError, "black-list must be an object like"),
         ({"black-list": {"add": ["A"]}}, UnknownNameError, "unknown black-list action 'add'"),

@@ -8,18 +8,24 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
 from rich.text import Text
 
 from tf2npu.atomic import write_text_atomic
 from tf2npu.cli import exit_codes
+from tf2npu.cli.console import make_console
+from tf2npu.cli.graph_limits import check_function_depth
+from tf2npu.cli.npu_flags import add_shorthands, check_option_files, cli_items
+from tf2npu.cli.paths import check_input_file, check_output_dir, check_output_file, path_arg
 from tf2npu.config.jsonfile import load_json
 from tf2npu.config.names import unknown
-from tf2npu.config.options import OPTIONS, PRECISION_MODES, NpuOptions, Value
-from tf2npu.config.sources import NPU_OPTIMIZER, coerce, parse_text, resolve
+from tf2npu.config.options import OPTIONS, NpuOptions, Value
+from tf2npu.config.sources import NPU_OPTIMIZER, OPTIONS_DOC, coerce, resolve
 from tf2npu.errors import ConfigError, UsageError
+
+if TYPE_CHECKING:
+    from tf2npu.graph.ir import Graph
 
 NAME = "graph"
 HELP = "run the graph engine on a TF graph: placement, precision, fusions, GeOps"
@@ -59,16 +65,10 @@ the option is (bool: true/false, int: a number, string: a string):
 BeforeSubGraph_1.pbtxt, AfterSubGraph_1.pbtxt, AfterSubGraph_<GeOp>.pbtxt, summary.json,
 partition_report.txt, and check_result.tf.json when an op is not supported on the device.
 
-exit codes: 0 no engine errors; 1 the engine reported errors; 2 bad usage or options.
+exit codes: 0 no engine errors; 1 the engine reported errors; 2 bad usage or options, found
+before any work: a GRAPH that is missing, not a regular file or nests functions over 200 deep;
+an unreadable or invalid option file; an --html or --dump-dir that cannot be written.
 """
-
-SHORTHANDS = (
-    ("precision_mode", "precision_mode", "--precision-mode"),
-    ("mix_compile", "mix_compile_mode", "--mix-compile"),
-    ("fusion_switch_file", "fusion_switch_file", "--fusion-switch-file"),
-    ("modify_mixlist", "modify_mixlist", "--modify-mixlist"),
-)
-"""``args`` attribute, ``parameter_map`` key, flag."""
 
 CONFIG_EXAMPLE = '{"precision_mode": "allow_mix_precision", "mix_compile_mode": true}'
 
@@ -102,18 +102,7 @@ def _add_inspect_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="a JSON object of parameter_map keys to values",
     )
-    opts.add_argument(
-        "--precision-mode",
-        metavar="MODE",
-        help="precision_mode=MODE; one of " + ", ".join(PRECISION_MODES),
-    )
-    opts.add_argument(
-        "--mix-compile",
-        action="store_true",
-        help="mix_compile_mode=true: unsupported ops stay on the host",
-    )
-    opts.add_argument("--fusion-switch-file", metavar="FILE", help="fusion_switch_file=FILE")
-    opts.add_argument("--modify-mixlist", metavar="FILE", help="modify_mixlist=FILE")
+    add_shorthands(opts)
     out = parser.add_argument_group("output")
     out.add_argument(
         "--json",
@@ -123,13 +112,13 @@ def _add_inspect_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument(
         "--html",
         metavar="OUT.html",
-        type=Path,
+        type=path_arg,
         help="also write a self-contained HTML page of the partition",
     )
     out.add_argument(
         "--dump-dir",
         metavar="DIR",
-        type=Path,
+        type=path_arg,
         help="write graph dumps around every pass and the report files here",
     )
     out.add_argument(
@@ -144,7 +133,10 @@ def _add_inspect_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     handler = getattr(args, "graph_run", None)
     if handler is None:
-        raise UsageError("tf2npu graph: give a subcommand, e.g. `tf2npu graph inspect GRAPH`")
+        raise UsageError(
+            "give a subcommand: tf2npu graph inspect GRAPH (a .pb, .pbtxt or .meta file); "
+            "`tf2npu graph inspect --help` lists its options"
+        )
     code: int = handler(args)
     return code
 
@@ -153,17 +145,17 @@ def inspect(args: argparse.Namespace) -> int:
     """Run the engine over ``args.graph`` and write the requested views."""
     from tf2npu.graph.dumps import PrintModel, pass_dumps
     from tf2npu.graph.engine import run_engine
-    from tf2npu.graph.io import load_graph
     from tf2npu.graph.passes.infra import PassInstrument
     from tf2npu.graph.report import summarize, to_json_text, write_report_files
     from tf2npu.graph.report.html import render_html
     from tf2npu.graph.report.text import print_summary
 
-    _check_outputs(args)
     options = inspect_options(args, os.environ)
+    check_option_files({name: options.get(name) for name in options.explicit})
+    _check_outputs(args, print_model=options.env.print_model)
     # TensorFlow (imported to parse the graph file) logs start-up notices on stderr otherwise.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    graph = load_graph(args.graph)
+    graph = _load(args.graph)
     instruments: list[PassInstrument[Any]] = []
     if args.dump_dir is not None:
         instruments.append(pass_dumps(args.dump_dir))
@@ -179,7 +171,7 @@ def inspect(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(to_json_text(summary))
     else:
-        console = Console()
+        console = make_console()
         print_summary(summary, console, top=args.top)
         for label, path in (("Dumps", args.dump_dir), ("HTML", args.html)):
             if path is not None:
@@ -187,38 +179,32 @@ def inspect(args: argparse.Namespace) -> int:
     return exit_codes.FINDINGS if summary.errors else exit_codes.OK
 
 
-def _check_outputs(args: argparse.Namespace) -> None:
+def _check_outputs(args: argparse.Namespace, *, print_model: bool) -> None:
     if args.top < 1:
         raise UsageError(f"--top {args.top}: give a number of reasons >= 1")
-    if args.html is not None and args.html.is_dir():
-        raise UsageError(f"--html {str(args.html)!r} is a folder; give a file name, e.g. out.html")
-    if args.dump_dir is not None and args.dump_dir.exists() and not args.dump_dir.is_dir():
-        raise UsageError(f"--dump-dir {str(args.dump_dir)!r} is a file; give a folder")
+    check_input_file(args.graph, "GRAPH", "give a .pb, .pbtxt or .meta file")
+    if args.html is not None:
+        check_output_file(args.html, "--html", "partition.html")
+    if args.dump_dir is not None:
+        check_output_dir(args.dump_dir, "--dump-dir")
+    elif print_model:
+        check_output_dir(Path.cwd(), "PRINT_MODEL=1 (writes into the current folder)")
+
+
+def _load(path: Path) -> Graph:
+    """The graph file as IR, refused before the engine when its functions nest too deep."""
+    from tf2npu.graph.io import read_graph_def
+    from tf2npu.graph.ir import Graph
+
+    graph_def = read_graph_def(path)
+    check_function_depth(graph_def, str(path))
+    return Graph.from_graph_def(graph_def).validate()
 
 
 def inspect_options(args: argparse.Namespace, env: Mapping[str, str]) -> NpuOptions:
     """Resolve ``--config-from``, ``--option`` and the shorthand flags (see INSPECT_EPILOG)."""
     config = config_from(args.config_from) if args.config_from is not None else None
     return resolve(config=config, env=env, cli=cli_items(args))
-
-
-def cli_items(args: argparse.Namespace) -> list[str]:
-    """``--option`` items followed by the shorthand flags; a flag contradicting one is an error."""
-    items: list[str] = list(args.option)
-    given = {item.partition("=")[0]: item for item in items}
-    for attr, key, flag in SHORTHANDS:
-        value = getattr(args, attr)
-        if value is None or value is False:
-            continue
-        text = "true" if value is True else str(value)
-        earlier = given.get(key)
-        if earlier is not None and parse_text(key, earlier.partition("=")[2]) != parse_text(
-            key, text
-        ):
-            shown = flag if value is True else f"{flag} {text}"
-            raise UsageError(f"{shown} contradicts --option {earlier}; give {key} once")
-        items.append(f"{key}={text}")
-    return items
 
 
 def config_from(path: Path) -> SimpleNamespace:
@@ -236,7 +222,7 @@ def config_from(path: Path) -> SimpleNamespace:
     values: dict[str, Value] = {}
     for key, value in data.items():
         if key not in OPTIONS:
-            error = unknown("NpuOptimizer option", key, OPTIONS)
+            error = unknown("NpuOptimizer option", key, OPTIONS, listed_in=OPTIONS_DOC)
             error.args = (f"{source}: {error.args[0]}",)
             raise error
         if value is None:

@@ -20,7 +20,8 @@ tf2npu moves TensorFlow 1.x training scripts onto Huawei Ascend NPUs.
   tf2npu graph inspect G run the graph engine on a graph file: device/host, casts, GeOps
   tf2npu run SCRIPT ...  run a TF 1.15 script (original or migrated) on TF 2.15, with a summary
 
-Run `tf2npu <command> --help` for what a command does, its options and examples.
+Run `tf2npu <command> --help` for what a command does, its options and examples;
+`python -m tf2npu` is the same program.
 Exit codes: 0 ok, 1 some file failed or a finding is at error level, 2 bad usage;
 `tf2npu run` exits with the script's own exit status.
 """

@@ -32,8 +32,11 @@ from rich.text import Text
 from tf2npu import runtime
 from tf2npu.atomic import write_text_atomic
 from tf2npu.cli import exit_codes
+from tf2npu.cli.console import make_console
+from tf2npu.cli.npu_flags import add_shorthands, check_option_files, cli_items
+from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.config.options import OPTIONS, Value
-from tf2npu.config.sources import option_text
+from tf2npu.config.sources import check_env_option, from_env, option_text
 from tf2npu.errors import ConfigError, UsageError
 
 NAME = "run"
@@ -56,6 +59,7 @@ EPILOG = """\
 examples:
   tf2npu run train.py --epochs 1                  # arguments after SCRIPT go to the script
   tf2npu run --option precision_mode=allow_mix_precision train.py
+  tf2npu run --precision-mode allow_mix_precision --mix-compile train.py
   tf2npu run --no-npu train.py                    # every session stock, to compare against
   tf2npu run --execution xla --report-dir runs/xla train.py
 
@@ -70,10 +74,13 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
   options                     NpuOptimizer options the NPU sessions set (incl. --option)
   options_without_effect      those among them that change nothing off the device
   exit_status                 the script's exit status
-Details: docs/run.md.
+Without --report-dir it goes to ./tf2npu-run, and the summary says so.
+TensorFlow's start-up lines (oneDNN, CPU features) are hidden unless --verbose or
+TF_CPP_MIN_LOG_LEVEL is set. `python -m tf2npu run ...` works the same. Details: docs/run.md.
 
 exit codes: the script's exit status (0 ok, sys.exit(N) -> N, an uncaught exception -> 1,
-Ctrl-C -> 130); 2 bad usage (a missing SCRIPT, a bad --option) before the script ran.
+Ctrl-C -> 130); 2 bad usage before the script ran: a missing, unreadable or non-regular
+SCRIPT, a bad --option or option file, a bad AOE_MODE, an unwritable --report-dir.
 """
 
 SUMMARY_FILE = "run_summary.json"
@@ -86,8 +93,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # One REMAINDER positional, not SCRIPT + REMAINDER: argparse would drop a `--` right after
     # SCRIPT, and the script must see its arguments exactly as typed.
     parser.usage = (
-        "%(prog)s [-h] [--option KEY=VALUE] [--no-npu] [--execution {host,xla}]\n"
-        "                  [--report-dir DIR] [--quiet] SCRIPT [ARGS ...]"
+        "%(prog)s [-h] [--option KEY=VALUE] [--precision-mode MODE] [--mix-compile]\n"
+        "                  [--no-npu] [--execution {host,xla}] [--report-dir DIR] [--quiet]\n"
+        "                  [--verbose] SCRIPT [ARGS ...]"
     )
     parser.add_argument(
         "script_argv",
@@ -105,6 +113,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="an NpuOptimizer parameter_map option for every NPU session; it wins over the "
         "script's own setting; repeat for several (docs/options.md lists them)",
     )
+    add_shorthands(npu, ("--precision-mode", "--mix-compile"))
     npu.add_argument(
         "--no-npu",
         action="store_true",
@@ -121,7 +130,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument(
         "--report-dir",
         metavar="DIR",
-        type=Path,
+        type=path_arg,
         default=DEFAULT_REPORT_DIR,
         help=f"where {SUMMARY_FILE} and run artifacts go; created (default: ./tf2npu-run)",
     )
@@ -129,6 +138,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--quiet",
         action="store_true",
         help=f"print no summary on stderr ({SUMMARY_FILE} is still written)",
+    )
+    out.add_argument(
+        "--verbose",
+        action="store_true",
+        help="keep TensorFlow's start-up log lines (oneDNN, CPU features), hidden otherwise",
     )
 
 
@@ -152,7 +166,13 @@ def run(args: argparse.Namespace) -> int:
         npu=plan.npu, options=plan.options, execution=plan.execution, report_dir=plan.report_dir
     )
     check_values(settings.overrides)
-    _create(plan.report_dir, given=args.report_dir)
+    check_environment(os.environ, settings.overrides)
+    check_option_files(settings.overrides)
+    check_output_dir(args.report_dir, "--report-dir")
+    if not args.verbose:
+        # TF's C++ logging prints oneDNN and CPU-feature notices at import; level 1 hides those
+        # INFO lines and keeps its warnings. A value the user set is theirs.
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     _enter_tf1_environment()
     stats = runtime.reset_stats()
     start = time.perf_counter()
@@ -161,7 +181,10 @@ def run(args: argparse.Namespace) -> int:
     json_path = plan.report_dir / SUMMARY_FILE
     written = _write_summary(json_path, summary)
     if not args.quiet:
-        print_summary(summary, Console(stderr=True), plan=plan, json_path=json_path)
+        console = make_console(stderr=True)
+        print_summary(summary, console, plan=plan, json_path=json_path)
+        if args.report_dir == DEFAULT_REPORT_DIR:
+            _name_default_report_dir(console)
     if not written and status == exit_codes.OK:
         return exit_codes.FINDINGS
     return status
@@ -175,12 +198,10 @@ def make_plan(args: argparse.Namespace) -> RunPlan:
     if not command:
         raise UsageError("no SCRIPT given; e.g. tf2npu run train.py --epochs 1")
     script = Path(command[0])
-    if not script.is_file():
-        what = "is a folder" if script.is_dir() else "does not exist"
-        raise UsageError(
-            f"SCRIPT {str(script)!r} {what}; give the path of the Python training script, "
-            "e.g. tf2npu run train.py --epochs 1"
-        )
+    fix = "give the path of the Python training script, e.g. tf2npu run train.py --epochs 1"
+    if not script.exists():
+        raise UsageError(f"SCRIPT {str(script)!r} does not exist; {fix}")
+    check_input_file(script, "SCRIPT", fix)
     if script.suffix != ".py":
         raise UsageError(
             f"SCRIPT {str(script)!r} is not a .py file; tf2npu run runs Python scripts "
@@ -190,7 +211,7 @@ def make_plan(args: argparse.Namespace) -> RunPlan:
         script=script.resolve(),
         script_args=tuple(command[1:]),
         report_dir=args.report_dir.resolve(),
-        options=tuple(args.option),
+        options=tuple(cli_items(args)),
         npu=not args.no_npu,
         execution=args.execution,
     )
@@ -209,14 +230,26 @@ def check_values(overrides: Mapping[str, Value]) -> None:
             raise ConfigError(f"--option {name}={option_text(value)}: not a valid value; {fix}")
 
 
-def _create(report_dir: Path, *, given: Path) -> None:
-    try:
-        report_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(
-            f"--report-dir {str(given)!r} cannot be created ({exc.strerror}); "
-            "give a writable folder"
-        ) from None
+def check_environment(env: Mapping[str, str], overrides: Mapping[str, Value]) -> None:
+    """The variables the sessions will read (``RANK_SIZE``, ``AOE_MODE``, ...), checked now.
+
+    Sessions read them when the script creates them; a bad value would stop the run there.
+    """
+    _, fallback = from_env(env)
+    for name, value in fallback.items():
+        if name not in overrides:
+            check_env_option(name, value)
+
+
+def _name_default_report_dir(console: Console) -> None:
+    """Say where files went when the user did not choose: ``./tf2npu-run`` surprises."""
+    console.print(
+        Text.assemble(
+            ("Report folder: ", "bold"),
+            f"./{DEFAULT_REPORT_DIR} (the default; choose another with --report-dir DIR)",
+        ),
+        soft_wrap=True,
+    )
 
 
 def _enter_tf1_environment() -> None:

@@ -28,14 +28,18 @@ from tf2npu.errors import ConfigError
 #: The custom optimizer whose ``parameter_map`` holds the NPU options (the adapter's marker).
 NPU_OPTIMIZER = "NpuOptimizer"
 
+#: Where the user finds every option name (messages point there instead of listing ~120).
+OPTIONS_DOC = "docs/options.md"
 _KIND_NAMES = {"b": "a bool", "i": "an int", "s": "a string"}
+#: ``AttrValue.i`` is an int64: a larger number cannot reach the session.
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 def spec_of(name: str) -> OptionSpec:
     """The table row for ``name`` or an :class:`UnknownNameError`."""
     spec = OPTIONS.get(name)
     if spec is None:
-        raise unknown("NpuOptimizer option", name, OPTIONS)
+        raise unknown("NpuOptimizer option", name, OPTIONS, listed_in=OPTIONS_DOC)
     return spec
 
 
@@ -50,7 +54,7 @@ def coerce(name: str, value: object, where: str) -> Value:
     if spec.kind == "b" and isinstance(value, bool):
         return value
     if spec.kind == "i" and isinstance(value, int) and not isinstance(value, bool):
-        return value
+        return _int64(name, value, where)
     if spec.kind == "s" and isinstance(value, str):
         return value
     raise ConfigError(
@@ -186,7 +190,7 @@ def from_run_config(kwargs: Mapping[str, object]) -> dict[str, Value]:
             continue
         if arg not in OPTIONS:
             valid = set(OPTIONS) | _RUN_CONFIG_ONLY | set(CONFIG_OBJECTS)
-            raise unknown("NPURunConfig argument", arg, valid)
+            raise unknown("NPURunConfig argument", arg, valid, listed_in=OPTIONS_DOC)
         value = str(raw) if arg in _STRINGIFIED and isinstance(raw, int) else raw
         values[arg] = coerce(arg, value, f"NPURunConfig({arg}=...)")
     return values
@@ -246,11 +250,24 @@ def parse_text(key: str, text: str) -> Value:
             f"--option {key}={text}: {key!r} is a bool; use {key}=true or {key}=false"
         )
     try:
-        return int(text)
+        number = int(text)
     except ValueError:
         raise ConfigError(
             f"--option {key}={text}: {key!r} is an int; give a whole number, e.g. {key}=1"
         ) from None
+    return _int64(key, number, None)
+
+
+def _int64(name: str, value: int, where: str | None) -> int:
+    """``value`` if an ``AttrValue.i`` holds it; ``where=None`` means ``--option``."""
+    if INT64_MIN <= value <= INT64_MAX:
+        return value
+    shown = str(value) if len(str(value)) <= 30 else f"{str(value)[:27]}..."
+    subject = f"--option {name}={shown}" if where is None else f"{where}: option {name!r} = {shown}"
+    raise ConfigError(
+        f"{subject} does not fit in a 64-bit integer (the largest is {INT64_MAX}); give a "
+        f"smaller number, e.g. {name}=1"
+    )
 
 
 # -- (d) environment ---------------------------------------------------------------------------
@@ -268,6 +285,25 @@ def from_env(env: Mapping[str, str]) -> tuple[EnvSettings, dict[str, Value]]:
     )
     fallback: dict[str, Value] = {"aoe_mode": env["AOE_MODE"]} if env.get("AOE_MODE") else {}
     return settings, fallback
+
+
+#: Options the environment can fill, and the variable that does (see :func:`from_env`).
+ENV_OPTIONS = {"aoe_mode": "AOE_MODE"}
+
+
+def check_env_option(name: str, value: Value) -> Value:
+    """``value`` read from ``ENV_OPTIONS[name]``; an invalid one names the variable, not the key.
+
+    A user who set ``AOE_MODE=9`` never wrote ``aoe_mode``: the message must say what they did.
+    """
+    fix = OPTIONS[name].check(value)
+    if fix is not None:
+        variable = ENV_OPTIONS[name]
+        raise ConfigError(
+            f"environment variable {variable}={option_text(value)!r} is not valid (it sets "
+            f"option {name!r}); {fix}; or unset {variable}"
+        )
+    return value
 
 
 def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
@@ -301,7 +337,8 @@ def resolve(
         values.update(from_run_config(run_config))
     values.update(from_cli(cli))
     for key, value in fallback.items():
-        values.setdefault(key, value)
+        if key not in values:
+            values[key] = check_env_option(key, value)
     options = NpuOptions.from_values(values, settings)
     validate(options)
     return options
