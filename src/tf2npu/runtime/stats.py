@@ -56,6 +56,9 @@ class RunStats:
     ) -> None:
         """One engine run over the graph of session ``key``; it replaces that graph's figures.
 
+        ``key`` must be unique for the life of the process, not ``id()`` of an object: a freed
+        session's id is reused by the next one, whose figures would then replace its own.
+
         A session's graph grows (Keras, ops built inside a loop) and is compiled again: its
         GeOps, host ops, casts and fusions are those of its latest compile, not a sum.
         """
