@@ -131,7 +131,11 @@ class GraphMirror:
             self._version = version
             return
         compiled = compile_graph(
-            graph_def, self.options, self.settings, graph_num=next(_GRAPH_NUMBERS)
+            graph_def,
+            self.options,
+            self.settings,
+            graph_num=next(_GRAPH_NUMBERS),
+            stubs=delta.stubs if delta is not None else frozenset(),
         )
         engined = time.perf_counter()
         out = compiled.graph_def
@@ -175,7 +179,11 @@ class GraphMirror:
             )
         self._figures = figures
         run_stats().record_graph(
-            self._stats_key, geops=figures[0], host_ops=figures[1], casts=figures[2], fusions=figures[3]
+            self._stats_key,
+            geops=figures[0],
+            host_ops=figures[1],
+            casts=figures[2],
+            fusions=figures[3],
         )
 
     def _follow_aliases(self, out: Any, stubs: frozenset[str]) -> None:
