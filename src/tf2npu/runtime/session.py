@@ -28,6 +28,7 @@ from tensorflow.python.framework import errors as _errors
 from tf2npu.config.options import OPTIONS, Value
 from tf2npu.config.sources import resolve
 from tf2npu.errors import InternalError
+from tf2npu.runtime.errors import created_at
 from tf2npu.runtime.hook import npu_by_default, stock_session
 from tf2npu.runtime.loop import TrainingSteps, check_loop, is_loop_run
 from tf2npu.runtime.mirror import GraphMirror
@@ -153,7 +154,7 @@ class _NpuSessionMixin:
         message = err.message
         if name != origin:
             message += f"\n(in node {name!r}, which tf2npu's graph engine made from {origin!r})"
-        where = _created_at(op)
+        where = created_at(op)
         if where:
             message += f"\n(op {origin!r} was created at {where})"
         try:
@@ -295,22 +296,6 @@ class NpuInteractiveSession(_NpuSessionMixin, _InteractiveSession):  # type: ign
         config = self._npu_config(config)
         super().__init__(target, graph, config)
         self._npu_setup(target, config)
-
-
-_LIBRARY_PATHS = ("/tensorflow/", "/keras/", "/tensorflow_estimator/", "/tf2npu/", "/npu_bridge/")
-
-
-def _created_at(op: Any) -> str:
-    """``file:line in function`` of the user's code that created ``op`` ("" if unknown)."""
-    try:
-        frames = list(op.traceback)
-    except Exception:  # an op imported from a GraphDef has no creation stack
-        return ""
-    for frame in reversed(frames):
-        filename = str(frame.filename)
-        if not any(part in filename for part in _LIBRARY_PATHS):
-            return f"{filename}:{frame.lineno} in {frame.name}"
-    return ""
 
 
 def _tensor_name(name: str) -> str:
