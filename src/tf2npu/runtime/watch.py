@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from tf2npu.runtime.loop import TrainingSteps
 from tf2npu.runtime.lossscale import LossScaleRecord, reached
 from tf2npu.runtime.stats import run_stats
@@ -70,24 +72,26 @@ class RunWatch:
 
         ``values`` are the fetched values, the plan's extras last; they are removed here.
         """
-        own = len(values) - 2 * len(plan.scales)
         stats = run_stats()
         if steps:
             stats.add_steps(steps)
         if plan.scales:
+            own = len(values) - 2 * len(plan.scales)
             extra = values[own:]
             finite = all(bool(extra[i]) for i in range(0, len(extra), 2))
             stats.record_loss_scale(float(extra[-1]), skipped=not finite)
-        _check_finite(plan.names, values[:own], stats, in_step=steps > 0)
-        return list(values[:own])
+            values = values[:own]
+        for value in values:  # the common case, all finite, in a few hundred nanoseconds
+            if _non_finite(value):
+                _report_non_finite(plan.names, values, stats, in_step=steps > 0)
+                break
+        return list(values)
 
 
-def _check_finite(
+def _report_non_finite(
     names: Sequence[str], values: Sequence[Any], stats: Any, *, in_step: bool
 ) -> None:
     bad = [name for name, value in zip(names, values, strict=False) if _non_finite(value)]
-    if not bad:
-        return
     step = stats.steps
     for name in stats.record_nonfinite(bad, step):
         where = f"in training step {step}" if in_step else f"after {step} training steps"
@@ -102,12 +106,11 @@ def _check_finite(
 
 def _non_finite(value: Any) -> bool:
     """Whether ``value`` is a scalar float that is NaN or +-Inf (anything else: False)."""
-    if isinstance(value, float):
+    if isinstance(value, float | np.floating):  # what a scalar fetch gives (np.float64: float)
         return not math.isfinite(value)
-    dtype = getattr(value, "dtype", None)
-    if dtype is None or getattr(dtype, "kind", "") != "f" or getattr(value, "ndim", 1) != 0:
-        return False
-    return not math.isfinite(float(value))
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind == "f":
+        return not math.isfinite(value)
+    return False
 
 
 def _describe(value: Any) -> str:
@@ -148,17 +151,20 @@ class _StockWatch(RunWatch):
 
     def __init__(self, graph: Any) -> None:
         super().__init__(graph)
-        self.plans: dict[tuple[tuple[Any, ...], tuple[Any, ...]], WatchPlan] = {}
+        self.plans: dict[tuple[int, ...], tuple[WatchPlan, tuple[Any, ...]]] = {}
 
     def run_plan(self, targets: Sequence[Any], fetches: Sequence[Any]) -> WatchPlan:
-        key = (tuple(targets), tuple(fetches))
+        # Keyed by id(): hashing a Tensor asks TF whether it runs eagerly (microseconds). The
+        # entry holds the objects, so their ids cannot be reused while it is cached.
+        key = (*map(id, targets), -1, *map(id, fetches))
         hit = self.plans.get(key)
         if hit is None:
             if len(self.plans) > _MAX_PLANS:
                 self.plans.clear()
             ops = list(targets) + [t.op for t in fetches]
-            hit = self.plans[key] = self.plan(ops, fetches, step=self.is_step(ops))
-        return hit
+            plan = self.plan(ops, fetches, step=self.is_step(ops))
+            hit = self.plans[key] = (plan, (*targets, *fetches))
+        return hit[0]
 
 
 def _watch_of(session: Any) -> _StockWatch | None:
