@@ -144,3 +144,17 @@ def test_unmarked_sessions_pass_straight_through() -> None:
         sess.run(model["train"], {model["x"]: X})
     assert run_stats().steps == 1 and run_stats().skipped_steps == 0
     assert run_stats().loss_scale == 1024.0
+
+
+def test_a_partial_run_of_a_loss_scaled_step_fetches_only_what_it_set_up() -> None:
+    from tf2npu.runtime import run_stats
+
+    model = _loss_scaled_model()
+    with model["graph"].as_default(), tf.control_dependencies([model["train"]]):
+        trained = tf.identity(model["loss"], name="trained")  # a tensor that runs the step
+    with _session("npu", model["graph"]) as sess:
+        sess.run(model["init"])
+        handle = sess.partial_run_setup([trained], [model["x"]])
+        loss = sess.partial_run(handle, trained, {model["x"]: X})
+    assert np.isfinite(loss)
+    assert run_stats().steps == 1 and run_stats().loss_scale is None

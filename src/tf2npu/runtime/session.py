@@ -96,17 +96,19 @@ class _NpuSessionMixin:
         plan = self._plan(target_list, fetch_list)
         feeds = {mirror.tensor(key.deref().name).ref(): value for key, value in feed_dict.items()}
         repeat = plan.repeat if handle is None else 1
-        steps = int(plan.watch.step)
+        # A partial run can fetch only what its setup named: no loss-scale extras.
+        watch = plan.watch if handle is None else plan.watch.without_extras()
+        fetches = plan.fetches[: len(fetch_list) + len(watch.extras)]
         try:
             for _ in range(repeat - 1):
-                loop = self._inner._do_run(handle, plan.targets, plan.fetches, feeds, options, None)
-                self._watch.after_run(plan.watch, loop, steps=steps)
+                loop = self._inner._do_run(handle, plan.targets, fetches, feeds, options, None)
+                self._watch.after_run(watch, loop, steps=int(watch.step))
             result = self._inner._do_run(
-                handle, plan.targets, plan.fetches, feeds, options, run_metadata
+                handle, plan.targets, fetches, feeds, options, run_metadata
             )
         except _errors.OpError as err:
             raise self._client_error(err) from None
-        return self._watch.after_run(plan.watch, result, steps=steps)
+        return self._watch.after_run(watch, result, steps=int(watch.step))
 
     def _plan(self, target_list: Sequence[Any], fetch_list: Sequence[Any]) -> _RunPlan:
         """What a (targets, fetches) signature runs in the mirror, cached until the next sync.

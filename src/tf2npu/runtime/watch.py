@@ -45,6 +45,10 @@ class WatchPlan:
     scales: tuple[LossScaleRecord, ...] = ()
     """Loss-scaled updates this step runs; their tensors are fetched after the run's own."""
 
+    def without_extras(self) -> WatchPlan:
+        """This plan fetching nothing extra (a partial run fetches only what its setup named)."""
+        return WatchPlan(step=self.step, names=self.names) if self.scales else self
+
     @property
     def extras(self) -> list[Any]:
         """Tensors to append to the run's fetches (pairs: finite flag, scale)."""
