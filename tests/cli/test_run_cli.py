@@ -26,6 +26,8 @@ SUMMARY_KEYS = {
     "casts_inserted": int,
     "fusions": dict,
     "steps": int,
+    "nonfinite": (dict, type(None)),
+    "loss_scale": (dict, type(None)),
     "wall_seconds": float,
     "options": dict,
     "options_without_effect": list,
@@ -244,7 +246,7 @@ def test_report_dir_that_cannot_be_created_is_a_usage_error(tmp_path, capsys, no
 
 def read_summary(report_dir: Path) -> dict:
     data = json.loads((report_dir / "run_summary.json").read_text())
-    assert {key: type(value) for key, value in data.items()} == SUMMARY_KEYS
+    assert all(isinstance(data[key], kind) for key, kind in SUMMARY_KEYS.items()), data
     assert list(data) == list(SUMMARY_KEYS)  # documented order
     return data
 
@@ -333,6 +335,8 @@ SUMMARY = {
     "casts_inserted": 7,
     "fusions": {"gelu": 1, "layer_norm": 3},
     "steps": 100,
+    "nonfinite": None,
+    "loss_scale": None,
     "wall_seconds": 12.346,
     "options": {"enable_dump": True, "precision_mode": "allow_mix_precision"},
     "options_without_effect": ["enable_dump"],
@@ -499,7 +503,42 @@ def test_npu_run_and_no_npu_run_of_the_same_script(
     assert (data["sessions"], data["stock_sessions"]) == (npu_sessions, stock_sessions)
     assert data["options"] == options
     assert (data["graphs_compiled"] >= 1) == bool(npu_sessions)
-    assert data["steps"] == (3 if npu_sessions else 0)
+    assert data["steps"] == 3  # counted in stock sessions too
+    assert data["nonfinite"] is None and data["loss_scale"] is None
+
+
+def test_summary_shows_non_finite_values_and_loss_scaling():
+    text = " ".join(render(SUMMARY).split())
+    assert "non-finite values none" in text and "loss scaling" not in text
+    failing = {**SUMMARY, "nonfinite": {"first_step": 3, "fetches": ["loss:0", "acc:0"]},
+               "loss_scale": {"scale": 256.0, "skipped_steps": 2}}  # fmt: skip
+    text = " ".join(render(failing).split())
+    assert "non-finite values loss:0, acc:0, first at step 3" in text
+    assert "loss scaling scale 256, 2 steps skipped" in text
+
+
+def test_help_lists_the_failure_keys(tmp_path):
+    done = cli("run", "--help", cwd=tmp_path)
+    assert "nonfinite" in done.stdout and "loss_scale" in done.stdout
+
+
+NAN_SCRIPT = """\
+import numpy as np
+import tensorflow as tf
+from npu_bridge.npu_init import *
+
+x = tf.placeholder(tf.float32, shape=[3])
+w = tf.Variable([0.3, -1.7, 2.9])
+loss = tf.reduce_sum(tf.square(w * x - 0.5))
+manager = ExponentialUpdateLossScaleManager(1024, 1000, decr_every_n_nan_or_inf=1, decr_ratio=0.5)
+opt = NPULossScaleOptimizer(tf.train.GradientDescentOptimizer(0.1), manager)
+train = opt.minimize(loss, global_step=tf.train.get_or_create_global_step())
+with tf.Session(config=npu_config_proto()) as sess:
+    sess.run(tf.global_variables_initializer())
+    for value in (1.0, 1.0, np.inf, 1.0):
+        print("loss", sess.run([loss, train], {x: [value, 0.7, -0.45]})[0])
+"""
+
 
 
 # -- issue 10: rough edges a new user hit -------------------------------------------------------
@@ -599,3 +638,21 @@ def test_tf_start_up_lines_end_to_end(tmp_path, argv, shown):
     assert (done.returncode, done.stdout) == (0, "()\n")
     # cpu_feature_guard (AVX2/FMA) and oneDNN notices are INFO lines of TF's C++ logging.
     assert (" I tensorflow/" in done.stderr) is shown
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+@needs_runtime
+@pytest.mark.parametrize("flags", [[], ["--no-npu"]])
+def test_a_loss_that_turns_inf_is_reported_and_the_status_kept(tmp_path, flags):
+    write(tmp_path / "train.py", NAN_SCRIPT)
+    done = cli("run", *flags, "train.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "loss inf" in done.stdout
+    data = read_summary(tmp_path / "tf2npu-run")
+    assert data["steps"] == 4
+    assert data["nonfinite"]["first_step"] == 3 and len(data["nonfinite"]["fetches"]) == 1
+    assert data["loss_scale"] == {"scale": 512.0, "skipped_steps": 1}
+    fetch = data["nonfinite"]["fetches"][0]
+    assert f"{fetch!r} is +Inf in training step 3" in done.stderr
+    assert "first at step 3" in done.stderr and "1 step skipped" in done.stderr

@@ -69,7 +69,10 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
   geops, host_ops             device clusters formed; ops placed on the host
   casts_inserted              casts the precision mode added
   fusions                     fusion rule -> times it fired
-  steps                       training steps executed
+  steps                       training steps executed, in NPU and stock sessions
+  nonfinite                   null, or {first_step, fetches}: scalar float fetches (a loss)
+                              that were NaN/Inf, and the step they first were; a warning too
+  loss_scale                  null, or {scale, skipped_steps} under NPULossScaleOptimizer
   wall_seconds                how long the script ran
   options                     NpuOptimizer options the NPU sessions set (incl. --option)
   options_without_effect      those among them that change nothing off the device
@@ -400,6 +403,7 @@ def _rows(summary: dict[str, Any], plan: RunPlan) -> list[tuple[str, Text]]:
         ("casts inserted", Text(str(summary["casts_inserted"]))),
         ("fusions", Text(_listing(f"{rule} x{n}" for rule, n in fusions.items()))),
         ("steps", Text(str(summary["steps"]))),
+        *_failure_rows(summary),
         ("wall time", Text(f"{summary['wall_seconds']:.2f} s")),
         ("options", Text(_listing(f"{k}={option_text(v)}" for k, v in summary["options"].items()))),
         ("without effect here", Text(_listing(summary["options_without_effect"]))),
@@ -408,6 +412,22 @@ def _rows(summary: dict[str, Any], plan: RunPlan) -> list[tuple[str, Text]]:
         why = "--no-npu" if not plan.npu else "no NPU session was created"
         unused = f"{', '.join(plan.options)} ({why})"
         rows.append(("--option unused", Text(unused, style="yellow")))
+    return rows
+
+
+def _failure_rows(summary: dict[str, Any]) -> list[tuple[str, Text]]:
+    """Non-finite fetches (always shown, so "none" is a checked fact) and loss scaling."""
+    nonfinite = summary.get("nonfinite")
+    if nonfinite is None:
+        rows = [("non-finite values", Text("none"))]
+    else:
+        text = f"{_listing(nonfinite['fetches'])}, first at step {nonfinite['first_step']}"
+        rows = [("non-finite values", Text(text, style="bold yellow"))]
+    loss_scale = summary.get("loss_scale")
+    if loss_scale is not None:
+        skipped = loss_scale["skipped_steps"]
+        text = f"scale {loss_scale['scale']:g}, {skipped} step{'' if skipped == 1 else 's'} skipped"
+        rows.append(("loss scaling", Text(text, style="yellow" if skipped else "")))
     return rows
 
 

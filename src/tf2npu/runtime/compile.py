@@ -43,9 +43,17 @@ def report_dir(settings: RuntimeSettings) -> Path:
 
 
 def compile_graph(
-    graph_def: Any, options: NpuOptions, settings: RuntimeSettings, *, graph_num: int
+    graph_def: Any,
+    options: NpuOptions,
+    settings: RuntimeSettings,
+    *,
+    graph_num: int,
+    stubs: frozenset[str] = frozenset(),
 ) -> Compiled:
     """Run the engine over ``graph_def`` and return what the mirror imports.
+
+    ``stubs`` are the stand-ins of a small change (:mod:`tf2npu.runtime.delta`): they and the
+    placements they alone caused are kept out of ``check_result.tf.json``.
 
     Raises:
         GraphError: the engine found an error the real adapter fails on (named, with the fix).
@@ -63,7 +71,7 @@ def compile_graph(
         instruments.append(PrintModel(report_dir(settings)))
     run = run_engine(graph, options, instruments=instruments)
     summary = summarize(run, f"graph {graph_num}")
-    _CHECK_RESULT.add(summary, report_dir(settings))
+    _CHECK_RESULT.add(summary, report_dir(settings), _stub_context(run.graph, stubs))
     if summary.errors:
         raise GraphError(
             f"graph {graph_num} cannot run on the device: "
@@ -92,6 +100,42 @@ def _log_findings(graph_num: int, summary: GraphSummary) -> None:
         _LOG.log(level, "graph %d: %s", graph_num, finding.render())
 
 
+_EDGE_REASON = "_edge"
+"""Placement reasons ending so (``ref_edge``, ``resource_edge``, ``string_edge``) come from a
+neighbour on the host, not from the op itself."""
+
+
+def _stub_context(graph: Graph, stubs: frozenset[str]) -> frozenset[str]:
+    """The stubs, and the new ops sent to the host only for reading one (transitively).
+
+    A stub is a ``Placeholder`` standing in for an earlier node (often a variable): to the
+    engine it is a host feed, so a new op reading a variable through it is demoted as "reads a
+    ref tensor from host op 'v'". Neither is a finding about the user's graph. An op demoted
+    for its own sake (not in the device library, gray) is kept, stub input or not.
+    """
+    from tf2npu.graph.decisions import PLACEMENT
+
+    if not stubs:
+        return stubs
+    excluded = set(stubs)
+    changed = True
+    while changed:  # a demotion spreads along edges; a handful of rounds at most
+        changed = False
+        for node in graph:
+            placement = node.meta.get(PLACEMENT)
+            if (
+                node.name in excluded
+                or placement is None
+                or not placement.reason.endswith(_EDGE_REASON)
+            ):
+                continue
+            producers = {ref.node for ref in node.inputs} | set(node.control_inputs)
+            if producers & excluded:
+                excluded.add(node.name)
+                changed = True
+    return frozenset(excluded)
+
+
 class _CheckResultFile:
     """``check_result.tf.json``: every unsupported op of every graph this process compiled.
 
@@ -105,7 +149,10 @@ class _CheckResultFile:
         self._started: set[Path] = set()
         self._lock = threading.Lock()
 
-    def add(self, summary: GraphSummary, directory: Path) -> None:
+    def add(
+        self, summary: GraphSummary, directory: Path, excluded: frozenset[str] = frozenset()
+    ) -> None:
+        """Add ``summary``'s unsupported ops, except those named in ``excluded``."""
         from tf2npu.graph.report.check_result import check_result
 
         path = directory / CHECK_RESULT
@@ -118,8 +165,9 @@ class _CheckResultFile:
                 return
             before = len(self._ops)
             for entry in data["op"]:
-                self._ops.setdefault(entry["name"], entry)
-            if len(self._ops) == before and path.exists():
+                if entry["name"] not in excluded:
+                    self._ops.setdefault(entry["name"], entry)
+            if len(self._ops) == before and (path.exists() or not self._ops):
                 return
             ops = [self._ops[name] for name in sorted(self._ops)]
             write_text_atomic(path, json.dumps({"op": ops}, indent=2, sort_keys=True))

@@ -17,6 +17,7 @@ import threading
 from typing import Any
 
 from tf2npu.config.sources import NPU_OPTIMIZER
+from tf2npu.runtime import watch
 from tf2npu.runtime.settings import current
 from tf2npu.runtime.stats import run_stats
 
@@ -31,6 +32,8 @@ __all__ = [
 ]
 
 _lock = threading.Lock()
+_STOCK: list[Any] = []
+"""``Session`` and ``InteractiveSession`` (filled by :func:`install`)."""
 _state = {"installed": False, "npu_by_default": False}
 
 
@@ -41,8 +44,10 @@ def install() -> None:
     with _lock:
         if _state["installed"]:
             return
-        for cls in (session_lib.Session, session_lib.InteractiveSession):
+        _STOCK[:] = [session_lib.Session, session_lib.InteractiveSession]
+        for cls in _STOCK:
             cls.__new__ = staticmethod(_new)
+        watch.install()
         _state["installed"] = True
 
 
@@ -60,6 +65,7 @@ def uninstall() -> None:
             return
         for cls in (session_lib.Session, session_lib.InteractiveSession):
             cls.__new__ = staticmethod(_stock_new)
+        watch.uninstall()
         _state["installed"] = False
         _state["npu_by_default"] = False
 
@@ -103,7 +109,11 @@ def _stock_new(cls: type, *args: Any, **kwargs: Any) -> Any:
 
 
 def _new(cls: type, *args: Any, **kwargs: Any) -> Any:
-    return object.__new__(_pick(cls, args, kwargs))
+    picked = _pick(cls, args, kwargs)
+    session: Any = object.__new__(picked)
+    if picked in _STOCK:  # its steps and fetched values are watched (runtime.watch)
+        watch.mark(session)
+    return session
 
 
 def _pick(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> type:

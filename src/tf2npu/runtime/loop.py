@@ -93,10 +93,30 @@ def _reaches_update(roots: Sequence[Any], global_steps: set[str]) -> bool:
         if op.name in seen:
             continue
         seen.add(op.name)
-        if _APPLY.search(op.type) or _advances(op, global_steps):
+        if _APPLY.search(op.type) or _advances(op, global_steps) or _calls_update(op):
             return True
         stack.extend(t.op for t in op.inputs)
         stack.extend(op.control_inputs)
+    return False
+
+
+def _calls_update(op: Any) -> bool:
+    """Whether a function ``op`` calls (a v2 ``cond`` branch: ``NPULossScaleOptimizer``'s
+    apply-if-finite, a ``while`` body) applies an optimizer, at any depth."""
+    stack = [attr.func.name for attr in op.node_def.attr.values() if attr.HasField("func")]
+    seen: set[str] = set()
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        function = op.graph._get_function(name)  # private: TF has no public lookup by name
+        if function is None:
+            continue
+        for node in function.definition.node_def:
+            if _APPLY.search(node.op):
+                return True
+            stack.extend(a.func.name for a in node.attr.values() if a.HasField("func"))
     return False
 
 

@@ -41,6 +41,9 @@ __all__ = ["GraphMirror", "SyncRecord"]
 
 #: Process-wide graph number, as the adapter numbers the graphs it partitions (dump names).
 _GRAPH_NUMBERS = itertools.count(1)
+#: Keys of the mirrors' figures in the run stats: unlike ``id()``, never reused by a later
+#: mirror once one is freed (an eval session's mirror often lands at a training one's address).
+_MIRROR_KEYS = itertools.count(1)
 #: A change of at most 1/_DELTA_SHARE of the graph's ops goes through the engine on its own.
 _DELTA_SHARE = 10
 
@@ -88,6 +91,7 @@ class GraphMirror:
         self._client_ops = 0
         self._client_functions: set[str] = set()
         self._figures: tuple[int, int, int, Counter[str]] = (0, 0, 0, Counter())
+        self._stats_key = next(_MIRROR_KEYS)
         self._tensors: dict[str, Any] = {}
         self._ops: dict[str, Any] = {}
 
@@ -127,7 +131,11 @@ class GraphMirror:
             self._version = version
             return
         compiled = compile_graph(
-            graph_def, self.options, self.settings, graph_num=next(_GRAPH_NUMBERS)
+            graph_def,
+            self.options,
+            self.settings,
+            graph_num=next(_GRAPH_NUMBERS),
+            stubs=delta.stubs if delta is not None else frozenset(),
         )
         engined = time.perf_counter()
         out = compiled.graph_def
@@ -171,7 +179,11 @@ class GraphMirror:
             )
         self._figures = figures
         run_stats().record_graph(
-            id(self), geops=figures[0], host_ops=figures[1], casts=figures[2], fusions=figures[3]
+            self._stats_key,
+            geops=figures[0],
+            host_ops=figures[1],
+            casts=figures[2],
+            fusions=figures[3],
         )
 
     def _follow_aliases(self, out: Any, stubs: frozenset[str]) -> None:

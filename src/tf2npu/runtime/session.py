@@ -28,12 +28,14 @@ from tensorflow.python.framework import errors as _errors
 from tf2npu.config.options import OPTIONS, Value
 from tf2npu.config.sources import resolve
 from tf2npu.errors import InternalError
+from tf2npu.runtime.errors import created_at
 from tf2npu.runtime.hook import npu_by_default, stock_session
-from tf2npu.runtime.loop import TrainingSteps, check_loop, is_loop_run
+from tf2npu.runtime.loop import check_loop, is_loop_run
 from tf2npu.runtime.mirror import GraphMirror
 from tf2npu.runtime.protos import npu_session_config, without_npu_optimizer
 from tf2npu.runtime.settings import current, overrides_as_cli
 from tf2npu.runtime.stats import run_stats
+from tf2npu.runtime.watch import RunWatch, WatchedCallable, WatchPlan
 
 __all__ = ["NpuInteractiveSession", "NpuSession"]
 
@@ -74,7 +76,7 @@ class _NpuSessionMixin:
         self._npu_options = options
         self._mirror = GraphMirror(self._graph, options, settings)
         self._inner = stock_session(target, self._mirror.graph, without_npu_optimizer(config))
-        self._steps = TrainingSteps(self._graph)
+        self._watch = RunWatch(self._graph)
         self._loop_checked = False
         self._plans: dict[tuple[tuple[Any, ...], tuple[Any, ...]], _RunPlan] = {}
 
@@ -94,17 +96,19 @@ class _NpuSessionMixin:
         plan = self._plan(target_list, fetch_list)
         feeds = {mirror.tensor(key.deref().name).ref(): value for key, value in feed_dict.items()}
         repeat = plan.repeat if handle is None else 1
+        # A partial run can fetch only what its setup named: no loss-scale extras.
+        watch = plan.watch if handle is None else plan.watch.without_extras()
+        fetches = plan.fetches[: len(fetch_list) + len(watch.extras)]
         try:
             for _ in range(repeat - 1):
-                self._inner._do_run(handle, plan.targets, plan.fetches, feeds, options, None)
+                loop = self._inner._do_run(handle, plan.targets, fetches, feeds, options, None)
+                self._watch.after_run(watch, loop, steps=int(watch.step))
             result = self._inner._do_run(
-                handle, plan.targets, plan.fetches, feeds, options, run_metadata
+                handle, plan.targets, fetches, feeds, options, run_metadata
             )
         except _errors.OpError as err:
             raise self._client_error(err) from None
-        if plan.step:
-            run_stats().add_steps(repeat)
-        return result
+        return self._watch.after_run(watch, result, steps=int(watch.step))
 
     def _plan(self, target_list: Sequence[Any], fetch_list: Sequence[Any]) -> _RunPlan:
         """What a (targets, fetches) signature runs in the mirror, cached until the next sync.
@@ -121,11 +125,12 @@ class _NpuSessionMixin:
             mirror = self._mirror
             ops = list(target_list) + [t.op for t in fetch_list]
             repeat = self._repeat(target_list)
+            watch = self._watch.plan(ops, fetch_list, step=repeat > 1 or self._is_step(ops))
             plan = self._plans[key] = _RunPlan(
                 targets=[mirror.op(op.name) for op in target_list],
-                fetches=[mirror.tensor(t.name) for t in fetch_list],
+                fetches=[mirror.tensor(t.name) for t in [*fetch_list, *watch.extras]],
                 repeat=repeat,
-                step=repeat > 1 or self._is_step(ops),
+                watch=watch,
                 syncs=syncs,
             )
         return plan
@@ -141,7 +146,7 @@ class _NpuSessionMixin:
         return n
 
     def _is_step(self, ops: Sequence[Any]) -> bool:
-        return bool(ops) and self._steps.is_step(ops)
+        return self._watch.is_step(ops)
 
     def _client_error(self, err: Any) -> Any:
         """``err`` re-raised against the client op its node stands for (name and traceback)."""
@@ -153,7 +158,7 @@ class _NpuSessionMixin:
         message = err.message
         if name != origin:
             message += f"\n(in node {name!r}, which tf2npu's graph engine made from {origin!r})"
-        where = _created_at(op)
+        where = created_at(op)
         if where:
             message += f"\n(op {origin!r} was created at {where})"
         try:
@@ -176,7 +181,7 @@ class _NpuSessionMixin:
         mirror.sync()
         handler = session_lib._FetchHandler(self._graph, fetches, {})
         ops = list(handler.targets()) + [t.op for t in handler.fetches()]
-        step = self._is_step(ops)
+        watch = WatchPlan(step=self._is_step(ops), names=tuple(t.name for t in handler.fetches()))
         fetched = [mirror.tensor(t.name) for t in handler.fetches()]
         targets = [mirror.op(op.name) for op in handler.targets()]
         if len(fetched) == 1 and not targets:  # keep TF's single-tensor fast path
@@ -193,9 +198,7 @@ class _NpuSessionMixin:
                 return result
 
         def run_callable(*args: Any, **kwargs: Any) -> Any:
-            results = values(*args, **kwargs)
-            if step:
-                run_stats().add_steps(1)
+            results = self._watch.after_run(watch, values(*args, **kwargs), steps=int(watch.step))
             return handler.build_results(self, results)
 
         return run_callable
@@ -214,9 +217,11 @@ class _NpuSessionMixin:
             connection.from_tensor = mirror.mirror_name(_tensor_name(connection.from_tensor))
             connection.to_tensor = mirror.mirror_name(_tensor_name(connection.to_tensor))
         inner = self._inner._make_callable_from_options(mapped)
-        ops = [self._graph.as_graph_element(n).op for n in callable_options.fetch]
+        fetches = [self._graph.as_graph_element(n) for n in callable_options.fetch]
+        ops = [t.op for t in fetches]
         ops += [self._graph.get_operation_by_name(n) for n in callable_options.target]
-        return _CountingCallable(inner, self._is_step(ops))
+        watch = WatchPlan(step=self._is_step(ops), names=tuple(t.name for t in fetches))
+        return WatchedCallable(inner, self._watch, watch)
 
     def partial_run_setup(self, fetches: Any, feeds: Any = None) -> Any:
         mirror = self._mirror
@@ -258,25 +263,11 @@ class _RunPlan:
     targets: list[Any]
     fetches: list[Any]
     repeat: int
-    step: bool
+    watch: WatchPlan
     syncs: int
 
 
 _MAX_PLANS = 1024  # signatures kept per session (a script building fetches per step churns)
-
-
-class _CountingCallable:
-    """A Keras-style callable that counts a training step per call when it runs one."""
-
-    def __init__(self, inner: Any, step: bool) -> None:
-        self._inner = inner
-        self._step = step
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        result = self._inner(*args, **kwargs)
-        if self._step:
-            run_stats().add_steps(1)
-        return result
 
 
 class NpuSession(_NpuSessionMixin, _Session):  # type: ignore[misc]
@@ -295,22 +286,6 @@ class NpuInteractiveSession(_NpuSessionMixin, _InteractiveSession):  # type: ign
         config = self._npu_config(config)
         super().__init__(target, graph, config)
         self._npu_setup(target, config)
-
-
-_LIBRARY_PATHS = ("/tensorflow/", "/keras/", "/tensorflow_estimator/", "/tf2npu/", "/npu_bridge/")
-
-
-def _created_at(op: Any) -> str:
-    """``file:line in function`` of the user's code that created ``op`` ("" if unknown)."""
-    try:
-        frames = list(op.traceback)
-    except Exception:  # an op imported from a GraphDef has no creation stack
-        return ""
-    for frame in reversed(frames):
-        filename = str(frame.filename)
-        if not any(part in filename for part in _LIBRARY_PATHS):
-            return f"{filename}:{frame.lineno} in {frame.name}"
-    return ""
 
 
 def _tensor_name(name: str) -> str:

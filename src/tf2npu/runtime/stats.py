@@ -1,4 +1,4 @@
-"""What the NPU sessions of this process did, for the run summary (``run_summary.json``).
+"""What the sessions of this process did, for the run summary (``run_summary.json``).
 
 Sessions record into one process-wide :class:`RunStats`; ``tf2npu run`` prints and writes it
 at exit. The JSON keys are documented in ``docs/run.md`` and stable (``schema_version`` 1).
@@ -21,7 +21,11 @@ SCHEMA_VERSION = 1
 
 @dataclass
 class RunStats:
-    """Counters over every NPU session of the process (stock sessions only count themselves)."""
+    """Counters over the sessions of the process.
+
+    Graph figures (GeOps, host ops, casts, fusions) and options are the NPU sessions'; steps,
+    non-finite fetches and loss scaling are counted in stock sessions too (:mod:`.watch`).
+    """
 
     sessions: int = 0
     """NPU sessions created."""
@@ -37,7 +41,16 @@ class RunStats:
     The properties :attr:`geops`, :attr:`host_ops`, :attr:`casts_inserted` and :attr:`fusions`
     sum them over the sessions' graphs."""
     steps: int = 0
-    """Training steps run: runs applying an optimizer (N per run with iterations_per_loop)."""
+    """Training steps run, in NPU and stock sessions: runs applying an optimizer (N per run
+    with iterations_per_loop)."""
+    nonfinite_step: int | None = None
+    """:attr:`steps` when a fetched scalar float was first NaN or Inf (None: never)."""
+    nonfinite_fetches: list[str] = field(default_factory=list)
+    """Every fetch (tensor name) whose value was ever NaN or Inf, in the order first seen."""
+    loss_scale: float | None = None
+    """The loss scale after the latest ``NPULossScaleOptimizer`` step (None: none ran)."""
+    skipped_steps: int = 0
+    """``NPULossScaleOptimizer`` steps skipped because a gradient was not finite."""
     options: dict[str, Value] = field(default_factory=dict)
     """Options set explicitly on NPU sessions (config, run config or ``--option``), by name."""
     options_without_effect: set[str] = field(default_factory=set)
@@ -55,6 +68,9 @@ class RunStats:
         self, key: object, *, geops: int, host_ops: int, casts: int, fusions: Mapping[str, int]
     ) -> None:
         """One engine run over the graph of session ``key``; it replaces that graph's figures.
+
+        ``key`` must be unique for the life of the process, not ``id()`` of an object: a freed
+        session's id is reused by the next one, whose figures would then replace its own.
 
         A session's graph grows (Keras, ops built inside a loop) and is compiled again: its
         GeOps, host ops, casts and fusions are those of its latest compile, not a sum.
@@ -86,6 +102,21 @@ class RunStats:
         with self._lock:
             self.steps += count
 
+    def record_nonfinite(self, names: Iterable[str], step: int) -> list[str]:
+        """Fetches ``names`` were NaN/Inf at ``step``; returns those never seen so before."""
+        with self._lock:
+            if self.nonfinite_step is None:
+                self.nonfinite_step = step
+            new = [name for name in names if name not in self.nonfinite_fetches]
+            self.nonfinite_fetches.extend(new)
+            return new
+
+    def record_loss_scale(self, scale: float, *, skipped: bool) -> None:
+        """One loss-scaled step ran: its scale afterwards, and whether it was skipped."""
+        with self._lock:
+            self.loss_scale = scale
+            self.skipped_steps += int(skipped)
+
     def add_options(self, explicit: Mapping[str, Value], no_effect: Iterable[str]) -> None:
         with self._lock:
             self.options.update(explicit)
@@ -104,11 +135,22 @@ class RunStats:
                 "casts_inserted": self.casts_inserted,
                 "fusions": dict(sorted(self.fusions.items())),
                 "steps": self.steps,
+                "nonfinite": self._nonfinite(),
+                "loss_scale": (
+                    None
+                    if self.loss_scale is None
+                    else {"scale": self.loss_scale, "skipped_steps": self.skipped_steps}
+                ),
                 "wall_seconds": round(wall_seconds, 3),
                 "options": dict(sorted(self.options.items())),
                 "options_without_effect": sorted(self.options_without_effect),
                 "exit_status": exit_status,
             }
+
+    def _nonfinite(self) -> dict[str, Any] | None:
+        if self.nonfinite_step is None:
+            return None
+        return {"first_step": self.nonfinite_step, "fetches": list(self.nonfinite_fetches)}
 
 
 _stats = RunStats()

@@ -20,6 +20,8 @@ from typing import Any
 
 import tensorflow as tf
 
+from tf2npu.runtime import lossscale as _lossscale  # private: not in the adapter's surface
+
 __all__ = ["ExponentialUpdateLossScaleManager", "FixedLossScaleManager", "LossScaleManager"]
 
 _FLOAT32_GROWTH_LIMIT = 3.4e38
@@ -75,7 +77,7 @@ class FixedLossScaleManager(LossScaleManager):
 
     def update_loss_scale(self, finite_grads: Any) -> Any:
         """A no-op: the scale never changes."""
-        del finite_grads
+        _lossscale.record(finite_grads, self._loss_scale)  # run summary: skipped steps, scale
         return tf.no_op()
 
     def get_enable_overflow_check(self) -> bool:
@@ -143,6 +145,7 @@ class ExponentialUpdateLossScaleManager(LossScaleManager):
         zero = tf.zeros_like(good)
         new_good = tf.where(reset, zero, tf.where(finite, good + 1, zero))
         new_bad = tf.where(reset, zero, tf.where(finite, bad, bad + 1))
+        _lossscale.record(finite, new_scale)  # for the run summary: skipped steps, scale
         return tf.group(
             self._loss_scale.assign(new_scale),
             self._num_good_steps.assign(new_good),
