@@ -153,7 +153,7 @@ def _huge_and_broken(src: Path, huge_mb: int) -> None:
     huge.mkdir()
     line = b"x = [" + b"1, " * 30 + b"]\n"
     (huge / "generated.py").write_bytes(line * (huge_mb * 1024 * 1024 // len(line)))
-    (huge / "blob.bin").write_bytes(os.urandom(1024) * (2 * huge_mb * 1024 // 5))  # copied in blocks
+    (huge / "blob.bin").write_bytes(os.urandom(1024) * (2 * huge_mb * 1024 // 5))
     (huge / "deep.py").write_bytes(b"x = " + b"-" * 200_000 + b"1\n")
     (huge / "lambdas.py").write_bytes(b"f = " + b"lambda: " * 100_000 + b"1\n")
     (huge / "py2.py").write_bytes(b'print "hello"\n')
