@@ -256,40 +256,52 @@ class Row:
     nothing_outside: bool
     processes_left: int
     leftovers: int = 0
+    peak_mb: float = 0.0
     accounted: str = "-"
     notes: list[str] = field(default_factory=list)
 
 
 def run_cli(
     base: Path, jobs: int, extra: list[str], stop: tuple[int, float] | None
-) -> tuple[int, float, int]:
-    """Run the CLI in a session of its own; optionally send a signal after some seconds."""
+) -> tuple[int, float, int, float]:
+    """Run the CLI in a session of its own; optionally send a signal after some seconds.
+
+    Returns the exit code, the seconds, the processes of the session left after it, and the
+    peak resident memory in MB of the run (its largest process, workers included).
+    """
     argv = [sys.executable, "-c", LAUNCHER, "migrate", str(base / "src"), "-o", str(base / "out"),
             "--report", str(base / "report"), "--jobs", str(jobs), *extra]  # fmt: skip
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)  # fmt: skip
+    done = None
     if stop is not None:
         sig, after = stop
-        try:
-            proc.wait(timeout=after)
-        except subprocess.TimeoutExpired:
-            proc.send_signal(sig)
-    code = proc.wait(timeout=600)
+        while done is None and time.perf_counter() - start < after:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            done = (status, usage) if pid else None
+            time.sleep(0.01)
+        if done is None:
+            os.kill(proc.pid, sig)
+    if done is None:
+        _, status, usage = os.wait4(proc.pid, 0)
+        done = (status, usage)
+    proc.returncode = os.waitstatus_to_exitcode(done[0])  # reaped here, not by Popen
     seconds = time.perf_counter() - start
     deadline = time.monotonic() + 10
     while session_processes(proc.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    return code, seconds, len(session_processes(proc.pid))
+    peak = done[1].ru_maxrss / 1024
+    return proc.returncode, seconds, len(session_processes(proc.pid)), peak
 
 
 def case(base: Path, name: str, jobs: int, stop: tuple[int, float] | None,
          src_before: dict[str, tuple[object, ...]]) -> Row:  # fmt: skip
     outside_before = snapshot(base, skip=(base / "out", base / "report"))
-    code, seconds, left = run_cli(base, jobs, ["--force"], stop)
+    code, seconds, left, peak = run_cli(base, jobs, ["--force"], stop)
     row = Row(name, jobs, code, seconds, snapshot(base / "src") == src_before,
               snapshot(base, skip=(base / "out", base / "report")) == outside_before, left,
-              leftovers(base / "out"))  # fmt: skip
+              leftovers(base / "out"), peak)  # fmt: skip
     if stop is None:
         missing = accounted(base / "src", base / "out", base / "report")
         row.accounted = "yes" if not missing else f"no: {missing[:3]}"
@@ -315,12 +327,13 @@ def measure(base: Path, files: int) -> list[Row]:
 
 
 def print_table(rows: list[Row]) -> None:
-    head = ("case", "jobs", "exit", "s", "SRC identical", "nothing outside", "procs left",
-            "tmp left", "all accounted")  # fmt: skip
+    head = ("case", "jobs", "exit", "s", "peak MB", "SRC identical", "nothing outside",
+            "procs left", "tmp left", "all accounted")  # fmt: skip
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
-        cells = (r.case, r.jobs, r.exit, f"{r.seconds:.1f}", _yes(r.src_identical),
+        cells = (r.case, r.jobs, r.exit, f"{r.seconds:.1f}", f"{r.peak_mb:.0f}",
+                 _yes(r.src_identical),
                  _yes(r.nothing_outside), r.processes_left, r.leftovers, r.accounted)  # fmt: skip
         print("| " + " | ".join(str(c) for c in cells) + " |")
 

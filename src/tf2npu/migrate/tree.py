@@ -75,7 +75,7 @@ def run_task(task: Task, settings: Settings) -> FileResult:
     """
     try:
         if task.kind is Kind.UNREADABLE:
-            return _failed(task, f"cannot read this folder: {task.detail}")
+            return _failed(task, task.detail)
         _make_parent(task, settings)
         if task.kind is Kind.LINK:
             return _link(task, settings)

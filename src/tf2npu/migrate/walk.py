@@ -37,7 +37,7 @@ class Task:
     dst: str
     kind: Kind = Kind.FILE
     detail: str = ""
-    """For a special file, what it is ("named pipe"); for an unreadable entry, the OS error."""
+    """For a special file, what it is ("named pipe"); for an unreadable entry, why."""
 
 
 _SPECIAL_KINDS = (
@@ -64,20 +64,27 @@ def walk(root: Path) -> Iterator[tuple[str, Kind, str]]:
         rel_dir = pending.pop()
         try:
             with os.scandir(root / rel_dir if rel_dir else root) as listing:
-                entries = [(entry.name, entry.stat(follow_symlinks=False)) for entry in listing]
+                entries = list(listing)
         except OSError as exc:
-            yield rel_dir or ".", Kind.UNREADABLE, _error(exc)
+            yield rel_dir or ".", Kind.UNREADABLE, f"cannot read this folder: {_error(exc)}"
             continue
-        for name, info in entries:
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            if stat.S_ISDIR(info.st_mode):
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except FileNotFoundError:
+                continue  # removed since the listing: nothing to migrate
+            except OSError as exc:
+                yield rel, Kind.UNREADABLE, f"cannot inspect: {_error(exc)}"
+                continue
+            if stat.S_ISDIR(mode):
                 pending.append(rel)
-            elif stat.S_ISLNK(info.st_mode):
+            elif stat.S_ISLNK(mode):
                 yield rel, Kind.LINK, ""
-            elif stat.S_ISREG(info.st_mode):
+            elif stat.S_ISREG(mode):
                 yield rel, Kind.FILE, ""
             else:
-                yield rel, Kind.SPECIAL, special_kind(info.st_mode)
+                yield rel, Kind.SPECIAL, special_kind(mode)
 
 
 def _error(exc: OSError) -> str:
