@@ -400,3 +400,15 @@ def test_workers_that_cannot_start_give_a_clear_error(tmp_path, monkeypatch):
     plan = make_plan(src, tmp_path / "out")
     with pytest.raises(UsageError, match="--jobs 2: cannot start the worker processes"):
         migrate_tree(plan, MigrateOptions(), jobs=2)
+
+
+def test_a_link_given_as_the_output_file_is_replaced_not_written_through(tmp_path):
+    src = tmp_path / "a.py"
+    src.write_bytes(SESSION)
+    victim = tmp_path / "victim.py"
+    victim.write_bytes(b"keep me\n")
+    os.symlink(victim, tmp_path / "out.py")
+    plan, _ = run(src, tmp_path / "out.py", force=True)
+    assert victim.read_bytes() == b"keep me\n"
+    assert not os.path.islink(tmp_path / "out.py")
+    assert b"npu_config_proto" in (tmp_path / "out.py").read_bytes()

@@ -17,6 +17,7 @@ from tf2npu.migrate.options import PRECISION_MODES, Distributed, LossScale, Migr
 from tf2npu.migrate.report import FORMATS, parse_formats, write_reports
 from tf2npu.migrate.report.plain import visible
 from tf2npu.migrate.report.terminal import print_summary
+from tf2npu.migrate.plan import real
 from tf2npu.migrate.tree import Plan, WriteError, make_plan, migrate_tree, tasks
 
 NAME = "migrate"
@@ -172,8 +173,8 @@ def _entry(plan: Plan, entry: Path | None) -> str | None:
     root = plan.source.parent if plan.single_file else plan.source
     path = entry if entry.is_absolute() else (root / entry)
     if not path.exists():
-        path = entry.resolve()
-    path = path.resolve()
+        path = real(entry)
+    path = real(path)
     if not path.is_file() or path.suffix != ".py":
         raise UsageError(f"--entry {str(entry)!r}: not a Python file inside SRC")
     if root not in path.parents:

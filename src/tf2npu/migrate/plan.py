@@ -51,7 +51,12 @@ def make_plan(
         _check_writable(source.parent if single else source, "SRC (for --in-place)",
                         "make it writable, or write a copy with -o OUT instead")  # fmt: skip
     else:
-        output = _default_output(source, single) if output is None else real(output)
+        if output is None:
+            output = _default_output(source, single)
+        elif single:  # a link given as OUT is replaced by the output file, not written through
+            output = real(output.parent) / output.name
+        else:
+            output = real(output)
         _check_output(source, output, single, force)
     if report_dir is None:
         base = output.parent / output.stem if single else output
