@@ -408,7 +408,7 @@ def test_a_link_given_as_the_output_file_is_replaced_not_written_through(tmp_pat
     victim = tmp_path / "victim.py"
     victim.write_bytes(b"keep me\n")
     os.symlink(victim, tmp_path / "out.py")
-    plan, _ = run(src, tmp_path / "out.py", force=True)
+    run(src, tmp_path / "out.py", force=True)
     assert victim.read_bytes() == b"keep me\n"
     assert not os.path.islink(tmp_path / "out.py")
     assert b"npu_config_proto" in (tmp_path / "out.py").read_bytes()

@@ -14,10 +14,10 @@ from tf2npu.cli import exit_codes
 from tf2npu.errors import UsageError
 from tf2npu.migrate.model import MigrationReport
 from tf2npu.migrate.options import PRECISION_MODES, Distributed, LossScale, MigrateOptions
+from tf2npu.migrate.plan import real
 from tf2npu.migrate.report import FORMATS, parse_formats, write_reports
 from tf2npu.migrate.report.plain import visible
 from tf2npu.migrate.report.terminal import print_summary
-from tf2npu.migrate.plan import real
 from tf2npu.migrate.tree import Plan, WriteError, make_plan, migrate_tree, tasks
 
 NAME = "migrate"
