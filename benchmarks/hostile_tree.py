@@ -105,6 +105,8 @@ def build(base: Path, files: int, huge_mb: int = 50) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(SCRIPT.format(n=n))
         (path.parent / f"data_{n}.csv").write_text("a,b\n1,2\n")
+    for n in range(4):  # the links and specials below live in these, however few the files
+        (src / f"pkg{n}").mkdir(parents=True, exist_ok=True)
     _specials(src)
     _links(src, outside)
     _odd_names(src)

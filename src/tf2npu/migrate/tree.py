@@ -86,9 +86,10 @@ def run_task(task: Task, settings: Settings) -> FileResult:
         where = task.src if settings.in_place else task.dst
         reason = exc.strerror or str(exc) or type(exc).__name__
         if exc.errno in _FATAL_WRITE_ERRORS:
+            fix = "choose a writable place" if exc.errno == errno.EROFS else "free some space"
             raise WriteError(
-                f"cannot write {where!r}: {reason}; free some space (or choose another place "
-                "with -o) and run again"
+                f"cannot write {where!r}: {reason}; {fix} (or choose another place with -o) "
+                "and run again"
             ) from None
         return _failed(task, f"cannot write {where!r}: {reason}")
 
