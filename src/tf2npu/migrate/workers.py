@@ -8,6 +8,7 @@ the parent goes (``PR_SET_PDEATHSIG``), so a killed ``tf2npu migrate`` leaves no
 from __future__ import annotations
 
 import ctypes
+import multiprocessing
 import os
 import signal
 import sys
@@ -57,7 +58,12 @@ def run_all(
 def _run_pool(
     work: list[Task], settings: Settings, jobs: int, progress: Callable[[str], None] | None
 ) -> list[FileResult]:
-    pool = ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(os.getpid(),))
+    # Forked workers are children of this process: the parent-death signal and the check of
+    # the parent's pid below hold (a fork server would be their parent instead).
+    linux = sys.platform.startswith("linux")
+    context = multiprocessing.get_context("fork") if linux else None
+    pool = ProcessPoolExecutor(jobs, context, initializer=_init_worker,
+                               initargs=(os.getpid() if linux else 0,))  # fmt: skip
     size = max(1, min(_CHUNK, len(work) // (jobs * 4)))
     chunks = [work[i : i + size] for i in range(0, len(work), size)]
     try:
@@ -111,7 +117,7 @@ def _run_chunk(chunk: list[Task], settings: Settings) -> list[FileResult]:
 def _init_worker(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
-    if os.getppid() != parent:  # the parent died before the request above took effect
+    if parent and os.getppid() != parent:  # the parent died before the request took effect
         os._exit(1)
 
 
