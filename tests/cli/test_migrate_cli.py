@@ -200,6 +200,20 @@ def _unwritable(where: str):
     return make
 
 
+def _unlistable_out(tree: Path, tmp: Path, monkeypatch) -> list[str]:
+    out = tmp / "o"
+    out.mkdir()
+    real = os.scandir
+
+    def refuse(path="."):
+        if Path(path) == out:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", refuse)
+    return [str(tree), "-o", str(out)]
+
+
 def _args(*args: str):
     def make(tree: Path, tmp: Path, monkeypatch) -> list[str]:
         return [a.format(src=tree, tmp=tmp) for a in args]
@@ -231,6 +245,7 @@ def _report_is_a_file(tree: Path, tmp: Path, monkeypatch) -> list[str]:
 USER_ERRORS = {
     "report-is-a-file": (_report_is_a_file, "exists and is not a folder"),
     "unwritable-out": (_unwritable("out"), "OUT '{tmp}/o' is not writable (Permission denied)"),
+    "unlistable-out": (_unlistable_out, "OUT '{tmp}/o' cannot be listed (Permission denied)"),
     "unwritable-report": (_unwritable("report"), "--report '{tmp}/r' is not writable"),
     "unwritable-src-in-place": (_unwritable("src"), "SRC (for --in-place) '{src}' is not writable"),
     "stale-folder": (_stale("folder"), "'{tmp}/o/train.py' is a folder where SRC has a file"),

@@ -50,7 +50,8 @@ reports (in --report DIR, default <OUT>_report):
   api_analysis.csv    every TF/Horovod API use with its Ascend support status (also .xlsx)
   report.json         all of the above, machine-readable (schema in docs/migration.md)
 
-exit codes: 0 ok; 1 a file failed or a finding is at error level; 2 bad usage.
+exit codes: 0 ok; 1 a file failed or a finding is at error level; 2 bad usage (nothing
+written), or the output cannot be written at all (e.g. a full disk); 130 interrupted.
 """
 
 

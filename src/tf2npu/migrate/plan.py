@@ -139,12 +139,23 @@ def _check_output(source: Path, output: Path, single: bool, force: bool) -> None
         return
     if os.path.lexists(output) and not output.is_dir():
         raise UsageError(f"OUT {str(output)!r} exists and is not a folder; choose a folder")
-    if output.is_dir() and any(output.iterdir()) and not force:
+    if output.is_dir() and _has_entries(output) and not force:
         raise UsageError(
             f"OUT {str(output)!r} exists and is not empty; use --force to write into it "
             "or choose another folder"
         )
     _check_writable(output, "OUT", "choose a writable output folder with -o")
+
+
+def _has_entries(folder: Path) -> bool:
+    try:
+        with os.scandir(folder) as listing:
+            return next(listing, None) is not None
+    except OSError as exc:
+        raise UsageError(
+            f"OUT {str(folder)!r} cannot be listed ({exc.strerror}); check its permissions or "
+            "choose another output folder"
+        ) from None
 
 
 def _check_output_file(output: Path, force: bool) -> None:
