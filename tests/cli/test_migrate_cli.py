@@ -317,3 +317,15 @@ def test_console_script_answers_user_errors_without_traceback(tree, tmp_path, ar
     assert done.returncode == 2
     assert "Traceback\n" not in done.stderr and "error:" in done.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_a_diff_reader_that_stops_early_is_not_an_error(tree, tmp_path):
+    exe = Path(sys.executable).parent / "tf2npu"
+    argv = [str(exe), "migrate", str(tree), "-o", str(tmp_path / "o"), "--diff"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # like `| head -0`: the first write gets EPIPE
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 1  # py2.py failed, as in every run of this tree
+    assert "Traceback" not in err and "BrokenPipeError" not in err
+    assert (tmp_path / "o_report" / "changes.diff").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -148,9 +149,19 @@ def run(args: argparse.Namespace) -> int:
     diffs = "".join(f.diff for f in report.files)
     _write_report_set(report, plan.report_dir, formats, diffs if args.diff else None)
     if args.diff:
-        sys.stdout.write(visible(diffs))
+        _print_diff(visible(diffs))
     print_summary(report, console, report_dir=plan.report_dir)
     return exit_codes.FINDINGS if report.failed else exit_codes.OK
+
+
+def _print_diff(text: str) -> None:
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader stopped early (`--diff | head`, quitting `less`): not an error. Point
+        # stdout at /dev/null so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _write_report_set(
