@@ -142,7 +142,7 @@ def _links(src: Path, outside: Path) -> None:
 
 def _odd_names(src: Path) -> None:
     odd = src / "odd"
-    odd.mkdir()
+    (odd / "empty" / "deeper").mkdir(parents=True)  # empty folders
     names = [b"caf\xe9.py", b"\xff\xfe.txt", b"new\nline.py", b"-rf.py", b"sp ace.py",
              "日本語.py".encode(), b"x" * 250 + b".py", b"summary.md", b".hidden.py"]  # fmt: skip
     for name in names:
@@ -225,15 +225,14 @@ def leftovers(out: Path) -> int:
 
 
 def accounted(src: Path, out: Path, report: Path) -> list[str]:
-    """SRC entries neither in OUT with their type nor in report.json (failed, or with a
-    finding; an entry below a reported folder counts as reported). Folders are checked through
-    their entries."""
+    """SRC entries (folders included) neither in OUT with their type nor in report.json
+    (failed, or with a finding; an entry below a reported folder counts as reported)."""
     data = json.loads((report / "report.json").read_text(encoding="utf-8"))
     noted = {f["path"] for f in data["files"] if f["status"] == "failed" or f["findings"]}
     missing = []
     for rel, entry in snapshot(src).items():
         parts = rel.split("/")
-        if entry[0] == stat.S_IFDIR or _below(parts, noted):
+        if _below(parts, noted):
             continue
         copy = out / rel
         mode = os.lstat(copy).st_mode if os.path.lexists(copy) else 0

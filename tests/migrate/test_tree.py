@@ -412,3 +412,13 @@ def test_a_link_given_as_the_output_file_is_replaced_not_written_through(tmp_pat
     assert victim.read_bytes() == b"keep me\n"
     assert not os.path.islink(tmp_path / "out.py")
     assert b"npu_config_proto" in (tmp_path / "out.py").read_bytes()
+
+
+def test_empty_folders_are_recreated_but_not_reported_as_files(tmp_path):
+    src = tmp_path / "proj"
+    (src / "logs" / "old").mkdir(parents=True)
+    (src / "data").mkdir()
+    (src / "a.py").write_bytes(SESSION)
+    _, report = run(src, tmp_path / "out")
+    assert (tmp_path / "out" / "logs" / "old").is_dir() and (tmp_path / "out" / "data").is_dir()
+    assert [f.path for f in report.files] == ["a.py"]

@@ -15,6 +15,7 @@ def test_every_entry_has_its_kind_and_links_are_not_descended(tmp_path):
     os.mkfifo(tmp_path / "pipe")
     (tmp_path / "empty").mkdir()
     assert sorted(walk(tmp_path)) == [
+        ("empty", Kind.EMPTY_FOLDER, ""),
         ("link", Kind.LINK, ""),
         ("pipe", Kind.SPECIAL, "named pipe (FIFO)"),
         ("pkg/a.py", Kind.FILE, ""),
@@ -90,3 +91,15 @@ def test_only_our_temporary_names_are_removed(tmp_path, name):
     os.symlink("nowhere", tmp_path / ".l.0123456789ab.tmp")  # a link: not ours to remove
     assert remove_leftovers(tmp_path) == 1
     assert sorted(p.name for p in Path(tmp_path / "d").iterdir()) == [".a.py.tmp"]
+
+
+def test_empty_folders_are_listed_and_must_not_be_files_in_out(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    (src / "a" / "empty").mkdir(parents=True)
+    (src / "b").mkdir()
+    assert sorted(walk(src)) == [("a/empty", Kind.EMPTY_FOLDER, ""), ("b", Kind.EMPTY_FOLDER, "")]
+    (out / "a").mkdir(parents=True)
+    (out / "a" / "empty").write_text("")
+    assert conflicts(out, folder_tasks(src, out)) == [
+        f"{str(out / 'a' / 'empty')!r} is a file where SRC has a folder"
+    ]

@@ -20,6 +20,7 @@ from tf2npu.migrate.report import FORMATS, parse_formats, write_reports
 from tf2npu.migrate.report.plain import visible
 from tf2npu.migrate.report.terminal import print_summary
 from tf2npu.migrate.tree import Plan, WriteError, make_plan, migrate_tree, tasks
+from tf2npu.migrate.walk import Kind
 
 NAME = "migrate"
 HELP = "rewrite TF 1.x scripts to the Ascend npu_bridge API, with a report set"
@@ -199,7 +200,7 @@ def _run_with_progress(
 ) -> MigrationReport:
     if plan.single_file or not console.is_terminal:
         return migrate_tree(plan, options, jobs=args.jobs, diff=args.diff)
-    total = len(tasks(plan))
+    total = sum(1 for task in tasks(plan) if task.kind is not Kind.EMPTY_FOLDER)
     columns = (
         TextColumn("migrating"),
         BarColumn(),

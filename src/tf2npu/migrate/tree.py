@@ -220,13 +220,19 @@ def migrate_tree(
     if plan.in_place:
         remove_leftovers(plan.source if not plan.single_file else plan.source.parent)
     work = tasks(plan)
+    empty = [t for t in work if t.kind is Kind.EMPTY_FOLDER]
+    work = [t for t in work if t.kind is not Kind.EMPTY_FOLDER]
     out_root = ""
+    failed: list[FileResult] = []
     if not plan.in_place and not plan.single_file:
-        _prepare_output(plan, work)
+        _prepare_output(plan, work + empty)
         out_root = str(plan.output)
+        failed = _empty_folders(plan.output, empty)
     root = plan.source if not plan.single_file else plan.source.parent
     settings = Settings(options, plan.in_place, plan.backup, diff, str(root), out_root)
     results = run_all(work, settings, jobs, progress)
+    if failed:
+        results = sorted(results + failed, key=lambda r: r.path)
     return MigrationReport(
         source=str(plan.source),
         output=str(plan.output),
@@ -234,6 +240,17 @@ def migrate_tree(
         options=options.as_dict(),
         seconds=time.perf_counter() - start,
     )
+
+
+def _empty_folders(output: Path, empty: list[Task]) -> list[FileResult]:
+    """Recreate SRC's empty folders in OUT; one that cannot be made is reported failed."""
+    failed = []
+    for task in empty:
+        try:
+            make_folders(output, task.rel)
+        except OSError as exc:
+            failed.append(_failed(task, f"cannot create this folder: {exc.strerror or exc}"))
+    return failed
 
 
 def _prepare_output(plan: Plan, work: list[Task]) -> None:

@@ -26,6 +26,8 @@ class Kind(enum.Enum):
     SPECIAL = "special"
     UNREADABLE = "unreadable"
     """A folder that cannot be listed, or an entry that cannot be inspected."""
+    EMPTY_FOLDER = "empty folder"
+    """A folder with no entry: recreated in OUT, not a file of the report."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +70,8 @@ def walk(root: Path) -> Iterator[tuple[str, Kind, str]]:
         except OSError as exc:
             yield rel_dir or ".", Kind.UNREADABLE, f"cannot read this folder: {_error(exc)}"
             continue
+        if not entries and rel_dir:
+            yield rel_dir, Kind.EMPTY_FOLDER, ""
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:
@@ -92,7 +96,8 @@ def _error(exc: OSError) -> str:
 
 
 def folder_tasks(source: Path, output: Path) -> list[Task]:
-    """Every entry below ``source`` as a task writing below ``output``, sorted by path."""
+    """Every entry below ``source`` as a task writing below ``output``, sorted by path (empty
+    folders included)."""
     found = [
         Task(rel, os.path.join(source, rel), os.path.join(output, rel), kind, detail)
         for rel, kind, detail in walk(source)
@@ -115,7 +120,8 @@ def conflicts(output: Path, work: list[Task]) -> list[str]:
         if task.kind is Kind.UNREADABLE:
             continue
         rel_parts = task.rel.split("/")
-        for depth in range(1, len(rel_parts)):
+        folders = len(rel_parts) + (task.kind is Kind.EMPTY_FOLDER)
+        for depth in range(1, folders):
             folder = "/".join(rel_parts[:depth])
             if folder not in checked:
                 checked[folder] = _not_a_folder(output / folder)
@@ -123,7 +129,7 @@ def conflicts(output: Path, work: list[Task]) -> list[str]:
             if problem and problem not in found:
                 found.append(problem)
         place = output / task.rel
-        if place.is_dir() and not place.is_symlink():
+        if task.kind is not Kind.EMPTY_FOLDER and place.is_dir() and not place.is_symlink():
             found.append(f"{str(place)!r} is a folder where SRC has a {task.kind.value}")
     return found
 
