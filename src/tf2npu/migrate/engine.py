@@ -55,11 +55,10 @@ MAX_SOURCE_BYTES = 4 * 1024 * 1024
 """Python files larger than this are not parsed (copied unchanged, reported failed).
 
 CPython's parser needs 100 to 350 times a file's size in memory (measured on 3.11: 107 times for
-ordinary code, 339 times for dense literal lists; at those rates a 50 MB file needs 5 to 17
-GB), so a generated or
-data-holding ``.py`` file far above any hand-written script could exhaust the machine. At the
-limit (about 100,000 lines) a parse peaks at 0.4 to 1.4 GB. See docs/migration.md,
-"Reliability"."""
+ordinary code, 339 times for dense literal lists; at those rates a 50 MB file needs 5 to 17 GB),
+so a generated or data-holding ``.py`` file far above any hand-written script could exhaust the
+machine. At the limit (about 100,000 lines) a parse peaks at 0.4 to 1.4 GB. See
+docs/migration.md, "Reliability"."""
 
 
 def too_large_reason(size: int) -> str:
