@@ -28,7 +28,6 @@ class Plan:
     in_place: bool = False
     backup: bool = False
     single_file: bool = False
-    force: bool = False
 
 
 def make_plan(
@@ -63,7 +62,7 @@ def make_plan(
         report_dir = base.with_name(base.name + "_report")
     report_dir = real(report_dir)
     _check_report(report_dir, source, output, single, in_place)
-    return Plan(source, output, report_dir, in_place, backup, single, force)
+    return Plan(source, output, report_dir, in_place, backup, single)
 
 
 def real(path: Path) -> Path:
