@@ -1,5 +1,6 @@
 """``tf2npu migrate`` end to end through the console entry point."""
 
+import errno
 import json
 import os
 import subprocess
@@ -135,3 +136,196 @@ def test_console_script_help_teaches(tmp_path):
                           check=True, env={**os.environ, "COLUMNS": "100"})  # fmt: skip
     assert "examples:" in done.stdout and "--precision-mode" in done.stdout
     assert "exit codes" in done.stdout
+
+
+# -- user errors: exit 2 before any work, one message, never a traceback -------------------------
+def snapshot(root: Path) -> dict[str, str]:
+    """Every path below ``root`` and what it is (links not followed)."""
+    found = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder) / name
+            kind = "link" if path.is_symlink() else "dir" if path.is_dir() else "file"
+            found[str(path.relative_to(root))] = kind
+    return found
+
+
+def refuse_writes_in(monkeypatch, folder: Path) -> None:
+    """Root may write anywhere: make creating files and folders in ``folder`` fail."""
+    real_open, real_mkdir = os.open, os.mkdir
+
+    def deny(path) -> bool:
+        return Path(os.path.abspath(path)).parent == folder
+
+    def fake_open(path, flags, *args, **kwargs):
+        if flags & os.O_CREAT and deny(path):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    def fake_mkdir(path, *args, **kwargs):
+        if deny(path):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", fake_open)
+    monkeypatch.setattr(os, "mkdir", fake_mkdir)
+
+
+def _stale(kind: str):
+    def make(tree: Path, tmp: Path, monkeypatch) -> list[str]:
+        out = tmp / "o"
+        out.mkdir()
+        if kind == "folder":
+            (out / "train.py").mkdir()
+        elif kind == "file":
+            (out / "pkg").write_text("old")
+        else:
+            (tmp / "elsewhere").mkdir()
+            os.symlink(tmp / "elsewhere", out / "pkg")
+        return [str(tree), "-o", str(out), "--force"]
+
+    return make
+
+
+def _unwritable(where: str):
+    def make(tree: Path, tmp: Path, monkeypatch) -> list[str]:
+        out, report = tmp / "o", tmp / "r"
+        out.mkdir()
+        report.mkdir()
+        refuse_writes_in(monkeypatch, {"out": out, "report": report, "src": tree}[where])
+        if where == "src":
+            return [str(tree), "--in-place"]
+        return [str(tree), "-o", str(out), "--force", "--report", str(report)]
+
+    return make
+
+
+def _unlistable_out(tree: Path, tmp: Path, monkeypatch) -> list[str]:
+    out = tmp / "o"
+    out.mkdir()
+    real = os.scandir
+
+    def refuse(path="."):
+        if Path(path) == out:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", refuse)
+    return [str(tree), "-o", str(out)]
+
+
+def _args(*args: str):
+    def make(tree: Path, tmp: Path, monkeypatch) -> list[str]:
+        return [a.format(src=tree, tmp=tmp) for a in args]
+
+    return make
+
+
+def _source(kind: str):
+    def make(tree: Path, tmp: Path, monkeypatch) -> list[str]:
+        src = tmp / "s"
+        if kind == "dangling":
+            os.symlink(tmp / "gone", src)
+        elif kind == "loop":
+            os.symlink(src, src)
+        elif kind == "fifo":
+            os.mkfifo(src)
+        else:
+            return ["/" if kind == "root" else "/dev/null", "-o", str(tmp / "o")]
+        return [str(src), "-o", str(tmp / "o")]
+
+    return make
+
+
+def _report_is_a_file(tree: Path, tmp: Path, monkeypatch) -> list[str]:
+    return [str(tree), "-o", str(tmp / "o"), "--report", str(write(tmp / "r.txt", "x"))]
+
+
+# fmt: off
+USER_ERRORS = {
+    "report-is-a-file": (_report_is_a_file, "exists and is not a folder"),
+    "unwritable-out": (_unwritable("out"), "OUT '{tmp}/o' is not writable (Permission denied)"),
+    "unlistable-out": (_unlistable_out, "OUT '{tmp}/o' cannot be listed (Permission denied)"),
+    "unwritable-report": (_unwritable("report"), "--report '{tmp}/r' is not writable"),
+    "unwritable-src-in-place": (_unwritable("src"), "SRC (for --in-place) '{src}' is not writable"),
+    "stale-folder": (_stale("folder"), "'{tmp}/o/train.py' is a folder where SRC has a file"),
+    "stale-file": (_stale("file"), "'{tmp}/o/pkg' is a file where SRC has a folder"),
+    "stale-link": (_stale("link"), "'{tmp}/o/pkg' is a symbolic link where SRC has a folder"),
+    "root": (_source("root"), "SRC '/' is the file system root"),
+    "dangling-link": (_source("dangling"), "SRC '{tmp}/s' is a dangling symbolic link"),
+    "link-loop": (_source("loop"), "SRC '{tmp}/s' is a symbolic link loop"),
+    "fifo": (_source("fifo"), "SRC '{tmp}/s' is a named pipe (FIFO), which is never read"),
+    "dev-null": (_source("null"), "SRC '/dev/null' is a character device"),
+    "format-unknown": (_args("{src}", "-o", "{tmp}/o", "--format", "foo"),
+                       "unknown report format 'foo'"),
+    "format-empty": (_args("{src}", "-o", "{tmp}/o", "--format", ""),
+                     "--format '' names no report format"),
+    "src-inside-out": (_args("{src}", "-o", "{tmp}", "--force"), "SRC '{src}' is inside OUT"),
+    "report-inside-out": (_args("{src}", "-o", "{tmp}/o", "--report", "{tmp}/o/r"),
+                          "--report '{tmp}/o/r' is inside OUT"),
+    "report-holds-src-file": (_args("{src}/train.py", "--report", "{src}"),
+                              "--report '{src}' contains SRC '{src}/train.py'"),
+}
+# fmt: on
+
+
+@pytest.mark.parametrize("case", sorted(USER_ERRORS))
+def test_user_errors_exit_2_before_any_work(tree, tmp_path, capsys, monkeypatch, case):
+    make, message = USER_ERRORS[case]
+    argv = make(tree, tmp_path, monkeypatch)
+    before = snapshot(tmp_path)
+    assert main(["migrate", *argv]) == 2
+    err = capsys.readouterr().err
+    monkeypatch.undo()
+    assert message.format(src=tree, tmp=tmp_path) in err
+    assert err.count("\n") == 1 and err.startswith("tf2npu migrate: error: ")
+    assert "Traceback" not in err
+    assert snapshot(tmp_path) == before  # nothing written
+
+
+def test_a_full_disk_is_one_message_and_no_half_written_file(tree, tmp_path, capsys, monkeypatch):
+    def full(*_args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    assert main(["migrate", str(tree), "-o", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    monkeypatch.undo()
+    assert "No space left on device; free some space" in err and "Traceback" not in err
+    assert [p for p, kind in snapshot(tmp_path / "o").items() if kind != "dir"] == []
+
+
+def test_a_full_disk_while_writing_the_report(tree, tmp_path, capsys, monkeypatch):
+    from tf2npu.migrate import report
+
+    def full(*_args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(report, "render_json", full)
+    assert main(["migrate", str(tree), "-o", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot write the report in --report '{tmp_path}/o_report'" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [["/"], ["/dev/null"], ["{src}", "--format", ""]])
+def test_console_script_answers_user_errors_without_traceback(tree, tmp_path, argv):
+    exe = Path(sys.executable).parent / "tf2npu"
+    args = [a.format(src=tree) for a in argv]
+    done = subprocess.run([str(exe), "migrate", *args, "-o", str(tmp_path / "o")],
+                          capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 2
+    assert "Traceback\n" not in done.stderr and "error:" in done.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_diff_reader_that_stops_early_is_not_an_error(tree, tmp_path):
+    exe = Path(sys.executable).parent / "tf2npu"
+    argv = [str(exe), "migrate", str(tree), "-o", str(tmp_path / "o"), "--diff"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # like `| head -0`: the first write gets EPIPE
+    err = proc.stderr.read().decode()
+    assert proc.wait() == 1  # py2.py failed, as in every run of this tree
+    assert "Traceback" not in err and "BrokenPipeError" not in err
+    assert (tmp_path / "o_report" / "changes.diff").exists()

@@ -613,3 +613,47 @@ def test_users_own_methods_named_like_tf_apis_are_untouched() -> None:
     migrated = migrate_source(source.encode(), "t.py")
     assert migrated.output == source.encode()
     assert migrated.result.status is FileStatus.UNCHANGED
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"x = " + b"-" * 200_000 + b"1\n",  # the parser's MemoryError has no message
+        b"f = " + b"lambda: " * 100_000 + b"1\n",
+        b"y = " + b"not " * 100_000 + b"x\n",
+    ],
+)
+def test_deep_nesting_fails_with_a_reason(rules: Install, raw: bytes) -> None:
+    rules(Configure)
+    migrated = run(raw)
+    assert migrated.result.status is FileStatus.FAILED
+    assert migrated.result.reason == (
+        "expression nesting too deep for Python's parser; copied unchanged"
+    )
+    assert migrated.output == raw
+
+
+def test_sources_above_the_limit_are_not_parsed(
+    rules: Install, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules(Configure)
+    monkeypatch.setattr(engine, "MAX_SOURCE_BYTES", 20)
+    raw = b"import tensorflow as tf\nsess = tf.Session()\n"
+    monkeypatch.setattr(engine.ast, "parse", None)  # never reached
+    migrated = run(raw)
+    assert migrated.result.status is FileStatus.FAILED
+    assert migrated.result.reason == (
+        "not parsed: 44 bytes is above the 20-byte limit for Python sources (parsing needs "
+        "100 to 350 times the file size in memory); copied unchanged"
+    )
+    assert migrated.output == raw
+
+
+def test_the_documented_limit() -> None:
+    assert engine.MAX_SOURCE_BYTES == 4 * 1024 * 1024
+
+
+def test_a_failure_never_has_an_empty_reason() -> None:
+    assert engine._failed(b"x", "a.py", "").result.reason == (
+        "unknown failure (please report this file)"
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -14,9 +15,12 @@ from tf2npu.cli import exit_codes
 from tf2npu.errors import UsageError
 from tf2npu.migrate.model import MigrationReport
 from tf2npu.migrate.options import PRECISION_MODES, Distributed, LossScale, MigrateOptions
-from tf2npu.migrate.report import FORMATS, write_reports
+from tf2npu.migrate.plan import real
+from tf2npu.migrate.report import FORMATS, parse_formats, write_reports
+from tf2npu.migrate.report.plain import visible
 from tf2npu.migrate.report.terminal import print_summary
-from tf2npu.migrate.tree import Plan, make_plan, migrate_tree, tasks
+from tf2npu.migrate.tree import Plan, WriteError, make_plan, migrate_tree, tasks
+from tf2npu.migrate.walk import Kind
 
 NAME = "migrate"
 HELP = "rewrite TF 1.x scripts to the Ascend npu_bridge API, with a report set"
@@ -27,8 +31,10 @@ byte-for-byte (comments, blank lines, quotes, encodings, line endings), and anal
 Horovod API the scripts use against the Ascend support list.
 
 SRC is a file or a folder (walked recursively). SRC is never modified unless --in-place is given.
-Non-Python files are copied unchanged; a file that cannot be parsed is copied unchanged and
-reported as failed. Running the tool on its own output changes nothing.
+Non-Python files are copied unchanged; a file that cannot be parsed (or is above 4 MiB) is
+copied unchanged and reported as failed. Links are recreated, never followed; named pipes are
+recreated and devices reported, never read. OUT, SRC and the report folder must not overlap.
+Running the tool on its own output changes nothing.
 """
 EPILOG = """\
 examples:
@@ -46,7 +52,8 @@ reports (in --report DIR, default <OUT>_report):
   api_analysis.csv    every TF/Horovod API use with its Ascend support status (also .xlsx)
   report.json         all of the above, machine-readable (schema in docs/migration.md)
 
-exit codes: 0 ok; 1 a file failed or a finding is at error level; 2 bad usage.
+exit codes: 0 ok; 1 a file failed or a finding is at error level; 2 bad usage (nothing
+written), or the output cannot be written at all (e.g. a full disk); 130 interrupted.
 """
 
 
@@ -67,7 +74,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where.add_argument(
         "--backup",
         action="store_true",
-        help="with --in-place: keep each changed file's original as FILE.bak",
+        help="with --in-place: keep each changed file's original as FILE.bak (FILE.bak.1, ... "
+        "when that exists; the report names it)",
     )
     where.add_argument(
         "--force",
@@ -120,11 +128,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     run = parser.add_argument_group("running")
     run.add_argument("--jobs", "-j", type=int, default=1, metavar="N",
-                     help="migrate N files in parallel (default: 1)")  # fmt: skip
+                     help="migrate with up to N worker processes, at most one per file and "
+                          "core (default: 1)")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
-    formats = [f.strip() for f in args.format.split(",") if f.strip()]
+    formats = parse_formats(args.format)
     if args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give a number of parallel workers >= 1")
     plan = make_plan(args.source, args.output, args.report, in_place=args.in_place,
@@ -138,13 +147,37 @@ def run(args: argparse.Namespace) -> int:
     )
     console = Console(stderr=True)
     report = _run_with_progress(plan, options, args, console)
-    write_reports(report, plan.report_dir, formats)
     diffs = "".join(f.diff for f in report.files)
+    _write_report_set(report, plan.report_dir, formats, diffs if args.diff else None)
     if args.diff:
-        write_text_atomic(plan.report_dir / "changes.diff", diffs)
-        sys.stdout.write(diffs)
+        _print_diff(visible(diffs))
     print_summary(report, console, report_dir=plan.report_dir)
     return exit_codes.FINDINGS if report.failed else exit_codes.OK
+
+
+def _print_diff(text: str) -> None:
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader stopped early (`--diff | head`, quitting `less`): not an error. Point
+        # stdout at /dev/null so the interpreter's final flush does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _write_report_set(
+    report: MigrationReport, folder: Path, formats: list[str], diffs: str | None
+) -> None:
+    try:
+        write_reports(report, folder, formats)
+        if diffs is not None:
+            write_text_atomic(folder / "changes.diff", visible(diffs))
+    except OSError as exc:
+        raise WriteError(
+            f"cannot write the report in --report {str(folder)!r}: "
+            f"{exc.strerror or exc}; free some space or choose another folder with --report "
+            "(the migrated files are written)"
+        ) from None
 
 
 def _entry(plan: Plan, entry: Path | None) -> str | None:
@@ -153,8 +186,8 @@ def _entry(plan: Plan, entry: Path | None) -> str | None:
     root = plan.source.parent if plan.single_file else plan.source
     path = entry if entry.is_absolute() else (root / entry)
     if not path.exists():
-        path = entry.resolve()
-    path = path.resolve()
+        path = real(entry)
+    path = real(path)
     if not path.is_file() or path.suffix != ".py":
         raise UsageError(f"--entry {str(entry)!r}: not a Python file inside SRC")
     if root not in path.parents:
@@ -167,7 +200,7 @@ def _run_with_progress(
 ) -> MigrationReport:
     if plan.single_file or not console.is_terminal:
         return migrate_tree(plan, options, jobs=args.jobs, diff=args.diff)
-    total = len(tasks(plan))
+    total = sum(1 for task in tasks(plan) if task.kind is not Kind.EMPTY_FOLDER)
     columns = (
         TextColumn("migrating"),
         BarColumn(),

@@ -1,143 +1,62 @@
-"""Migrating a file or a folder: where outputs go, walking, parallelism, atomic writes.
+"""Migrating a file or a folder: walking, parallelism, atomic writes that never follow a link.
 
-Nothing is lost: every input file appears in the output (migrated, copied unchanged, or — for a
-symbolic link — recreated as the same link, never followed), the input is never modified unless
-``in_place`` is set, and each output file is written to a temporary name and renamed into place,
-so an interrupted run leaves no half-written file.
+Nothing is lost: every input entry appears in the output (migrated, copied unchanged, or — for a
+symbolic link — recreated as the same link, never followed; a named pipe is recreated, never
+read) or is reported failed with the reason (an unreadable folder, a device). The input is never
+modified unless ``in_place`` is set, and each output file is written to a temporary name and
+renamed into place, so an interrupted run leaves no half-written file (a killed run may leave a
+hidden temporary file, which the next run into the same place removes).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import os
+import stat
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tf2npu.atomic import write_bytes_atomic
-from tf2npu.errors import UsageError
-from tf2npu.migrate.engine import migrate_source
+from tf2npu.atomic import copy_stream_atomic, temp_name, write_bytes_atomic, write_bytes_new
+from tf2npu.errors import Tf2NpuError, UsageError
+from tf2npu.migrate.engine import MAX_SOURCE_BYTES, migrate_source, too_large_reason
 from tf2npu.migrate.model import FileResult, FileStatus, Finding, MigrationReport, Severity
 from tf2npu.migrate.options import MigrateOptions
+from tf2npu.migrate.plan import Plan, inside, make_plan, real
+from tf2npu.migrate.walk import (
+    Kind,
+    Task,
+    conflicts,
+    folder_tasks,
+    make_folders,
+    remove_leftovers,
+    special_kind,
+)
+
+__all__ = ["Plan", "Task", "WriteError", "make_plan", "migrate_tree", "run_task", "tasks"]
 
 PYTHON_SUFFIXES = (".py",)
+MAX_BACKUPS = 100
+"""``FILE.bak``, ``FILE.bak.1`` ... ``FILE.bak.99``: the names tried for a backup."""
+
+_FATAL_WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}
+"""Errors after which writing any further file is pointless: the run stops with a message."""
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
-    """Validated input and output locations of one run."""
-
-    source: Path
-    output: Path
-    """Where results go (== source with ``in_place``)."""
-    report_dir: Path
-    in_place: bool = False
-    backup: bool = False
-    single_file: bool = False
-
-
-def make_plan(
-    source: Path,
-    output: Path | None = None,
-    report_dir: Path | None = None,
-    *,
-    in_place: bool = False,
-    backup: bool = False,
-    force: bool = False,
-) -> Plan:
-    """Check the paths the user gave and fill in defaults; raise UsageError with the fix."""
-    if not source.exists() and not source.is_symlink():
-        raise UsageError(f"SRC {str(source)!r} does not exist; give a Python file or a folder")
-    source = source.resolve()
-    single = source.is_file()
-    if backup and not in_place:
-        raise UsageError("--backup only applies with --in-place (SRC is not modified otherwise)")
-    if in_place:
-        if output is not None:
-            raise UsageError("--in-place writes into SRC; drop -o/--output or drop --in-place")
-        output = source
-    else:
-        output = _default_output(source, single) if output is None else output.resolve()
-        _check_output(source, output, single, force)
-    if report_dir is None:
-        base = output.parent / output.stem if single else output
-        report_dir = base.with_name(base.name + "_report")
-    report_dir = report_dir.resolve()
-    if not in_place and not single and _inside(report_dir, source):
-        raise UsageError(
-            f"--report {str(report_dir)!r} is inside SRC {str(source)!r}, which is never "
-            "modified; choose a report folder outside it"
-        )
-    return Plan(source, output, report_dir, in_place, backup, single)
-
-
-def _default_output(source: Path, single: bool) -> Path:
-    if single:
-        return source.with_name(source.stem + "_npu" + source.suffix)
-    return source.with_name(source.name + "_npu")
-
-
-def _check_output(source: Path, output: Path, single: bool, force: bool) -> None:
-    if output == source:
-        raise UsageError("OUT is SRC; use --in-place to rewrite the sources themselves")
-    if not single and _inside(output, source):
-        raise UsageError(
-            f"OUT {str(output)!r} is inside SRC {str(source)!r}; the next run would migrate "
-            "the output too. Choose an output folder outside SRC"
-        )
-    if single:
-        if output.is_dir():
-            raise UsageError(f"OUT {str(output)!r} is a folder; give the output file's path")
-        if output.exists() and not force:
-            raise UsageError(f"OUT {str(output)!r} exists; use --force to overwrite it")
-        return
-    if output.exists() and not output.is_dir():
-        raise UsageError(f"OUT {str(output)!r} exists and is not a folder")
-    if output.is_dir() and any(output.iterdir()) and not force:
-        raise UsageError(
-            f"OUT {str(output)!r} exists and is not empty; use --force to write into it "
-            "or choose another folder"
-        )
-
-
-def _inside(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
-
-
-# -- walking ------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Task:
-    """One input file and where its result goes."""
-
-    rel: str
-    src: str
-    dst: str
+class WriteError(Tf2NpuError):
+    """The output cannot be written at all (disk full, quota, read-only): the run stops."""
 
 
 def tasks(plan: Plan) -> list[Task]:
-    """Every file below SRC (links included, not followed), sorted by relative path."""
+    """Every entry below SRC (links included, not followed), sorted by relative path."""
     if plan.single_file:
         return [Task(plan.source.name, str(plan.source), str(plan.output))]
-    found: list[Task] = []
-    for rel in _walk(plan.source):
-        found.append(Task(rel, str(plan.source / rel), str(plan.output / rel)))
-    found.sort(key=lambda t: t.rel)
-    return found
+    return folder_tasks(plan.source, plan.output)
 
 
-def _walk(root: Path) -> Iterator[str]:
-    for folder, dirs, files in os.walk(root, followlinks=False):
-        base = Path(folder)
-        for name in dirs:
-            if (base / name).is_symlink():
-                files.append(name)  # a linked folder is recreated as a link, not descended
-        dirs[:] = sorted(d for d in dirs if not (base / d).is_symlink())
-        for name in files:
-            yield (base / name).relative_to(root).as_posix()
-
-
-# -- one file -----------------------------------------------------------------------------------
+# -- one entry ----------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Settings:
     options: MigrateOptions
@@ -145,54 +64,137 @@ class Settings:
     backup: bool
     diff: bool
     root: str
+    out_root: str
 
 
 def run_task(task: Task, settings: Settings) -> FileResult:
-    """Migrate or copy one file; never raises for a problem with the file itself."""
-    src = Path(task.src)
-    if src.is_symlink():
-        return _link(task, settings)
+    """Migrate, copy or recreate one entry; never raises for a problem with the entry itself.
+
+    Raises:
+        WriteError: the output cannot be written at all (e.g. the disk is full).
+    """
     try:
-        raw = src.read_bytes()
-        mode = src.stat().st_mode & 0o7777
+        if task.kind is Kind.UNREADABLE:
+            return _failed(task, task.detail)
+        _make_parent(task, settings)
+        if task.kind is Kind.LINK:
+            return _link(task, settings)
+        if task.kind is Kind.SPECIAL:
+            return _special(task, settings)
+        return _file(task, settings)
     except OSError as exc:
-        return FileResult(task.rel, FileStatus.FAILED, reason=f"cannot read: {exc.strerror}")
-    if not task.rel.endswith(PYTHON_SUFFIXES):
-        if not settings.in_place:
-            write_bytes_atomic(Path(task.dst), raw, mode)
+        where = task.src if settings.in_place else task.dst
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        if exc.errno in _FATAL_WRITE_ERRORS:
+            fix = "choose a writable place" if exc.errno == errno.EROFS else "free some space"
+            raise WriteError(
+                f"cannot write {where!r}: {reason}; {fix} (or choose another place with -o) "
+                "and run again"
+            ) from None
+        return _failed(task, f"cannot write {where!r}: {reason}")
+
+
+def _failed(task: Task, reason: str) -> FileResult:
+    return FileResult(task.rel, FileStatus.FAILED, reason=reason)
+
+
+def _make_parent(task: Task, settings: Settings) -> None:
+    if not settings.in_place and settings.out_root:
+        make_folders(Path(settings.out_root), task.rel.rpartition("/")[0])
+
+
+def _open_regular(path: str) -> tuple[int, os.stat_result]:
+    """Open ``path`` for reading without blocking on a pipe or following a link."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(path, flags)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):  # replaced since the walk: never read it
+        os.close(fd)
+        raise IsADirectoryError(21, f"became a {special_kind(info.st_mode)}")
+    return fd, info
+
+
+def _file(task: Task, settings: Settings) -> FileResult:
+    is_python = task.rel.endswith(PYTHON_SUFFIXES)
+    if settings.in_place and not is_python:
         return FileResult(task.rel, FileStatus.COPIED)
+    try:
+        fd, info = _open_regular(task.src)
+    except OSError as exc:
+        return _failed(task, f"cannot read: {exc.strerror or exc}")
+    mode = info.st_mode & 0o7777
+    with os.fdopen(fd, "rb") as stream:
+        if not is_python or info.st_size > MAX_SOURCE_BYTES:
+            if not settings.in_place:
+                copy_stream_atomic(Path(task.dst), stream, mode)
+            if is_python:
+                return _failed(task, too_large_reason(info.st_size))
+            return FileResult(task.rel, FileStatus.COPIED)
+        raw = stream.read()
     migrated = migrate_source(raw, task.rel, settings.options, diff=settings.diff)
-    result = migrated.result
-    if settings.in_place:
-        if migrated.output != raw:
-            if settings.backup:
-                backup = src.with_name(src.name + ".bak")
-                if not backup.exists():
-                    write_bytes_atomic(backup, raw, mode)
-            write_bytes_atomic(src, migrated.output, mode)
-    else:
+    if not settings.in_place:
         write_bytes_atomic(Path(task.dst), migrated.output, mode)
-    return result
+        return migrated.result
+    if migrated.output == raw:
+        return migrated.result
+    note: tuple[Finding, ...] = ()
+    if settings.backup:
+        note = (_backup(task, raw, mode),)
+    write_bytes_atomic(Path(task.src), migrated.output, mode)
+    return dataclasses.replace(migrated.result, findings=note + migrated.result.findings)
+
+
+def _backup(task: Task, raw: bytes, mode: int) -> Finding:
+    """Keep the original as ``FILE.bak`` or, when taken, the first free ``FILE.bak.N``."""
+    src = Path(task.src)
+    for n in range(MAX_BACKUPS):
+        name = src.name + ".bak" + (f".{n}" if n else "")
+        if write_bytes_new(src.with_name(name), raw, mode):
+            taken = "" if not n else f" ({src.name}.bak existed already)"
+            return Finding(task.rel, 1, 1, "files", Severity.INFO,
+                           f"original kept as {name}{taken}")  # fmt: skip
+    raise FileExistsError(
+        17, f"no free backup name ({src.name}.bak ... .bak.{MAX_BACKUPS - 1} all exist)"
+    )
 
 
 def _link(task: Task, settings: Settings) -> FileResult:
-    src = Path(task.src)
-    target = os.readlink(src)
-    resolved = (src.parent / target).resolve()
-    root = Path(settings.root)
-    outside = not _inside(resolved, root)
+    target = os.readlink(task.src)
     if not settings.in_place:
         dst = Path(task.dst)
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        if dst.is_symlink() or dst.exists():
-            dst.unlink()
-        os.symlink(target, dst)
-    note = "symbolic link recreated as the same link (not followed)"
-    severity = Severity.INFO
-    if outside:
-        note = f"symbolic link to {target!r} outside SRC: not followed; {note.split(' (')[0]}"
-        severity = Severity.WARNING
-    finding = Finding(task.rel, 1, 1, "files", severity, note)
+        if dst.is_dir() and not dst.is_symlink():
+            raise IsADirectoryError(21, "a folder is in the way of the link")
+        temp = dst.with_name(temp_name(dst.name))
+        os.symlink(target, temp)
+        os.replace(temp, dst)  # replaces a stale file or link in OUT, never writes through it
+    severity, note = Severity.INFO, "symbolic link recreated as the same link (not followed)"
+    try:
+        os.stat(task.src)
+    except OSError as exc:
+        what = "a link loop" if exc.errno == errno.ELOOP else "a dangling link"
+        severity, note = Severity.WARNING, f"symbolic link to {target!r} is {what}; {note}"
+    else:
+        if not inside(real(Path(task.src)), Path(settings.root)):
+            severity = Severity.WARNING
+            note = f"symbolic link to {target!r} outside SRC: not followed; {note.split(' (')[0]}"
+    return FileResult(task.rel, FileStatus.COPIED,
+                      findings=(Finding(task.rel, 1, 1, "files", severity, note),))  # fmt: skip
+
+
+def _special(task: Task, settings: Settings) -> FileResult:
+    """A pipe, socket or device is never opened: a pipe is recreated, the others reported."""
+    kind = task.detail
+    if settings.in_place:
+        note = f"{kind}: left as it is, never read"
+    elif kind.startswith("named pipe"):
+        dst = Path(task.dst)
+        temp = dst.with_name(temp_name(dst.name))
+        os.mkfifo(temp, os.lstat(task.src).st_mode & 0o777)
+        os.replace(temp, dst)
+        note = f"{kind}: recreated as an empty named pipe, never read"
+    else:
+        return _failed(task, f"a {kind}: never read, not copied; recreate it by hand if needed")
+    finding = Finding(task.rel, 1, 1, "files", Severity.WARNING, note)
     return FileResult(task.rel, FileStatus.COPIED, findings=(finding,))
 
 
@@ -205,28 +207,32 @@ def migrate_tree(
     diff: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> MigrationReport:
-    """Migrate everything ``plan`` names; results come back in sorted path order."""
+    """Migrate everything ``plan`` names; results come back in sorted path order.
+
+    Raises:
+        UsageError: OUT holds entries that would be written through or over (before any write),
+            or worker processes cannot be started.
+        WriteError: the output cannot be written at all (e.g. the disk is full).
+    """
+    from tf2npu.migrate.workers import run_all
+
     start = time.perf_counter()
+    if plan.in_place:
+        remove_leftovers(plan.source if not plan.single_file else plan.source.parent)
     work = tasks(plan)
-    root = plan.source if not plan.single_file else plan.source.parent
-    settings = Settings(options, plan.in_place, plan.backup, diff, str(root))
+    empty = [t for t in work if t.kind is Kind.EMPTY_FOLDER]
+    work = [t for t in work if t.kind is not Kind.EMPTY_FOLDER]
+    out_root = ""
+    failed: list[FileResult] = []
     if not plan.in_place and not plan.single_file:
-        plan.output.mkdir(parents=True, exist_ok=True)
-    results: list[FileResult] = []
-    if jobs <= 1 or len(work) < 2:
-        for task in work:
-            results.append(run_task(task, settings))
-            if progress:
-                progress(task.rel)
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            chunk = max(1, min(32, len(work) // (jobs * 4) or 1))
-            for task, result in zip(
-                work, pool.map(run_task, work, [settings] * len(work), chunksize=chunk), strict=True
-            ):
-                results.append(result)
-                if progress:
-                    progress(task.rel)
+        _prepare_output(plan, work + empty)
+        out_root = str(plan.output)
+        failed = _empty_folders(plan.output, empty)
+    root = plan.source if not plan.single_file else plan.source.parent
+    settings = Settings(options, plan.in_place, plan.backup, diff, str(root), out_root)
+    results = run_all(work, settings, jobs, progress)
+    if failed:
+        results = sorted(results + failed, key=lambda r: r.path)
     return MigrationReport(
         source=str(plan.source),
         output=str(plan.output),
@@ -234,3 +240,28 @@ def migrate_tree(
         options=options.as_dict(),
         seconds=time.perf_counter() - start,
     )
+
+
+def _empty_folders(output: Path, empty: list[Task]) -> list[FileResult]:
+    """Recreate SRC's empty folders in OUT; one that cannot be made is reported failed."""
+    failed = []
+    for task in empty:
+        try:
+            make_folders(output, task.rel)
+        except OSError as exc:
+            failed.append(_failed(task, f"cannot create this folder: {exc.strerror or exc}"))
+    return failed
+
+
+def _prepare_output(plan: Plan, work: list[Task]) -> None:
+    if plan.output.is_dir():
+        found = conflicts(plan.output, work)
+        if found:
+            more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+            raise UsageError(
+                f"OUT {str(plan.output)!r} holds entries of another type than SRC's: "
+                + "; ".join(found[:3]) + more
+                + ". Remove them or choose another output folder; nothing was written"
+            )
+        remove_leftovers(plan.output)
+    plan.output.mkdir(parents=True, exist_ok=True)

@@ -103,3 +103,44 @@ def test_a_failed_rename_leaves_no_temp_file(
     with pytest.raises(PermissionError, match="cannot replace"):
         write_reports(report, tmp_path, [fmt])
     assert os.listdir(tmp_path) == []
+
+
+def test_names_that_are_not_utf8_survive_every_format(
+    report: MigrationReport, tmp_path: Path
+) -> None:
+    import csv
+    import dataclasses
+
+    from openpyxl import load_workbook
+
+    name = os.fsdecode(b"src/caf\xe9.py")  # 'src/caf\udce9.py'
+    index = next(i for i, f in enumerate(report.files) if f.path == "src/train.py")
+    first = report.files[index]
+    first = dataclasses.replace(
+        first,
+        path=name,
+        changes=tuple(dataclasses.replace(c, path=name) for c in first.changes),
+        findings=tuple(dataclasses.replace(f, path=name) for f in first.findings),
+        api_uses=tuple(dataclasses.replace(u, path=name) for u in first.api_uses),
+    )
+    odd = dataclasses.replace(report, files=[*report.files[:index], first, *report.files[index + 1:]])
+    write_reports(odd, tmp_path, FORMATS)
+    data = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert os.fsencode(data["files"][index]["path"]) == b"src/caf\xe9.py"
+    assert "src/caf\\xe9.py:33:5" in (tmp_path / "summary.md").read_text(encoding="utf-8")
+    with open(tmp_path / "api_analysis.csv", encoding="utf-8") as stream:
+        assert "src/caf\\xe9.py" in [row[1] for row in csv.reader(stream)]
+    sheet = load_workbook(tmp_path / "api_analysis.xlsx")["api_analysis"]
+    assert sheet.cell(row=2, column=2).value == "src/caf\\xe9.py"
+
+
+def test_parse_formats() -> None:
+    from tf2npu.migrate.report import parse_formats
+
+    assert parse_formats(" md, json ") == ["md", "json"]
+    with pytest.raises(UsageError, match="--format '' names no report format"):
+        parse_formats("")
+    with pytest.raises(UsageError, match="--format ' , ' names no report format"):
+        parse_formats(" , ")
+    with pytest.raises(UsageError, match="unknown report format 'foo'"):
+        parse_formats("md,foo")

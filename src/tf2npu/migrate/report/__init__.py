@@ -25,11 +25,35 @@ from tf2npu.errors import UsageError
 from tf2npu.migrate.model import MigrationReport
 from tf2npu.migrate.report.csv_files import write_csv
 from tf2npu.migrate.report.json_report import REPORT_JSON, render_json
+from tf2npu.migrate.report.plain import visible
 from tf2npu.migrate.report.summary_md import SUMMARY_MD, render_summary_md
 from tf2npu.migrate.report.xlsx import API_ANALYSIS_XLSX, write_xlsx
 
 FORMATS: tuple[str, ...] = ("md", "csv", "json", "xlsx")
 """The report formats, in the order they are written."""
+
+
+def parse_formats(text: str) -> list[str]:
+    """The formats of a ``--format`` value (``"md,csv"``), checked.
+
+    Raises:
+        UsageError: the value names no format, or an unknown one.
+    """
+    chosen = [name.strip() for name in text.split(",") if name.strip()]
+    if not chosen:
+        raise UsageError(
+            f"--format {text!r} names no report format; give one or more of "
+            f"{','.join(FORMATS)} separated by commas"
+        )
+    _check_formats(chosen)
+    return chosen
+
+
+def _check_formats(chosen: Iterable[str]) -> None:
+    unknown = sorted(set(chosen).difference(FORMATS))
+    if unknown:
+        names = ", ".join(repr(name) for name in unknown)
+        raise UsageError(f"unknown report format {names}; valid formats are: {', '.join(FORMATS)}")
 
 
 def write_reports(report: MigrationReport, directory: Path, formats: Iterable[str]) -> list[Path]:
@@ -42,10 +66,7 @@ def write_reports(report: MigrationReport, directory: Path, formats: Iterable[st
         UsageError: a format is not one of :data:`FORMATS`.
     """
     chosen = set(formats)
-    unknown = sorted(chosen.difference(FORMATS))
-    if unknown:
-        names = ", ".join(repr(name) for name in unknown)
-        raise UsageError(f"unknown report format {names}; valid formats are: {', '.join(FORMATS)}")
+    _check_formats(chosen)
     directory.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for name in (f for f in FORMATS if f in chosen):
@@ -55,7 +76,7 @@ def write_reports(report: MigrationReport, directory: Path, formats: Iterable[st
 
 def _md(report: MigrationReport, directory: Path) -> list[Path]:
     path = directory / SUMMARY_MD
-    write_text_atomic(path, render_summary_md(report))
+    write_text_atomic(path, visible(render_summary_md(report)))
     return [path]
 
 

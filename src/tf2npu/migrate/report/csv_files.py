@@ -1,8 +1,9 @@
 """``changes.csv``, ``findings.csv`` and ``api_analysis.csv``: one row per record, for tools.
 
 Plain UTF-8 (no BOM), a header row, the :mod:`csv` module's minimal quoting and ``\\n`` line
-endings. Enum columns hold the stable enum values (``error``, ``migrated_by_tool``, ...). Rows are
-in report order: files in input order, records in the order the file result holds them.
+endings (a byte of a file name that is not UTF-8 is written ``\\xff``). Enum columns hold the
+stable enum values (``error``, ``migrated_by_tool``, ...). Rows are in report order: files in
+input order, records in the order the file result holds them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from tf2npu.atomic import atomic_path
 from tf2npu.migrate.model import MigrationReport
+from tf2npu.migrate.report.plain import visible
 
 CHANGES_CSV = "changes.csv"
 FINDINGS_CSV = "findings.csv"
@@ -59,4 +61,5 @@ def _write_table(path: Path, columns: Sequence[str], rows: Iterable[Sequence[obj
     with atomic_path(path) as temp, open(temp, "w", encoding="utf-8", newline="") as stream:
         writer = csv.writer(stream, lineterminator="\n")
         writer.writerow(columns)
-        writer.writerows(rows)
+        for row in rows:
+            writer.writerow([visible(v) if isinstance(v, str) else v for v in row])

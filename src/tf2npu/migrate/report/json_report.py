@@ -36,7 +36,8 @@ meaning (new keys may appear without a version change). Keys:
 
 Lines and columns count from 1. Records inside a file carry no path: it is the file's. The text
 is UTF-8 (``ensure_ascii=False``), indented by 2, and ends with a newline; the same report always
-gives the same text.
+gives the same text. A file name that is not valid UTF-8 keeps its bytes as surrogate escapes
+(``"\\udcff"`` for the byte 0xff): ``os.fsencode(path)`` gives the name back.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from tf2npu.migrate.model import (
     MigrationReport,
 )
 from tf2npu.migrate.report.counts import count
-from tf2npu.migrate.report.plain import to_plain
+from tf2npu.migrate.report.plain import json_escaped, to_plain
 
 REPORT_JSON = "report.json"
 SCHEMA_VERSION = 1
@@ -64,7 +65,7 @@ SCHEMA_VERSION = 1
 
 def render_json(report: MigrationReport) -> str:
     """The JSON document for ``report`` (see the module docstring for the schema)."""
-    return json.dumps(report_data(report), ensure_ascii=False, indent=2) + "\n"
+    return json_escaped(json.dumps(report_data(report), ensure_ascii=False, indent=2)) + "\n"
 
 
 def report_data(report: MigrationReport) -> dict[str, Any]:

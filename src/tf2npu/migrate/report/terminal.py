@@ -19,6 +19,7 @@ from rich.text import Text
 from tf2npu.migrate.model import ApiStatus, FileStatus, MigrationReport, Severity
 from tf2npu.migrate.report.counts import Counts, count
 from tf2npu.migrate.report.labels import STATUS_LABELS, counted, severity_count
+from tf2npu.migrate.report.plain import visible
 from tf2npu.migrate.report.ranking import top_findings
 
 FINDINGS_SHOWN = 10
@@ -84,7 +85,8 @@ def _totals(counts: Counts) -> Text:
 def _print_failed(report: MigrationReport, console: Console) -> None:
     failed = [f for f in report.files if f.status is FileStatus.FAILED]
     for result in failed[:FAILED_SHOWN]:
-        line = Text.assemble(("failed ", "bold red"), (result.path, "bold"), f": {result.reason}")
+        path, reason = visible(result.path), visible(result.reason)
+        line = Text.assemble(("failed ", "bold red"), (path, "bold"), f": {reason}")
         console.print(line)
     if len(failed) > FAILED_SHOWN:
         console.print(Text(f"... and {len(failed) - FAILED_SHOWN} more failed"))
@@ -128,10 +130,10 @@ def _print_findings(report: MigrationReport, console: Console) -> None:
         # One header line, then message and fix indented under it at the full width: long
         # hazard messages stay readable on an 80-column terminal.
         head = Text(f"{finding.severity.value:<8}", style=SEVERITY_STYLES[finding.severity])
-        head.append(f"{finding.path}:{finding.line}:{finding.col}")
+        head.append(f"{visible(finding.path)}:{finding.line}:{finding.col}")
         head.append(f" [{finding.rule}]", style="dim")
         console.print(head)
-        body = Text(finding.message)
+        body = Text(visible(finding.message))
         if finding.fix:
             body.append(f"\nfix: {finding.fix}", style="dim")
         console.print(Padding(body, (0, 0, 0, 8)))

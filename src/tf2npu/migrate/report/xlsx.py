@@ -19,6 +19,7 @@ from tf2npu.migrate.model import MigrationReport
 from tf2npu.migrate.report.counts import count
 from tf2npu.migrate.report.csv_files import API_COLUMNS, api_rows
 from tf2npu.migrate.report.labels import STATUS_LABELS
+from tf2npu.migrate.report.plain import visible
 
 API_ANALYSIS_XLSX = "api_analysis.xlsx"
 DATA_SHEET = "api_analysis"
@@ -86,9 +87,10 @@ def _cell(sheet: Any, value: object) -> object:
 
 
 def _value(value: object) -> object:
-    if isinstance(value, str) and _ILLEGAL.search(value):
-        return _ILLEGAL.sub("\ufffd", value)
-    return value
+    if not isinstance(value, str):
+        return value
+    value = visible(value)  # a file name's non-UTF-8 bytes as \xff: XML cannot hold them
+    return _ILLEGAL.sub("\ufffd", value) if _ILLEGAL.search(value) else value
 
 
 def _widths(columns: Sequence[str], rows: Sequence[Sequence[object]]) -> list[int]:
