@@ -39,6 +39,7 @@ MIX_COMPILE = {"input_pipeline_lookup_pyfunc.py"}
 """Migrated with mix_compile_mode=True, the fix its migration report gives for the lookup table."""
 DEMO_RUN = "transformer_block_gelu.py"  # the Makefile's DEMO_RUN
 DEMO_OPTIONS = ("--option", "precision_mode=allow_mix_precision")
+NO_CHECKPOINT = {"keras_tf1_session.py"}  # saves Keras weights (h5), not a TF checkpoint
 LOSS = re.compile(r"^final_loss=(\S+)\s*$", re.MULTILINE)
 
 
@@ -48,6 +49,7 @@ class Run:
     stdout: str
     stderr: str
     summary: dict[str, object]
+    model_dir: Path
 
 
 def _run(
@@ -66,7 +68,7 @@ def _run(
     )
     path = report_dir / "run_summary.json"
     summary = json.loads(path.read_text()) if path.exists() else {}
-    return Run(done.returncode, done.stdout, done.stderr, summary)
+    return Run(done.returncode, done.stdout, done.stderr, summary, model_dir)
 
 
 Key = tuple[str, str]
@@ -127,9 +129,23 @@ def test_migrated_copy_runs_through_the_engine(runs: dict[Key, Run], name: str) 
 @pytest.mark.parametrize("name", sorted(set(NAMES) - MIX_COMPILE))
 def test_mix_compile_migration_runs_with_the_same_loss(runs: dict[Key, Run], name: str) -> None:
     """Savers over ref variables included: SaveV2 reads the variables' values (issue 10)."""
-    run = runs[(name, "mix")]
+    run, default = runs[(name, "mix")], runs[(name, "npu")]
     _check_engine_run(run)
-    assert LOSS.findall(run.stdout) == LOSS.findall(runs[(name, "npu")].stdout)
+    assert LOSS.findall(run.stdout) == LOSS.findall(default.stdout)
+    if name not in NO_CHECKPOINT:
+        assert _checkpoint(run.model_dir) == _checkpoint(default.model_dir)
+
+
+def _checkpoint(model_dir: Path) -> dict[str, list[object]]:
+    """Every variable of the latest checkpoint in ``model_dir``, as nested lists."""
+    import tensorflow as tf
+
+    path = tf.train.latest_checkpoint(str(model_dir))
+    assert path is not None, f"no checkpoint in {model_dir}"
+    reader = tf.train.load_checkpoint(path)
+    names = sorted(reader.get_variable_to_shape_map())
+    assert names, path
+    return {n: reader.get_tensor(n).tolist() for n in names}
 
 
 def test_the_demo_run_works_on_the_mix_compile_migration(runs: dict[Key, Run]) -> None:
