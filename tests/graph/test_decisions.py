@@ -77,6 +77,15 @@ def test_diagnostics_keep_order_drop_duplicates_and_render_the_fix() -> None:
     assert Diagnostic("info", "c", "m").render() == "m"
 
 
+def test_given_diagnostics_drop_duplicates_and_a_listed_message_ends_in_its_fix() -> None:
+    first = Diagnostic("warning", "w", "careful")
+    d = Diagnostics([first])
+    d.warning("w", "careful")
+    d.info("i", "a list:\n  - x", fix="do y.")
+    assert d.items == [first, Diagnostic("info", "i", "a list:\n  - x", "", "do y.")]
+    assert d.items[1].render() == "a list:\n  - x\nFix: do y."
+
+
 def test_supersede_rejects_a_tensor_of_another_node() -> None:
     g = small()
     with pytest.raises(InternalError, match="'a': x is not one of its outputs"):

@@ -118,7 +118,9 @@ class Diagnostic:
 
     def render(self) -> str:
         where = f"{self.node}: " if self.node else ""
-        fix = f" Fix: {self.fix}" if self.fix else ""
+        # a message that ends in a list gets its fix on a line of its own
+        gap = "\n" if "\n" in self.message else " "
+        fix = f"{gap}Fix: {self.fix}" if self.fix else ""
         return f"{where}{self.message}{fix}"
 
 
@@ -127,9 +129,16 @@ class Diagnostics:
     """Collects diagnostics of one engine run, in order, without duplicates."""
 
     items: list[Diagnostic] = field(default_factory=list)
+    # a set beside the list: a membership test on the list made one diagnostic per node of a
+    # 100k-node fan-in quadratic (issue 9)
+    _seen: set[Diagnostic] = field(default_factory=set, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._seen.update(self.items)
 
     def add(self, item: Diagnostic) -> None:
-        if item not in self.items:
+        if item not in self._seen:
+            self._seen.add(item)
             self.items.append(item)
 
     def error(self, code: str, message: str, *, node: str = "", fix: str = "") -> None:

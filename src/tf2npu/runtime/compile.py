@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,11 +19,12 @@ from typing import Any
 from tf2npu.atomic import write_text_atomic
 from tf2npu.config.options import NpuOptions
 from tf2npu.errors import GraphError
+from tf2npu.graph.decisions import Diagnostic
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.report.summary import GraphSummary
 from tf2npu.runtime.settings import RuntimeSettings
 
-__all__ = ["CHECK_RESULT", "Compiled", "compile_graph", "report_dir"]
+__all__ = ["CHECK_RESULT", "Compiled", "cannot_run", "compile_graph", "report_dir"]
 
 CHECK_RESULT = "check_result.tf.json"
 _LOG = logging.getLogger("tf2npu.runtime")
@@ -73,10 +75,7 @@ def compile_graph(
     summary = summarize(run, f"graph {graph_num}")
     _CHECK_RESULT.add(summary, report_dir(settings), _stub_context(run.graph, stubs))
     if summary.errors:
-        raise GraphError(
-            f"graph {graph_num} cannot run on the device: "
-            + "; ".join(d.render() for d in summary.errors)
-        )
+        raise GraphError(cannot_run(graph_num, summary.errors))
     _log_findings(graph_num, summary)
     out = run.graph.to_graph_def()
     out.versions.CopyFrom(graph_def.versions)
@@ -85,6 +84,15 @@ def compile_graph(
 
         mark_clusters(out)
     return Compiled(run.graph, out, summary)
+
+
+def cannot_run(graph_num: int, errors: Sequence[Diagnostic]) -> str:
+    """The message of the run-time error: one sentence, then one item per engine error (an
+    error's own list indented under it), never one line of every error joined."""
+    if len(errors) == 1:
+        return f"graph {graph_num} cannot run on the device: {errors[0].render()}"
+    items = "".join("\n- " + d.render().replace("\n", "\n  ") for d in errors)
+    return f"graph {graph_num} cannot run on the device ({len(errors)} errors):{items}"
 
 
 def _log_findings(graph_num: int, summary: GraphSummary) -> None:

@@ -232,14 +232,37 @@ def test_full_offload_does_not_duplicate_consts_for_fallen_back_nodes() -> None:
     assert ("k", "GeOp1_0", "") in [(t.tensor, t.source, t.dest) for t in plan.transfers]
 
 
-def test_a_ref_variable_read_by_a_host_node_in_mixed_mode_is_an_error() -> None:
+def test_a_ref_variable_whose_value_a_host_node_reads_is_an_ordinary_memcpy_edge() -> None:
+    """A Saver's SaveV2 reads ref variables through plain inputs: the vendor inserts an
+    Identity in the GeOp and the value crosses (reference §3.5 step 9)."""
     g = Graph()
     add(g, "w", "VariableV2")
     add(g, "r", "Identity", "w")
-    add(g, "save", "PyFunc", "w")
+    add(g, "name", "Const", device=False)
+    add(g, "save", "SaveV2", "name", "name", "name", "w", device=False)
+    result, diags = run(g, mixed=True)
+    assert codes(diags) == []
+    assert [c.nodes for c in clusters(g)] == [("w", "r")]
+    plan: PartitionPlan = g.meta[PARTITION]
+    assert [(t.tensor, t.source, t.dest) for t in plan.transfers] == [("w", "GeOp1_0", "")]
+    assert plan.ref_to_host == [] and result.stats["memcpy_edges"] == 1
+
+
+def test_ref_variables_a_host_node_takes_through_a_ref_input_are_one_error_with_a_list() -> None:
+    g = Graph()
+    for i in range(25):
+        add(g, f"w{i}", "VariableV2")
+        add(g, f"r{i}", "Identity", f"w{i}")
+        add(g, f"assign{i}", "Assign", f"w{i}", f"r{i}", device=False)  # ref input 0
     _, diags = run(g, mixed=True)
-    assert codes(diags) == [("error", "ref_variable_to_host", "w")]
-    assert "'save'" in diags.items[0].message and "resource variables" in diags.items[0].fix
+    assert codes(diags) == [("error", "ref_variable_to_host", "w0")]
+    message = diags.items[0].message
+    assert message.startswith("25 ref variable(s) in a GeOp are taken by host nodes through")
+    lines = message.splitlines()
+    assert lines[1:3] == ["  - 'w0' -> 'assign0'", "  - 'w1' -> 'assign1'"]
+    assert lines[-1] == "  - ... and 5 more" and len(lines) == 22
+    assert "resource variables" in diags.items[0].fix
+    assert "\nFix: use resource variables" in diags.items[0].render()
 
 
 # -- what is partitioned ------------------------------------------------------------------
@@ -341,6 +364,21 @@ def test_fused_batch_norm_v3_on_the_device_in_mixed_mode_warns_with_the_workarou
     assert "forward_compatibility_horizon(2019, 5, 1)" in item.fix
     _, full = run(g)
     assert "fused_batch_norm_v3_mixed" not in [d.code for d in full.items]
+
+
+def test_one_node_fed_by_10k_host_placeholders_is_one_geop_with_every_edge_and_note() -> None:
+    """Issue 9: correctness at a fan-in that was quadratic (one diagnostic per feed was checked
+    against all earlier ones); the speed is measured by benchmarks/partition_scaling.py."""
+    n = 10_000
+    g = Graph()
+    feeds = [add(g, f"p{i}", "Placeholder", device=False).name for i in range(n)]
+    add(g, "sum", "AddN", *feeds)
+    result, diags = run(g)
+    (geop,) = clusters(g)
+    assert geop.nodes == ("sum",) and len(geop.inputs) == n
+    assert result.stats["memcpy_edges"] == n and result.stats["host_nodes"] == n
+    assert len(diags.items) == n and {d.code for d in diags.items} == {"runs_on_host"}
+    assert diags.items[-1].node == f"p{n - 1}"
 
 
 def test_iterations_per_loop_above_one_in_mixed_mode_is_a_config_error() -> None:

@@ -5,7 +5,9 @@ Every data edge whose ends lie in different places (a GeOp and the host, or two 
 read by another GeOp is duplicated into it (``<name>_copied``), and so is a variable
 (``VariableV2``/``VarHandleOp``) — those edges copy nothing at run time. A ref variable read by
 a host node is an error at the vendor ("Ref Tensors (e.g., Variables) output ... is not in
-white list") and is reported as such.
+white list") when the host node takes it through a *ref* input (an ``Assign`` on the host,
+say), and is reported as such; a host node reading its value (``SaveV2``) gets it through an
+``Identity`` the vendor inserts (``<variable>_dummyIdentity``, §3.5 step 9): a memcpy edge.
 
 A tensor read by several consumers on the same side is transferred once (one ``_Arg`` per
 distinct source slot), so bytes are summed per (tensor, destination), while the edge count
@@ -16,8 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tf2npu.graph.ir import Node
 from tf2npu.graph.partition.cycles import LiveTopology
 from tf2npu.graph.partition.sizes import tensor_bytes
+from tf2npu.graph.placement.tensors import input_is_ref
 
 __all__ = ["Boundary", "Copy", "Transfer", "boundary"]
 
@@ -66,7 +70,7 @@ def boundary(topo: LiveTopology, place: list[str], *, mixed: bool) -> Boundary:
     ref_to_host: list[tuple[str, str]] = []
     for i, node in enumerate(nodes):
         dest = place[i]
-        for ref in node.inputs:
+        for slot, ref in enumerate(node.inputs):
             p = position.get(ref.node)
             if p is None or place[p] == dest:
                 continue
@@ -75,11 +79,21 @@ def boundary(topo: LiveTopology, place: list[str], *, mixed: bool) -> Boundary:
                 kind = "const" if producer.op == "Const" else "variable"
                 copies.add(Copy(producer.name, dest, kind))
                 continue
-            if mixed and source and not dest and producer.op in _REF_VARIABLES:
+            if mixed and source and not dest and _reads_ref(producer, node, slot):
                 ref_to_host.append((producer.name, node.name))
             key = (p, ref.index, dest)
             found[key] = found.get(key, 0) + 1
     return _collect(topo, place, found, copies, ref_to_host)
+
+
+def _reads_ref(producer: Node, reader: Node, slot: int) -> bool:
+    """Whether ``reader`` takes a ref variable's output through a ref input at ``slot``.
+
+    Only that cannot cross (the host would update a device variable in place). A plain input
+    (``SaveV2`` under a ``Saver``) gets the variable's value: the vendor inserts
+    ``<variable>_dummyIdentity`` in the GeOp and the value crosses like any tensor (§3.5 step 9).
+    """
+    return producer.op in _REF_VARIABLES and input_is_ref(reader, slot)
 
 
 def _collect(

@@ -10,7 +10,9 @@ partitioned again, as the vendor's ``MarkNoNeedOptimizePass`` ensures: a call, `
 * ``runs_on_host`` (info, full offload): a node the device does not support (placement code 1
   or 4) runs on the host.
 * ``fused_batch_norm_v3_mixed`` (warning, mixed compute): FusedBatchNormV3 on the device.
-* ``ref_variable_to_host`` (error, mixed compute): a ref variable read by a host node.
+* ``ref_variable_to_host`` (error, mixed compute): ref variables in a GeOp that host nodes take
+  through a ref input; one error listing them. A host node *reading* a variable's value (a
+  ``Saver``'s ``SaveV2``) is an ordinary memcpy edge.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ __all__ = ["Partition", "check_options"]
 _FUSED_BN_V3 = frozenset({"FusedBatchNormV3", "FusedBatchNormGradV3"})
 _NOT_ON_DEVICE_CODES = frozenset({1, 4})
 _SHOWN = 3  # node names quoted in a message about many nodes
+_LISTED = 20  # lines listed in a message that lists its cases
 
 
 @register_pass
@@ -67,15 +70,7 @@ def report(graph: Graph, plan: PartitionPlan, diagnostics: Diagnostics) -> None:
     """Turn ``plan`` into the diagnostics listed in the module docstring."""
     if plan.mixed:
         _fused_batch_norm(graph, plan, diagnostics)
-        for variable, reader in plan.ref_to_host:
-            diagnostics.error(
-                "ref_variable_to_host",
-                f"ref variable {variable!r} (in a GeOp) is read by host node {reader!r}; the "
-                "vendor rejects this: Ref Tensors (e.g., Variables) output is not in white list",
-                node=variable,
-                fix=f"use resource variables (tf.compat.v1.enable_resource_variables()) or "
-                f"make {reader!r} run on the device",
-            )
+        _ref_to_host(plan.ref_to_host, diagnostics)
         return
     kept = plan.clusters[0].name if plan.clusters else "none"
     for names in plan.fallback:
@@ -100,6 +95,26 @@ def report(graph: Graph, plan: PartitionPlan, diagnostics: Diagnostics) -> None:
                 node=node.name,
                 fix="replace it with an op the device supports if it sits on the step's path",
             )
+
+
+def _ref_to_host(pairs: list[tuple[str, str]], diagnostics: Diagnostics) -> None:
+    """One error for every ref variable a host node takes through a ref input: a sentence and
+    a list (one line per pair, at most :data:`_LISTED`), not one sentence per pair."""
+    if not pairs:
+        return
+    lines = [f"\n  - {variable!r} -> {reader!r}" for variable, reader in pairs[:_LISTED]]
+    if len(pairs) > _LISTED:
+        lines.append(f"\n  - ... and {len(pairs) - _LISTED} more")
+    diagnostics.error(
+        "ref_variable_to_host",
+        f"{len(pairs)} ref variable(s) in a GeOp are taken by host nodes through a ref input "
+        "(the host would update a device variable in place), which the vendor rejects with "
+        "'Ref Tensors (e.g., Variables) output ... is not in white list' (variable -> host "
+        "node):" + "".join(lines),
+        node=pairs[0][0],
+        fix="use resource variables (tf.compat.v1.enable_resource_variables()), or let the "
+        "ops that update these variables run on the device",
+    )
 
 
 def _fused_batch_norm(graph: Graph, plan: PartitionPlan, diagnostics: Diagnostics) -> None:
