@@ -28,12 +28,17 @@ HOST_OPS = {"PyFunc": 1, "GrayOp": 2}
 
 
 def add(g: Graph, name: str, op: str, *inputs: str, device: bool | None = None,
-        control: tuple[str, ...] = ()) -> Node:
-    """A node placed on the device unless its op is in HOST_OPS (or ``device`` says so)."""
+        control: tuple[str, ...] = (), code: int | None = None,
+        reason: str | None = None) -> Node:
+    """A node placed on the device unless its op is in HOST_OPS (or ``device`` says so); a host
+    Placeholder gets the placement pass's reason ``feed``."""
     node = g.add_node(name, op, [TensorRef.parse(i) for i in inputs], control_inputs=control)
     on_device = op not in HOST_OPS if device is None else device
-    code = 0 if on_device else HOST_OPS.get(op, 4)
-    node.meta[PLACEMENT] = Placement(on_device, code, "supported" if on_device else "test",
+    if code is None:
+        code = 0 if on_device else HOST_OPS.get(op, 4)
+    if reason is None:
+        reason = "supported" if on_device else ("feed" if op == "Placeholder" else "test")
+    node.meta[PLACEMENT] = Placement(on_device, code, reason,
                                      "" if on_device else f"{op}: not in the device op library")
     return node
 
@@ -97,8 +102,8 @@ def test_full_offload_keeps_the_larger_run_and_the_other_falls_back_to_host() ->
     assert result.stats["memcpy_edges"] == 1  # py -> c; a and b run on the host with py
     assert codes(diags) == [
         ("warning", "fallback_to_host", "a"),
-        ("info", "runs_on_host", "x"),
         ("info", "runs_on_host", "py"),
+        ("info", "host_feeds", "x"),
     ]
     warning = diags.items[0]
     assert "2 device-capable node(s) ('a', 'b')" in warning.message
@@ -112,8 +117,27 @@ def test_full_offload_reports_unsupported_host_nodes_but_not_gray_ones() -> None
     add(g, "x", "Placeholder", device=False)  # code 4 by default in this helper
     add(g, "gray", "GrayOp", "x")  # code 2: only mixed compute keeps gray ops on the host
     add(g, "a", "Relu", "gray")
+    add(g, "py", "PyFunc", "a", device=False, code=1, reason="not_in_library")
     _, diags = run(g)
-    assert codes(diags) == [("info", "runs_on_host", "x")]
+    assert codes(diags) == [("info", "runs_on_host", "py"), ("info", "host_feeds", "x")]
+
+
+def test_feeds_are_one_note_that_asks_for_no_replacement() -> None:
+    """A Placeholder is an input copied to the device each step: telling the user to replace it
+    "with an op the device supports" (one note per feed) was wrong advice."""
+    g = Graph()
+    add(g, "x", "Placeholder", device=False, code=4, reason="feed")
+    add(g, "y", "Placeholder", device=False, code=4, reason="feed")
+    add(g, "c", "Const", device=False, code=4, reason="unread")
+    add(g, "a", "Add", "x", "y")
+    _, diags = run(g)
+    assert codes(diags) == [("info", "host_feeds", "x")]
+    note = diags.items[0]
+    assert note.message == (
+        "2 Placeholder(s) ('x', 'y') are fed from the host: each sess.run copies their values "
+        "to the device; that is how feed_dict works and needs no change"
+    )
+    assert "replace" not in note.fix and "tf.data pipeline" in note.fix
 
 
 # -- mixed compute --------------------------------------------------------------------------
@@ -377,8 +401,8 @@ def test_one_node_fed_by_10k_host_placeholders_is_one_geop_with_every_edge_and_n
     (geop,) = clusters(g)
     assert geop.nodes == ("sum",) and len(geop.inputs) == n
     assert result.stats["memcpy_edges"] == n and result.stats["host_nodes"] == n
-    assert len(diags.items) == n and {d.code for d in diags.items} == {"runs_on_host"}
-    assert diags.items[-1].node == f"p{n - 1}"
+    (note,) = diags.items
+    assert note.code == "host_feeds" and note.message.startswith(f"{n} Placeholder(s) ('p0', ")
 
 
 def test_iterations_per_loop_above_one_in_mixed_mode_is_a_config_error() -> None:

@@ -7,8 +7,12 @@ partitioned again, as the vendor's ``MarkNoNeedOptimizePass`` ensures: a call, `
 
 * ``fallback_to_host`` (warning, full offload): a device-capable group that cannot join the one
   GeOp without a cycle runs on the host.
-* ``runs_on_host`` (info, full offload): a node the device does not support (placement code 1
-  or 4) runs on the host.
+* ``runs_on_host`` (info, full offload): an op the device does not support (placement code 1)
+  runs on the host.
+* ``host_feeds`` (info, full offload): one note for the graph's fed Placeholders, which are
+  inputs copied to the device every step, not ops to replace. Consts, _Args, dataset ops and
+  unread nodes (the other code-4 reasons) get no note: nothing of theirs runs per step on the
+  host in a way the user should change here.
 * ``fused_batch_norm_v3_mixed`` (warning, mixed compute): FusedBatchNormV3 on the device.
 * ``ref_variable_to_host`` (error, mixed compute): ref variables in a GeOp that host nodes take
   through a ref input; one error listing them. A host node *reading* a variable's value (a
@@ -29,7 +33,8 @@ from tf2npu.graph.passes.pipeline import STAGES
 __all__ = ["Partition", "check_options"]
 
 _FUSED_BN_V3 = frozenset({"FusedBatchNormV3", "FusedBatchNormGradV3"})
-_NOT_ON_DEVICE_CODES = frozenset({1, 4})
+_NOT_IN_LIBRARY_CODE = 1
+_FEED = "feed"
 _SHOWN = 3  # node names quoted in a message about many nodes
 _LISTED = 20  # lines listed in a message that lists its cases
 
@@ -83,11 +88,14 @@ def report(graph: Graph, plan: PartitionPlan, diagnostics: Diagnostics) -> None:
             fix="set mix_compile_mode=True to run them in a GeOp of their own, or replace "
             "the host-only ops between them and the GeOp",
         )
+    feeds: list[str] = []
     for node in graph:
         placement = node.meta.get(PLACEMENT)
         if SUPERSEDED in node.meta or placement is None or placement.device:
             continue
-        if placement.code in _NOT_ON_DEVICE_CODES:
+        if placement.reason == _FEED:
+            feeds.append(node.name)
+        elif placement.code == _NOT_IN_LIBRARY_CODE:
             diagnostics.info(
                 "runs_on_host",
                 f"{node.op} runs on the host: {placement.message or placement.reason}; its "
@@ -95,6 +103,17 @@ def report(graph: Graph, plan: PartitionPlan, diagnostics: Diagnostics) -> None:
                 node=node.name,
                 fix="replace it with an op the device supports if it sits on the step's path",
             )
+    if feeds:
+        diagnostics.info(
+            "host_feeds",
+            f"{len(feeds)} Placeholder(s) ({_first(feeds)}) are fed from the host: each "
+            "sess.run copies their values to the device; that is how feed_dict works and "
+            "needs no change",
+            node=feeds[0],
+            fix="for the training input, a tf.data pipeline read through an iterator lets the "
+            "adapter keep input on the device (enable_data_pre_proc) and run iterations_per_loop "
+            "steps per sess.run",
+        )
 
 
 def _ref_to_host(pairs: list[tuple[str, str]], diagnostics: Diagnostics) -> None:
