@@ -28,6 +28,7 @@ SUMMARY_KEYS = {
     "wall_seconds": float,
     "options": dict,
     "options_without_effect": list,
+    "options_unknown": list,
     "exit_status": int,
 }
 
@@ -335,11 +336,12 @@ SUMMARY = {
     "wall_seconds": 12.346,
     "options": {"enable_dump": True, "precision_mode": "allow_mix_precision"},
     "options_without_effect": ["enable_dump"],
+    "options_unknown": ["sump_mode"],
     "exit_status": 0,
 }
 EMPTY = {**SUMMARY, "sessions": 0, "stock_sessions": 0, "graphs_compiled": 0, "geops": 0,
          "host_ops": 0, "casts_inserted": 0, "fusions": {}, "steps": 0, "options": {},
-         "options_without_effect": []}  # fmt: skip
+         "options_without_effect": [], "options_unknown": []}  # fmt: skip
 
 
 def test_summary_table_shows_every_counter():
@@ -358,6 +360,7 @@ def test_summary_table_shows_every_counter():
         "wall time 12.35 s",
         "options enable_dump=true, precision_mode=allow_mix_precision",
         "without effect here enable_dump",
+        "unknown, ignored sump_mode",
         "Summary: /w/r/run_summary.json",
     ):
         assert any(row in line for line in lines), (row, text)
@@ -402,7 +405,8 @@ def test_help_teaches_with_examples(tmp_path):
     done = cli("run", "--help", cwd=tmp_path)
     assert done.returncode == 0
     for text in ("SCRIPT [ARGS ...]", "tf2npu run --no-npu train.py", "run_summary.json",
-                 "options_without_effect", "exit codes:"):  # fmt: skip
+                 "options_without_effect", "options_unknown", "--strict-options",
+                 "exit codes:"):  # fmt: skip
         assert text in done.stdout
 
 

@@ -12,6 +12,7 @@ from tf2npu.config.sources import (
     from_run_config,
     parse_text,
     resolve,
+    split_config_proto,
 )
 from tf2npu.errors import ConfigError, UnknownNameError
 
@@ -84,6 +85,49 @@ def test_config_proto_unknown_key_suggests():
     assert message.startswith("unknown NpuOptimizer option 'precison_mode'; the valid ones are:")
     assert "HCCL_algorithm, ac_parallel_enable" in message
     assert message.endswith("did you mean 'precision_mode'?")
+
+
+def test_split_config_proto_leaves_unknown_keys_out_unchecked():
+    config = proto(
+        {
+            "precision_mode": Attr(s=b"force_fp32"),
+            "sump_mode": Attr(s=b"all"),
+            "enable_auto_mix_precision": Attr(b=False),
+            "fp_point": Attr(i=3),  # a wrong field for nothing: unknown keys are not read
+        }
+    )
+    assert split_config_proto(config) == (
+        {"precision_mode": "force_fp32"},
+        ("enable_auto_mix_precision", "fp_point", "sump_mode"),
+    )
+
+
+def test_resolve_ignores_unknown_keys_unless_strict():
+    config = proto({"sump_mode": Attr(s=b"all"), "iterations_per_loop": Attr(i=2)})
+    options = resolve(config=config, strict=False)
+    assert options.unknown == ("sump_mode",)
+    assert options.iterations_per_loop == 2
+    assert "sump_mode" not in options.explicit
+    with pytest.raises(UnknownNameError, match=r"'sump_mode'.*did you mean 'dump_mode'\?$"):
+        resolve(config=config)
+
+
+def test_resolve_still_checks_known_keys_when_not_strict():
+    config = proto({"sump_mode": Attr(s=b"all"), "precision_mode": Attr(s=b"fastest")})
+    with pytest.raises(ConfigError, match=r"option 'precision_mode' = 'fastest' is not valid"):
+        resolve(config=config, strict=False)
+
+
+@pytest.mark.parametrize("mode", ["RL,GA", "GA", "RL", "GA|RL"])
+def test_auto_tune_mode_forms_of_real_scripts(mode):
+    options = resolve(config=proto({"auto_tune_mode": Attr(s=mode.encode())}))
+    assert options.get("auto_tune_mode") == mode
+    assert options.no_effect == ("auto_tune_mode",)
+
+
+def test_auto_tune_mode_rejects_other_values():
+    with pytest.raises(ConfigError, match=r"'auto_tune_mode' = 'RL,AOE' is not valid; give RL"):
+        resolve(config=proto({"auto_tune_mode": Attr(s=b"RL,AOE")}))
 
 
 def test_plain_value_of_wrong_type():
