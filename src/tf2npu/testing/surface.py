@@ -43,6 +43,7 @@ MODULES = (
     "npu_bridge.npu_cpu.npu_cpu_ops",
     "npu_bridge.npu_cpu.lru_cache",
     "npu_bridge.tf_adapter",
+    "npu_bridge.tbe.npu_vector_ops",
     "hccl.manage.api",
     "hccl.split.api",
 )
