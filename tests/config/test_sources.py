@@ -73,6 +73,14 @@ def test_config_proto_wrong_field():
     )
 
 
+def test_fields_of_earlier_releases_are_converted():
+    config = proto({"jit_compile": Attr(b=True), "op_debug_level": Attr(s=b"2")})
+    assert from_config_proto(config) == {"jit_compile": "true", "op_debug_level": 2}
+    assert from_config_proto(proto({"jit_compile": Attr(b=False)})) == {"jit_compile": "false"}
+    with pytest.raises(ConfigError, match="'op_debug_level' = 'high' is not a whole number"):
+        from_config_proto(proto({"op_debug_level": Attr(s=b"high")}))
+
+
 def test_config_proto_unset_attr():
     with pytest.raises(ConfigError, match=r"is set with no value; 'enable_dump' is a bool option"):
         from_config_proto(proto({"enable_dump": Attr(**{"": None})}))

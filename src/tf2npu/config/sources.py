@@ -10,7 +10,7 @@ variables the engine needs (``PRINT_MODEL``, ``ENABLE_FORCE_V2_CONTROL``, ``RANK
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from tf2npu.config.names import unknown
@@ -104,6 +104,26 @@ def split_config_proto(config: Any) -> tuple[dict[str, Value], tuple[str, ...]]:
     return values, tuple(sorted(ignored))
 
 
+def _bool_text(value: object) -> Value:
+    return "true" if value else "false"
+
+
+def _int_text(value: object) -> Value:
+    text = value.decode() if isinstance(value, bytes) else str(value)
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(f"option 'op_debug_level' = {text!r} is not a whole number") from None
+
+
+_OLDER_FIELDS: Mapping[tuple[str, str], Callable[[object], Value]] = {
+    ("jit_compile", "b"): _bool_text,
+    ("op_debug_level", "s"): _int_text,
+}
+"""Fields earlier adapter releases read for a key (``jit_compile`` was a bool until the latest
+release made it a string), as scripts written for them still set: the value is converted."""
+
+
 def _attr_value(key: str, attr: object) -> Value:
     where = f"NpuOptimizer parameter_map[{key!r}]"
     spec = spec_of(key)
@@ -111,6 +131,9 @@ def _attr_value(key: str, attr: object) -> Value:
     if which is None:
         return coerce(key, attr, where)
     field = which("value")
+    older = _OLDER_FIELDS.get((key, str(field)))
+    if older is not None:
+        return coerce(key, older(getattr(attr, str(field))), where)
     if field != spec.kind:
         got = f".{field}" if field else "no value"
         raise ConfigError(
