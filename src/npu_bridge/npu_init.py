@@ -9,8 +9,7 @@ Importing it also has the latest adapter's side effect: every session created af
 ``NpuOptimizer`` config (normalised like :func:`npu_config_proto`) and so runs as an NPU session
 (:func:`tf2npu.runtime.make_sessions_npu_by_default`).
 
-Not provided: ``profiler``, ``npu_cpu_ops`` and ``scoped_graph_manager`` (no CPU counterpart in
-tf2npu yet).
+Not provided: ``profiler`` and ``scoped_graph_manager`` (no CPU counterpart in tf2npu yet).
 """
 
 # ruff: noqa: F401  (every import is a re-export)
@@ -76,6 +75,7 @@ from npu_bridge.hccl.manage import (
     set_split_strategy_by_idx,
     set_split_strategy_by_size,
 )
+from npu_bridge.npu_cpu import npu_cpu_ops
 from tf2npu.config.sources import NPU_OPTIMIZER as _NPU_OPTIMIZER
 from tf2npu.runtime.protos import npu_session_config as _npu_session_config
 

@@ -31,6 +31,7 @@ SUMMARY_KEYS = {
     "wall_seconds": float,
     "options": dict,
     "options_without_effect": list,
+    "options_unknown": list,
     "exit_status": int,
 }
 
@@ -340,11 +341,12 @@ SUMMARY = {
     "wall_seconds": 12.346,
     "options": {"enable_dump": True, "precision_mode": "allow_mix_precision"},
     "options_without_effect": ["enable_dump"],
+    "options_unknown": ["sump_mode"],
     "exit_status": 0,
 }
 EMPTY = {**SUMMARY, "sessions": 0, "stock_sessions": 0, "graphs_compiled": 0, "geops": 0,
          "host_ops": 0, "casts_inserted": 0, "fusions": {}, "steps": 0, "options": {},
-         "options_without_effect": []}  # fmt: skip
+         "options_without_effect": [], "options_unknown": []}  # fmt: skip
 
 
 def test_summary_table_shows_every_counter():
@@ -363,6 +365,7 @@ def test_summary_table_shows_every_counter():
         "wall time 12.35 s",
         "options enable_dump=true, precision_mode=allow_mix_precision",
         "without effect here enable_dump",
+        "unknown, ignored sump_mode",
         "Summary: /w/r/run_summary.json",
     ):
         assert any(row in line for line in lines), (row, text)
@@ -407,7 +410,8 @@ def test_help_teaches_with_examples(tmp_path):
     done = cli("run", "--help", cwd=tmp_path)
     assert done.returncode == 0
     for text in ("SCRIPT [ARGS ...]", "tf2npu run --no-npu train.py", "run_summary.json",
-                 "options_without_effect", "exit codes:"):  # fmt: skip
+                 "options_without_effect", "options_unknown", "--strict-options",
+                 "exit codes:"):  # fmt: skip
         assert text in done.stdout
 
 
@@ -624,6 +628,57 @@ def test_tf_start_up_lines_hidden_unless_verbose(
     assert os.environ.get("TF_CPP_MIN_LOG_LEVEL") == after
 
 
+HAND_MIGRATED_SCRIPT = """\
+import tensorflow as tf
+from npu_bridge.npu_init import *
+from npu_bridge.estimator import npu_ops
+from hccl.manage.api import get_rank_id, get_rank_size
+from hccl.split.api import set_split_strategy_by_idx
+
+set_split_strategy_by_idx([2, 4])
+tf.set_random_seed(1)
+x = tf.placeholder(tf.float32, [None, 3])
+keep_prob = tf.placeholder(tf.float32)  # no shape, as hand-migrated scripts write it
+h = npu_ops.dropout(tf.layers.dense(x, 4), keep_prob)
+loss = tf.reduce_mean(tf.square(tf.layers.dense(h, 1)))
+train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+config = tf.ConfigProto()
+custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+custom_op.name = "NpuOptimizer"
+custom_op.parameter_map["auto_tune_mode"].s = tf.compat.as_bytes("RL,GA")
+custom_op.parameter_map["enable_auto_mix_precision"].b = False
+custom_op.parameter_map["sump_mode"].s = tf.compat.as_bytes("output")
+with tf.Session(config=config) as sess:
+    sess.run(tf.global_variables_initializer())
+    feed = {x: [[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]], keep_prob: 1.0}
+    for _ in range(3):
+        print("loss %.6f" % sess.run(loss, feed), get_rank_id(), get_rank_size())
+        sess.run(train, feed)
+"""
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+@needs_runtime
+def test_a_hand_migrated_script_runs_and_reports_unknown_options(tmp_path, monkeypatch):
+    monkeypatch.setenv("TF_ENABLE_ONEDNN_OPTS", "0")  # the two runs are compared bit for bit
+    write(tmp_path / "train.py", HAND_MIGRATED_SCRIPT)
+    npu = cli("run", "--option", "precision_mode=force_fp32", "--report-dir", "npu", "train.py",
+              cwd=tmp_path)  # fmt: skip
+    assert npu.returncode == 0, npu.stderr
+    assert "parameter_map['sump_mode'] is not an option of the adapter (did you mean " \
+        "'dump_mode'?)" in npu.stderr  # fmt: skip
+    assert npu.stderr.count("parameter_map['sump_mode']") == 1
+    data = read_summary(tmp_path / "npu")
+    assert data["options_unknown"] == ["enable_auto_mix_precision", "sump_mode"]
+    assert data["options_without_effect"] == ["auto_tune_mode"]
+    assert data["steps"] == 3
+    stock = cli("run", "--no-npu", "--report-dir", "stock", "train.py", cwd=tmp_path)
+    assert stock.returncode == 0, stock.stderr
+    assert npu.stdout == stock.stdout  # force_fp32 computes what stock TensorFlow computes
+    assert npu.stdout.splitlines()[0].endswith(" 0 1")
+
+
 @pytest.mark.tf
 @pytest.mark.slow
 @needs_runtime
@@ -656,3 +711,14 @@ def test_a_loss_that_turns_inf_is_reported_and_the_status_kept(tmp_path, flags):
     fetch = data["nonfinite"]["fetches"][0]
     assert f"{fetch!r} is +Inf in training step 3" in done.stderr
     assert "first at step 3" in done.stderr and "1 step skipped" in done.stderr
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+@needs_runtime
+def test_strict_options_makes_an_unknown_key_an_error(tmp_path):
+    write(tmp_path / "train.py", HAND_MIGRATED_SCRIPT)
+    done = cli("run", "--strict-options", "train.py", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "unknown NpuOptimizer option 'enable_auto_mix_precision'" in done.stderr
+    assert read_summary(tmp_path / "tf2npu-run")["options_unknown"] == []

@@ -33,3 +33,13 @@ def test_ranges_and_byte_counts():
     assert checks.between(0, 7)(8) == "give an integer from 0 to 7"
     assert checks.byte_count("1024") is None
     assert checks.byte_count("1G") == 'give a decimal byte count, e.g. "21474836480"'
+
+
+@pytest.mark.parametrize("value", ["", "RL", "GA", "RL,GA", "GA,RL", "GA|RL"])
+def test_tune_modes_accepts_the_forms_scripts_use(value):
+    assert checks.tune_modes(value) is None
+
+
+@pytest.mark.parametrize("value", ["rl", "RL,", "RL,RL", "RL GA", "AOE", 1])
+def test_tune_modes_rejects(value):
+    assert checks.tune_modes(value) == 'give RL, GA or both joined by "," or "|", e.g. "RL,GA"'

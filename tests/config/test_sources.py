@@ -12,6 +12,7 @@ from tf2npu.config.sources import (
     from_run_config,
     parse_text,
     resolve,
+    split_config_proto,
 )
 from tf2npu.errors import ConfigError, UnknownNameError
 
@@ -72,6 +73,14 @@ def test_config_proto_wrong_field():
     )
 
 
+def test_fields_of_earlier_releases_are_converted():
+    config = proto({"jit_compile": Attr(b=True), "op_debug_level": Attr(s=b"2")})
+    assert from_config_proto(config) == {"jit_compile": "true", "op_debug_level": 2}
+    assert from_config_proto(proto({"jit_compile": Attr(b=False)})) == {"jit_compile": "false"}
+    with pytest.raises(ConfigError, match="'op_debug_level' = 'high' is not a whole number"):
+        from_config_proto(proto({"op_debug_level": Attr(s=b"high")}))
+
+
 def test_config_proto_unset_attr():
     with pytest.raises(ConfigError, match=r"is set with no value; 'enable_dump' is a bool option"):
         from_config_proto(proto({"enable_dump": Attr(**{"": None})}))
@@ -87,6 +96,49 @@ def test_config_proto_unknown_key_suggests():
         "names: precision_mode, precision_mode_v2, op_precision_mode (108 valid names; "
         "docs/options.md lists them all)"
     )
+
+
+def test_split_config_proto_leaves_unknown_keys_out_unchecked():
+    config = proto(
+        {
+            "precision_mode": Attr(s=b"force_fp32"),
+            "sump_mode": Attr(s=b"all"),
+            "enable_auto_mix_precision": Attr(b=False),
+            "fp_point": Attr(i=3),  # a wrong field for nothing: unknown keys are not read
+        }
+    )
+    assert split_config_proto(config) == (
+        {"precision_mode": "force_fp32"},
+        ("enable_auto_mix_precision", "fp_point", "sump_mode"),
+    )
+
+
+def test_resolve_ignores_unknown_keys_unless_strict():
+    config = proto({"sump_mode": Attr(s=b"all"), "iterations_per_loop": Attr(i=2)})
+    options = resolve(config=config, strict=False)
+    assert options.unknown == ("sump_mode",)
+    assert options.iterations_per_loop == 2
+    assert "sump_mode" not in options.explicit
+    with pytest.raises(UnknownNameError, match=r"'sump_mode'.*did you mean 'dump_mode'\?$"):
+        resolve(config=config)
+
+
+def test_resolve_still_checks_known_keys_when_not_strict():
+    config = proto({"sump_mode": Attr(s=b"all"), "precision_mode": Attr(s=b"fastest")})
+    with pytest.raises(ConfigError, match=r"option 'precision_mode' = 'fastest' is not valid"):
+        resolve(config=config, strict=False)
+
+
+@pytest.mark.parametrize("mode", ["RL,GA", "GA", "RL", "GA|RL"])
+def test_auto_tune_mode_forms_of_real_scripts(mode):
+    options = resolve(config=proto({"auto_tune_mode": Attr(s=mode.encode())}))
+    assert options.get("auto_tune_mode") == mode
+    assert options.no_effect == ("auto_tune_mode",)
+
+
+def test_auto_tune_mode_rejects_other_values():
+    with pytest.raises(ConfigError, match=r"'auto_tune_mode' = 'RL,AOE' is not valid; give RL"):
+        resolve(config=proto({"auto_tune_mode": Attr(s=b"RL,AOE")}))
 
 
 def test_plain_value_of_wrong_type():

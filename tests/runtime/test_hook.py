@@ -104,3 +104,33 @@ def test_options_without_effect_are_recorded() -> None:
     with tf.Graph().as_default():
         tf.compat.v1.Session(config=npu_config(buffer_optimize="off_optimize")).close()
     assert "buffer_optimize" in run_stats().options_without_effect
+
+
+def test_unknown_keys_are_ignored_recorded_and_warned_once(caplog) -> None:
+    from tf2npu.runtime import run_stats
+
+    config = npu_config(sump_mode="all", enable_auto_mix_precision=False)
+    with tf.Graph().as_default(), caplog.at_level("WARNING", logger="tf2npu.runtime"):
+        for _ in range(2):
+            sess = tf.compat.v1.Session(config=config)
+            assert sess._npu_options.unknown == ("enable_auto_mix_precision", "sump_mode")
+            sess.close()
+    assert run_stats().options_unknown == {"enable_auto_mix_precision", "sump_mode"}
+    warned = [r.getMessage() for r in caplog.records if "is not an option" in r.getMessage()]
+    assert warned == [
+        "NpuOptimizer parameter_map['enable_auto_mix_precision'] is not an option of the "
+        "adapter (did you mean 'enable_reduce_precision'?); ignored, as the adapter ignores it "
+        "(tf2npu run --strict-options makes it an error)",
+        "NpuOptimizer parameter_map['sump_mode'] is not an option of the adapter (did you mean "
+        "'dump_mode'?); ignored, as the adapter ignores it (tf2npu run --strict-options makes "
+        "it an error)",
+    ]
+
+
+def test_strict_options_keeps_unknown_keys_an_error() -> None:
+    from tf2npu.errors import UnknownNameError
+    from tf2npu.runtime import configure
+
+    configure(strict_options=True)
+    with tf.Graph().as_default(), pytest.raises(UnknownNameError, match="'sump_mode'"):
+        tf.compat.v1.Session(config=npu_config(sump_mode="all"))

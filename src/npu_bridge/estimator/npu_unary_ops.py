@@ -37,13 +37,13 @@ class NpuOpLibrary:
 
     def gelu(self, features: Any, name: str | None = None) -> Any:
         """``Gelu``: ``0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`` (float32 or float16)."""
-        return emit("Gelu", [features], name=name)[0]
+        return _like(emit("Gelu", [features], name=name)[0], features)
 
     def gelu_grad(
         self, gradients: Any, features: Any, output: Any, name: str | None = None
     ) -> Any:
         """``GeluGrad``: the gradient of ``gelu`` at ``features`` (``output`` is gelu's result)."""
-        return emit("GeluGrad", [gradients, features, output], name=name)[0]
+        return _like(emit("GeluGrad", [gradients, features, output], name=name)[0], features)
 
     def drop_out_gen_mask(
         self, shape: Any, prob: Any, seed: int = 0, seed2: int = 0, name: str | None = None
@@ -55,7 +55,7 @@ class NpuOpLibrary:
         self, x: Any, mask: Any, keep_prob: Any, name: str | None = None
     ) -> Any:
         """``DropOutDoMask``: ``x · bit / keep_prob`` with the bits of a ``drop_out_gen_mask``."""
-        return emit("DropOutDoMask", [x, mask, keep_prob], name=name)[0]
+        return _like(emit("DropOutDoMask", [x, mask, keep_prob], name=name)[0], x)
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):  # copy, pickle and friends probe dunders: plain "no"
@@ -65,6 +65,19 @@ class NpuOpLibrary:
             f"npu_unary_ops.{attr}: tf2npu does not provide this op of the Ascend op library; "
             f"it provides: {provided}. Replace the call with TensorFlow ops"
         )
+
+
+def _like(output: Any, like: Any) -> Any:
+    """``output`` with the static shape of ``like``, as the device op's shape function gives it.
+
+    The call node's shape comes from inferring the CPU body, which loses even the rank when an
+    input such as a ``keep_prob`` placeholder has an unknown shape; the op's output always has
+    the shape of its element-wise input.
+    """
+    shape = getattr(like, "shape", None)
+    if shape is not None and hasattr(shape, "rank"):
+        output.set_shape(shape)
+    return output
 
 
 npu_unary_ops = NpuOpLibrary()

@@ -10,6 +10,12 @@ ranks each op raises a :class:`~tf2npu.errors.Tf2NpuError` naming the collective
 
 Arguments are checked like the real wrappers check them (reduction names, fusion modes, group
 names, ranks) before the rank check, so a script that is wrong on the device is wrong here too.
+
+The RDMA ops ``remote_read`` / ``remote_write`` move rows between the graph and host memory
+made by ``npu_plugin.malloc_shared_memory``, addressed by ``[rank_id, address, length]`` rows
+(``npu_cpu_ops.embeddingrankid``); here they read and write this process's buffers
+(:mod:`npu_bridge._shared_memory`). ``remote_ref_read`` / ``remote_scatter_write`` work on the
+device's RDMA cache, which does not exist off the device: they raise.
 """
 
 from __future__ import annotations
@@ -17,12 +23,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import tensorflow as tf
 
+from npu_bridge import _shared_memory
 from npu_bridge.hccl.manage import WORLD_GROUP, _members, _require_single_rank
 from tf2npu.errors import Tf2NpuError
 
-__all__ = ["allgather", "allreduce", "broadcast", "receive", "reduce", "reduce_scatter", "send"]
+__all__ = [
+    "allgather",
+    "allreduce",
+    "broadcast",
+    "receive",
+    "reduce",
+    "reduce_scatter",
+    "remote_read",
+    "remote_ref_read",
+    "remote_scatter_write",
+    "remote_write",
+    "send",
+]
 
 REDUCTIONS = ("sum", "prod", "max", "min")
 
@@ -159,3 +179,47 @@ def receive(
 ) -> Any:
     """Receive a tensor from ``src_rank`` (needs two ranks: always an error here)."""
     _no_peer("receive", "src_rank", src_rank, group)
+
+
+def remote_read(tensorRemote: Any, data_type: Any) -> Any:
+    """Rows of host shared memory: one output row of ``data_type`` per ``[rank, addr, len]``."""
+    dtype = tf.dtypes.as_dtype(data_type)
+    remote = tf.convert_to_tensor(tensorRemote, tf.uint64, name="remote")
+
+    def read(triples: Any) -> Any:
+        return _shared_memory.read_rows(triples, dtype.as_numpy_dtype)
+
+    rows = tf.numpy_function(read, [remote], dtype, stateful=True, name="HcomRemoteRead")
+    rows.set_shape([remote.shape[0] if remote.shape.rank == 2 else None, None])
+    return rows
+
+
+def remote_write(tensorRemote: Any, tensorLocal: Any, data_type: Any = None) -> Any:
+    """Write row ``i`` of ``tensorLocal`` to host shared memory at the ``i``-th triple."""
+    remote = tf.convert_to_tensor(tensorRemote, tf.uint64, name="remote")
+    local = tf.convert_to_tensor(tensorLocal, data_type, name="local")
+
+    def write(triples: Any, values: Any) -> Any:
+        _shared_memory.write_rows(triples, values)
+        return np.int32(0)
+
+    done = tf.numpy_function(write, [remote, local], tf.int32, stateful=True)
+    return tf.group(done, name="HcomRemoteWrite")
+
+
+def _no_rdma_cache(op: str) -> Tf2NpuError:
+    return Tf2NpuError(
+        f"hccl_ops.{op}: reads or writes the device's RDMA cache (npu_plugin.get_rdma_cache), "
+        "which does not exist off the device; use remote_read / remote_write over "
+        "malloc_shared_memory buffers, or tf.gather / tf.scatter_update on a tf.Variable"
+    )
+
+
+def remote_ref_read(tensorRemote: Any, cache: Any, offset: Any) -> Any:
+    """Read remote rows into the RDMA cache (device only: always an error here)."""
+    raise _no_rdma_cache("remote_ref_read")
+
+
+def remote_scatter_write(tensorRemote: Any, tensorLocal: Any, offset: Any) -> Any:
+    """Write RDMA-cache rows to remote memory (device only: always an error here)."""
+    raise _no_rdma_cache("remote_scatter_write")

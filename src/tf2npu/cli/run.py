@@ -76,6 +76,8 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
   wall_seconds                how long the script ran
   options                     NpuOptimizer options the NPU sessions set (incl. --option)
   options_without_effect      those among them that change nothing off the device
+  options_unknown             parameter_map keys that are no option (ignored, as the adapter
+                              does; --strict-options makes them an error)
   exit_status                 the script's exit status
 Without --report-dir it goes to ./tf2npu-run, and the summary says so.
 TensorFlow's start-up lines (oneDNN, CPU features) are hidden unless --verbose or
@@ -97,8 +99,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # SCRIPT, and the script must see its arguments exactly as typed.
     parser.usage = (
         "%(prog)s [-h] [--option KEY=VALUE] [--precision-mode MODE] [--mix-compile]\n"
-        "                  [--no-npu] [--execution {host,xla}] [--report-dir DIR] [--quiet]\n"
-        "                  [--verbose] SCRIPT [ARGS ...]"
+        "                  [--no-npu] [--execution {host,xla}] [--strict-options]\n"
+        "                  [--report-dir DIR] [--quiet] [--verbose] SCRIPT [ARGS ...]"
     )
     parser.add_argument(
         "script_argv",
@@ -128,6 +130,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="host",
         help="how GeOps execute: host = TensorFlow's CPU kernels; xla = each GeOp compiled as "
         "one XLA cluster (default: host)",
+    )
+    npu.add_argument(
+        "--strict-options",
+        action="store_true",
+        help="an NpuOptimizer parameter_map key that is no option is an error; by default it "
+        "is ignored as the adapter ignores it, with a warning and options_unknown in the summary",
     )
     out = parser.add_argument_group("output")
     out.add_argument(
@@ -161,12 +169,17 @@ class RunPlan:
     options: tuple[str, ...]
     npu: bool
     execution: str
+    strict_options: bool = False
 
 
 def run(args: argparse.Namespace) -> int:
     plan = make_plan(args)
     settings = runtime.configure(
-        npu=plan.npu, options=plan.options, execution=plan.execution, report_dir=plan.report_dir
+        npu=plan.npu,
+        options=plan.options,
+        execution=plan.execution,
+        report_dir=plan.report_dir,
+        strict_options=plan.strict_options,
     )
     check_values(settings.overrides)
     check_environment(os.environ, settings.overrides)
@@ -217,6 +230,7 @@ def make_plan(args: argparse.Namespace) -> RunPlan:
         options=tuple(cli_items(args)),
         npu=not args.no_npu,
         execution=args.execution,
+        strict_options=args.strict_options,
     )
 
 
@@ -407,6 +421,7 @@ def _rows(summary: dict[str, Any], plan: RunPlan) -> list[tuple[str, Text]]:
         ("wall time", Text(f"{summary['wall_seconds']:.2f} s")),
         ("options", Text(_listing(f"{k}={option_text(v)}" for k, v in summary["options"].items()))),
         ("without effect here", Text(_listing(summary["options_without_effect"]))),
+        ("unknown, ignored", Text(_listing(summary["options_unknown"]))),
     ]
     if plan.options and (not plan.npu or not summary["sessions"]):
         why = "--no-npu" if not plan.npu else "no NPU session was created"

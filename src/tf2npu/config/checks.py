@@ -69,3 +69,19 @@ def byte_count(value: object) -> str | None:
     if isinstance(value, str) and (value == "" or value.isdigit()):
         return None
     return 'give a decimal byte count, e.g. "21474836480"'
+
+
+_TUNE_MODES = ("RL", "GA")
+
+
+def tune_modes(value: object) -> str | None:
+    """`RL`, `GA` or both joined by `,` or `|`, e.g. `RL,GA`"""
+    fix = 'give RL, GA or both joined by "," or "|", e.g. "RL,GA"'
+    if not isinstance(value, str):
+        return fix
+    if value == "":
+        return None
+    items = re.split(r"[,|]", value)
+    if any(item not in _TUNE_MODES for item in items) or len(set(items)) != len(items):
+        return fix
+    return None

@@ -40,3 +40,9 @@ def unknown(
         tail = f"the {len(choices)} valid names include {', '.join(choices[:CLOSE_SHOWN])}{where}"
     error.args = (f"{head} {tail[0].upper()}{tail[1:]}" if close else f"{head}; {tail}",)
     return error
+
+
+def closest(name: str, known: Iterable[str]) -> str | None:
+    """The known name closest to ``name``, or ``None`` when none is close."""
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    return close[0] if close else None

@@ -10,7 +10,7 @@ with the reason in ``note``).
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, Literal
@@ -221,7 +221,7 @@ _MEMORY_OPTIONS = (
 )
 
 _TUNING = (
-    _off("auto_tune_mode", "s", "", ("GA", "RL", "GA|RL"), _TUNE),
+    _off("auto_tune_mode", "s", "", checks.tune_modes, _TUNE),
     _off("mstune_mode", "s", "", ("1", "2", "3", "4"), _TUNE),
     _off("aoe_mode", "s", None, ("1", "2", "4"), _TUNE),
     _off("work_path", "s", "./", None, _TUNE),
@@ -329,9 +329,16 @@ class NpuOptions:
     explicit: frozenset[str] = frozenset()
     """Names the user set (in any source)."""
     env: EnvSettings = EnvSettings()
+    unknown: tuple[str, ...] = ()
+    """``parameter_map`` keys that are no option, ignored as the adapter ignores them (sorted)."""
 
     @classmethod
-    def from_values(cls, values: Mapping[str, Value], env: EnvSettings | None = None) -> NpuOptions:
+    def from_values(
+        cls,
+        values: Mapping[str, Value],
+        env: EnvSettings | None = None,
+        unknown: Iterable[str] = (),
+    ) -> NpuOptions:
         """Options from already type-checked ``values``; absent keys take the table default."""
         typed = typed_field_names()
         kwargs: dict[str, Any] = {}
@@ -347,6 +354,7 @@ class NpuOptions:
             other=MappingProxyType(other),
             explicit=frozenset(values),
             env=env or EnvSettings(),
+            unknown=tuple(sorted(unknown)),
         )
 
     def get(self, name: str) -> Value | None:
@@ -395,4 +403,4 @@ class NpuOptions:
 
 def typed_field_names() -> frozenset[str]:
     """Names of the options that are typed fields of :class:`NpuOptions` (the honoured ones)."""
-    return frozenset(f.name for f in fields(NpuOptions)) - {"other", "explicit", "env"}
+    return frozenset(f.name for f in fields(NpuOptions)) - {"other", "explicit", "env", "unknown"}

@@ -10,7 +10,7 @@ variables the engine needs (``PRINT_MODEL``, ``ENABLE_FORCE_V2_CONTROL``, ``RANK
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from tf2npu.config.names import unknown
@@ -78,16 +78,54 @@ def from_config_proto(config: Any) -> dict[str, Value]:
     """The ``NpuOptimizer`` ``parameter_map`` of a ``ConfigProto`` (``{}`` when there is none).
 
     Map values may be ``AttrValue``-like (``WhichOneof("value")`` and ``.b/.i/.s``) or plain
-    Python values.
+    Python values. An unknown key is an :class:`UnknownNameError` (``--strict-options``);
+    :func:`split_config_proto` ignores such keys, as the real adapter does.
+    """
+    values, ignored = split_config_proto(config)
+    if ignored:
+        raise unknown("NpuOptimizer option", ignored[0], OPTIONS)
+    return values
+
+
+def split_config_proto(config: Any) -> tuple[dict[str, Value], tuple[str, ...]]:
+    """The known ``parameter_map`` values, and the unknown keys (sorted) left out of them.
+
+    The real adapter reads the keys it knows and never looks at the others, so scripts carry
+    keys of older releases or typos (``enable_auto_mix_precision``, ``sump_mode``) that do
+    nothing on the device; their values are not checked either.
     """
     values: dict[str, Value] = {}
+    ignored: set[str] = set()
     optimizers = config.graph_options.rewrite_options.custom_optimizers
     for optimizer in optimizers:
         if optimizer.name != NPU_OPTIMIZER:
             continue
         for key, attr in optimizer.parameter_map.items():
+            if str(key) not in OPTIONS:
+                ignored.add(str(key))
+                continue
             values[key] = _attr_value(str(key), attr)
-    return values
+    return values, tuple(sorted(ignored))
+
+
+def _bool_text(value: object) -> Value:
+    return "true" if value else "false"
+
+
+def _int_text(value: object) -> Value:
+    text = value.decode() if isinstance(value, bytes) else str(value)
+    try:
+        return int(text)
+    except ValueError:
+        raise ConfigError(f"option 'op_debug_level' = {text!r} is not a whole number") from None
+
+
+_OLDER_FIELDS: Mapping[tuple[str, str], Callable[[object], Value]] = {
+    ("jit_compile", "b"): _bool_text,
+    ("op_debug_level", "s"): _int_text,
+}
+"""Fields earlier adapter releases read for a key (``jit_compile`` was a bool until the latest
+release made it a string), as scripts written for them still set: the value is converted."""
 
 
 def _attr_value(key: str, attr: object) -> Value:
@@ -97,6 +135,9 @@ def _attr_value(key: str, attr: object) -> Value:
     if which is None:
         return coerce(key, attr, where)
     field = which("value")
+    older = _OLDER_FIELDS.get((key, str(field)))
+    if older is not None:
+        return coerce(key, older(getattr(attr, str(field))), where)
     if field != spec.kind:
         got = f".{field}" if field else "no value"
         raise ConfigError(
@@ -327,18 +368,29 @@ def resolve(
     run_config: Mapping[str, object] | None = None,
     env: Mapping[str, str] | None = None,
     cli: Iterable[str] = (),
+    *,
+    strict: bool = True,
 ) -> NpuOptions:
-    """Merge every source (see the module docstring for precedence), then :func:`validate`."""
+    """Merge every source (see the module docstring for precedence), then :func:`validate`.
+
+    With ``strict=False`` unknown ``parameter_map`` keys are left out and named in
+    :attr:`NpuOptions.unknown` (the real adapter ignores them); with ``strict`` they raise.
+    """
     settings, fallback = from_env(env or {})
     values: dict[str, Value] = {}
+    ignored: tuple[str, ...] = ()
     if config is not None:
-        values.update(from_config_proto(config))
+        if strict:
+            values.update(from_config_proto(config))
+        else:
+            known, ignored = split_config_proto(config)
+            values.update(known)
     if run_config is not None:
         values.update(from_run_config(run_config))
     values.update(from_cli(cli))
     for key, value in fallback.items():
         if key not in values:
             values[key] = check_env_option(key, value)
-    options = NpuOptions.from_values(values, settings)
+    options = NpuOptions.from_values(values, settings, unknown=ignored)
     validate(options)
     return options

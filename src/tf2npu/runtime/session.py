@@ -25,7 +25,6 @@ from typing import Any
 from tensorflow.python.client import session as session_lib
 from tensorflow.python.framework import errors as _errors
 
-from tf2npu.config.options import OPTIONS, Value
 from tf2npu.config.sources import resolve
 from tf2npu.errors import InternalError
 from tf2npu.runtime.errors import created_at
@@ -34,7 +33,7 @@ from tf2npu.runtime.loop import check_loop, is_loop_run
 from tf2npu.runtime.mirror import GraphMirror
 from tf2npu.runtime.protos import npu_session_config, without_npu_optimizer
 from tf2npu.runtime.settings import current, overrides_as_cli
-from tf2npu.runtime.stats import run_stats
+from tf2npu.runtime.stats import record_options, run_stats
 from tf2npu.runtime.watch import RunWatch, WatchedCallable, WatchPlan
 
 __all__ = ["NpuInteractiveSession", "NpuSession"]
@@ -58,21 +57,17 @@ class _NpuSessionMixin:
         settings = current()
         try:
             options = resolve(
-                config=config, env=os.environ, cli=overrides_as_cli(settings.overrides)
+                config=config,
+                env=os.environ,
+                cli=overrides_as_cli(settings.overrides),
+                strict=settings.strict_options,
             )
         except Exception:
             _Session.close(self)
             raise
         stats = run_stats()
         stats.add_session(npu=True)
-        # NPUEstimator writes every option, defaults included, as the adapter does; the
-        # summary lists those that differ from their default.
-        changed: dict[str, Value] = {}
-        for name in options.explicit:
-            value = options.get(name)
-            if value is not None and value != OPTIONS[name].default:
-                changed[name] = value
-        stats.add_options(changed, [name for name in options.no_effect if name in changed])
+        record_options(stats, options)
         self._npu_options = options
         self._mirror = GraphMirror(self._graph, options, settings)
         self._inner = stock_session(target, self._mirror.graph, without_npu_optimizer(config))

@@ -35,6 +35,8 @@ class RuntimeSettings:
     """One of :data:`EXECUTION_MODES`."""
     report_dir: Path | None = None
     """Where run artifacts go (``check_result.tf.json``, dumps); None = current directory."""
+    strict_options: bool = False
+    """True (``--strict-options``): an unknown ``parameter_map`` key is an error, not ignored."""
 
 
 _current = RuntimeSettings()
@@ -51,6 +53,7 @@ def configure(
     options: Iterable[str] | None = None,
     execution: str | None = None,
     report_dir: str | Path | None = None,
+    strict_options: bool | None = None,
 ) -> RuntimeSettings:
     """Change the settings in force (only the arguments given); returns the new settings.
 
@@ -59,6 +62,7 @@ def configure(
         options: ``KEY=VALUE`` strings as ``--option`` takes them (replace earlier overrides).
         execution: ``host`` or ``xla``.
         report_dir: directory for run artifacts.
+        strict_options: True makes unknown ``parameter_map`` keys an error.
 
     Raises:
         UsageError: an unknown execution mode.
@@ -79,6 +83,8 @@ def configure(
         changes["execution"] = execution
     if report_dir is not None:
         changes["report_dir"] = Path(report_dir)
+    if strict_options is not None:
+        changes["strict_options"] = strict_options
     _current = replace(_current, **changes)  # type: ignore[arg-type]
     return _current
 

@@ -6,15 +6,19 @@ at exit. The JSON keys are documented in ``docs/run.md`` and stable (``schema_ve
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tf2npu.config.options import Value
+from tf2npu.config.names import closest
+from tf2npu.config.options import OPTIONS, NpuOptions, Value
 
-__all__ = ["SCHEMA_VERSION", "RunStats", "reset_stats", "run_stats"]
+_LOG = logging.getLogger("tf2npu.runtime")
+
+__all__ = ["SCHEMA_VERSION", "RunStats", "record_options", "reset_stats", "run_stats"]
 
 SCHEMA_VERSION = 1
 
@@ -55,6 +59,8 @@ class RunStats:
     """Options set explicitly on NPU sessions (config, run config or ``--option``), by name."""
     options_without_effect: set[str] = field(default_factory=set)
     """Options among :attr:`options` that are recorded but change nothing off the device."""
+    options_unknown: set[str] = field(default_factory=set)
+    """``parameter_map`` keys that are no adapter option, ignored as the adapter ignores them."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add_session(self, *, npu: bool) -> None:
@@ -122,6 +128,13 @@ class RunStats:
             self.options.update(explicit)
             self.options_without_effect.update(no_effect)
 
+    def add_unknown_options(self, names: Iterable[str]) -> list[str]:
+        """Record unknown ``parameter_map`` keys; returns those not seen before."""
+        with self._lock:
+            new = [name for name in names if name not in self.options_unknown]
+            self.options_unknown.update(new)
+            return new
+
     def summary(self, *, wall_seconds: float, exit_status: int) -> dict[str, Any]:
         """The ``run_summary.json`` object (keys in the documented order)."""
         with self._lock:
@@ -144,6 +157,7 @@ class RunStats:
                 "wall_seconds": round(wall_seconds, 3),
                 "options": dict(sorted(self.options.items())),
                 "options_without_effect": sorted(self.options_without_effect),
+                "options_unknown": sorted(self.options_unknown),
                 "exit_status": exit_status,
             }
 
@@ -151,6 +165,27 @@ class RunStats:
         if self.nonfinite_step is None:
             return None
         return {"first_step": self.nonfinite_step, "fetches": list(self.nonfinite_fetches)}
+
+
+def record_options(stats: RunStats, options: NpuOptions) -> None:
+    """Record one NPU session's options; warn once per process about each unknown key."""
+    # NPUEstimator writes every option, defaults included, as the adapter does; the summary
+    # lists those that differ from their default.
+    changed: dict[str, Value] = {}
+    for name in options.explicit:
+        value = options.get(name)
+        if value is not None and value != OPTIONS[name].default:
+            changed[name] = value
+    stats.add_options(changed, [name for name in options.no_effect if name in changed])
+    for name in stats.add_unknown_options(options.unknown):
+        close = closest(name, OPTIONS)
+        hint = f" (did you mean {close!r}?)" if close else ""
+        _LOG.warning(
+            "NpuOptimizer parameter_map[%r] is not an option of the adapter%s; ignored, as the "
+            "adapter ignores it (tf2npu run --strict-options makes it an error)",
+            name,
+            hint,
+        )
 
 
 _stats = RunStats()

@@ -40,6 +40,12 @@ MODULES = (
     "npu_bridge.hccl.hccl_ops",
     "npu_bridge.hccl.manage",
     "npu_bridge.helper.helper",
+    "npu_bridge.npu_cpu.npu_cpu_ops",
+    "npu_bridge.npu_cpu.lru_cache",
+    "npu_bridge.tf_adapter",
+    "npu_bridge.tbe.npu_vector_ops",
+    "hccl.manage.api",
+    "hccl.split.api",
 )
 
 SNAPSHOT = Path(__file__).resolve().parents[3] / "tests" / "npu_bridge" / "public_surface.txt"

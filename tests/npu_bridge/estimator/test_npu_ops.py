@@ -40,6 +40,21 @@ def test_int_keep_prob_one_and_tensor_keep_prob_still_emit_the_ops() -> None:
     assert by_tensor.op.get_attr("_npu_op") == b"DropOutDoMask"
 
 
+def test_keep_prob_of_unknown_shape_keeps_x_static_shape() -> None:
+    # Scripts feed keep_prob through a shapeless placeholder; DropOutDoMask's output has x's
+    # shape on the device, and layers built on it (Dense) need at least the last dimension.
+    with tf.Graph().as_default() as graph:
+        x = tf.compat.v1.placeholder(tf.float32, [None, 8])
+        keep_prob = tf.compat.v1.placeholder(tf.float32)
+        out = npu_ops.dropout(x, keep_prob)
+        grad = tf.gradients(tf.reduce_sum(out), x)[0]
+        with tf.compat.v1.Session(graph=graph) as session:
+            value = session.run(out, {x: np.ones([2, 8]), keep_prob: 1.0})
+    assert out.shape.as_list() == [None, 8]
+    assert grad.shape.as_list() == [None, 8]
+    assert value.tolist() == np.ones([2, 8]).tolist()
+
+
 def test_half_keeps_about_half_and_scales_the_rest_by_two() -> None:
     with tf.Graph().as_default() as graph:
         x = tf.compat.v1.placeholder(tf.float32, [N])

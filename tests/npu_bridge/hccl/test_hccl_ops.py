@@ -129,3 +129,45 @@ def test_send_and_receive_need_a_second_rank() -> None:
             hccl_ops.send(tf.constant(X), sr_tag=0, dest_rank=1)
         with pytest.raises(Tf2NpuError, match="receive: src_rank=1 needs a second rank"):
             hccl_ops.receive([2, 2], tf.float32, sr_tag=0, src_rank=1)
+
+
+# -- RDMA over this process's shared memory ------------------------------------------------------
+
+
+def test_remote_write_then_read_round_trips_through_shared_memory(monkeypatch) -> None:
+    from npu_bridge import _shared_memory
+    from npu_bridge.estimator.npu import npu_plugin
+    from npu_bridge.npu_cpu.npu_cpu_ops import embeddingrankid
+
+    monkeypatch.setattr(_shared_memory, "_BUFFERS", {})
+    address, size = npu_plugin.malloc_shared_memory("table", [4, 2], 1)  # DT_FLOAT
+    with tf.Graph().as_default():
+        where = tf.constant([[0, address, size]], tf.uint64)
+        write = hccl_ops.remote_write(
+            embeddingrankid(where, [2, 0], row_memory=8), [[1.0, 2.0], [3.0, 4.0]], tf.float32
+        )
+        read = hccl_ops.remote_read(embeddingrankid(where, [0, 1, 2], row_memory=8), tf.float32)
+        assert read.dtype == tf.float32 and read.shape.as_list() == [3, None]
+        with tf.compat.v1.Session() as sess:
+            sess.run(write)
+            value = sess.run(read)
+    assert value.tolist() == [[3.0, 4.0], [0.0, 0.0], [1.0, 2.0]]
+
+
+def test_remote_read_of_an_unknown_address_fails_when_run(monkeypatch) -> None:
+    from npu_bridge import _shared_memory
+
+    monkeypatch.setattr(_shared_memory, "_BUFFERS", {})
+    with tf.Graph().as_default():
+        read = hccl_ops.remote_read(tf.constant([[0, 64, 8]], tf.uint64), tf.float32)
+        with tf.compat.v1.Session() as sess, pytest.raises(
+            tf.errors.InvalidArgumentError, match="in no buffer made by malloc_shared_memory"
+        ):
+            sess.run(read)
+
+
+def test_rdma_cache_ops_raise() -> None:
+    with pytest.raises(Tf2NpuError, match=r"hccl_ops.remote_ref_read: reads or writes the device"):
+        hccl_ops.remote_ref_read([[0, 0, 0]], None, 0)
+    with pytest.raises(Tf2NpuError, match=r"hccl_ops.remote_scatter_write"):
+        hccl_ops.remote_scatter_write([[0, 0, 0]], None, 0)

@@ -6,6 +6,12 @@ those options change what the CPU computes, so here they are type-checked, valid
 tf2npu's option table (:mod:`tf2npu.config`) and recorded as the process's resource options
 (the ``no_effect`` names of the recorded :class:`~tf2npu.config.options.NpuOptions` are logged).
 
+The RDMA / shared-memory functions of the host-embedding scripts: :func:`malloc_shared_memory`
+really allocates a host buffer (read and written by ``hccl_ops.remote_read`` /
+``remote_write``); registering memory for RDMA (:func:`rdma_remote_init`,
+:func:`rdma_remote_register`, :func:`init_rdma_pool`) is checked, recorded and reported as having
+no effect here; what needs the device (a host variable's address, the RDMA cache) raises.
+
 Unlike the anchor adapter, which does ``int(os.getenv('RANK_SIZE'))`` unguarded and so raises a
 ``TypeError`` when ``RANK_SIZE`` is unset, an unset ``RANK_SIZE`` means one rank here.
 """
@@ -16,17 +22,26 @@ import inspect
 import os
 from typing import Any
 
+import numpy as np
 import tensorflow as tf
 
+from npu_bridge import _shared_memory
 from tf2npu.config.options import NpuOptions
 from tf2npu.config.sources import from_env, from_run_config
 from tf2npu.config.validate import validate
+from tf2npu.errors import Tf2NpuError
 
 __all__ = [
+    "get_rdma_cache",
+    "get_var_addr_and_size",
+    "init_rdma_pool",
     "is_inf_nan_enabled",
+    "malloc_shared_memory",
     "npu_close",
     "npu_resource_init",
     "npu_resource_shutdown",
+    "rdma_remote_init",
+    "rdma_remote_register",
     "set_device_sat_mode",
 ]
 
@@ -148,3 +163,91 @@ def set_device_sat_mode(mode: int) -> None:
 def is_inf_nan_enabled() -> bool:
     """Whether :func:`set_device_sat_mode` selected INF/NaN mode (default: saturation)."""
     return _sat_mode == 1
+
+
+# -- RDMA and shared memory (host embedding) ---------------------------------------------------
+
+#: What the RDMA registration calls asked for, by function name (no effect here).
+rdma_requests: dict[str, dict[str, Any]] = {}
+
+
+def malloc_shared_memory(var_name: str, shape: Any, data_type: int) -> tuple[int, int]:
+    """Allocate a zeroed host buffer ``var_name`` of ``shape`` and TF ``DataType`` ``data_type``.
+
+    Returns ``(address, size_in_bytes)`` of the buffer, which ``hccl_ops.remote_read`` /
+    ``remote_write`` address (``tf_adapter.DT_FLOAT`` ... give ``data_type``).
+
+    Raises:
+        ValueError: a name that is not a string, a bad shape or an unknown data type.
+    """
+    if not isinstance(var_name, str) or not var_name:
+        raise ValueError(f"malloc_shared_memory: var_name={var_name!r} must be a non-empty str")
+    dims = [int(d) for d in shape]
+    if any(d < 0 for d in dims):
+        raise ValueError(f"malloc_shared_memory: shape={list(shape)!r} has a negative dimension")
+    try:
+        dtype = tf.dtypes.as_dtype(data_type).as_numpy_dtype
+    except TypeError:
+        raise ValueError(
+            f"malloc_shared_memory: data_type={data_type!r} is not a TensorFlow DataType; "
+            "use e.g. tf_adapter.DT_FLOAT"
+        ) from None
+    return _shared_memory.allocate(var_name, tuple(dims), np.dtype(dtype))
+
+
+def get_var_addr_and_size(var_name: str) -> tuple[int, int]:
+    """``(address, size)`` of host buffer ``var_name`` made by :func:`malloc_shared_memory`.
+
+    Raises:
+        ValueError: ``var_name`` is not a str. Tf2NpuError: no such buffer; the adapter also
+            answers for variables it placed in host memory, which do not exist here.
+    """
+    if not isinstance(var_name, str):
+        raise ValueError(f"{var_name!r} should be str")
+    try:
+        return _shared_memory.address_and_size(var_name)
+    except KeyError:
+        raise Tf2NpuError(
+            f"get_var_addr_and_size({var_name!r}): no host buffer of that name. The adapter "
+            "also finds variables it placed in host memory, which do not exist off the device; "
+            "allocate the table with malloc_shared_memory instead"
+        ) from None
+
+
+def rdma_remote_init(remote_var_list: Any, mem_size: int) -> None:
+    """Register remote host memory for RDMA and allocate the RDMA pool: no effect here."""
+    if not isinstance(remote_var_list, (tuple, list)):
+        raise ValueError(f"{remote_var_list} should be tuple or list")
+    if not isinstance(mem_size, int):
+        raise ValueError(f"{mem_size} should be int")
+    _record_rdma("rdma_remote_init", remote_var_list=remote_var_list, mem_size=mem_size)
+
+
+def rdma_remote_register(remote_var_list: Any) -> None:
+    """Register remote host memory for RDMA: no effect here."""
+    if not isinstance(remote_var_list, (tuple, list)):
+        raise ValueError(f"{remote_var_list} should be tuple or list")
+    _record_rdma("rdma_remote_register", remote_var_list=remote_var_list)
+
+
+def init_rdma_pool(mem_size: int) -> None:
+    """Allocate the device's RDMA pool of ``mem_size`` bytes: no effect here."""
+    if not isinstance(mem_size, int) or isinstance(mem_size, bool) or mem_size <= 0:
+        raise ValueError(f"init_rdma_pool: mem_size={mem_size!r} must be an int > 0 (bytes)")
+    _record_rdma("init_rdma_pool", mem_size=mem_size)
+
+
+def get_rdma_cache(data_type: Any, shape: Any, name: str = "rdma_w") -> Any:
+    """The device's RDMA cache variable: it does not exist off the device, so this raises."""
+    raise Tf2NpuError(
+        f"get_rdma_cache({name!r}): the RDMA cache lives in device memory and is filled by "
+        "remote_ref_read over RDMA; it cannot run off the device. For a CPU run keep the "
+        "embedding rows in a tf.Variable"
+    )
+
+
+def _record_rdma(function: str, **arguments: Any) -> None:
+    rdma_requests[function] = arguments
+    tf.compat.v1.logging.info(
+        "npu_plugin.%s: recorded, no effect off the device (no RDMA here)", function
+    )

@@ -80,3 +80,48 @@ def test_sat_mode() -> None:
         npu_plugin.set_device_sat_mode(2)
     with pytest.raises(TypeError, match="mode='1' \\(str\\) must be an int"):
         npu_plugin.set_device_sat_mode("1")
+
+
+# -- RDMA and shared memory ------------------------------------------------------------------
+
+
+def test_shared_memory_is_a_real_buffer_found_by_name(monkeypatch) -> None:
+    from npu_bridge import _shared_memory, tf_adapter
+
+    monkeypatch.setattr(_shared_memory, "_BUFFERS", {})
+    address, size = npu_plugin.malloc_shared_memory("host_params", [5, 3], tf_adapter.DT_FLOAT)
+    assert size == 5 * 3 * 4 and address > 0
+    assert npu_plugin.get_var_addr_and_size("host_params") == (address, size)
+
+
+def test_unknown_buffers_and_device_only_functions_raise(monkeypatch) -> None:
+    from npu_bridge import _shared_memory
+    from tf2npu.errors import Tf2NpuError
+
+    monkeypatch.setattr(_shared_memory, "_BUFFERS", {})
+    with pytest.raises(Tf2NpuError, match=r"get_var_addr_and_size\('host_params'\): no host"):
+        npu_plugin.get_var_addr_and_size("host_params")
+    with pytest.raises(ValueError, match="should be str"):
+        npu_plugin.get_var_addr_and_size(3)
+    with pytest.raises(ValueError, match="data_type=999 is not a TensorFlow DataType"):
+        npu_plugin.malloc_shared_memory("t", [2], 999)
+    with pytest.raises(Tf2NpuError, match=r"get_rdma_cache\('rdma_w'\): the RDMA cache"):
+        npu_plugin.get_rdma_cache("float32", [8, 4])
+
+
+def test_rdma_registration_is_checked_and_recorded(monkeypatch) -> None:
+    monkeypatch.setattr(npu_plugin, "rdma_requests", {})
+    npu_plugin.rdma_remote_init(remote_var_list=[[(0, 4096, 64)]], mem_size=1024)
+    npu_plugin.rdma_remote_register([[(0, 4096, 64)]])
+    npu_plugin.init_rdma_pool(2048)
+    assert npu_plugin.rdma_requests == {
+        "rdma_remote_init": {"remote_var_list": [[(0, 4096, 64)]], "mem_size": 1024},
+        "rdma_remote_register": {"remote_var_list": [[(0, 4096, 64)]]},
+        "init_rdma_pool": {"mem_size": 2048},
+    }
+    with pytest.raises(ValueError, match="should be tuple or list"):
+        npu_plugin.rdma_remote_init(remote_var_list=5, mem_size=1)
+    with pytest.raises(ValueError, match=r"1\.5 should be int"):
+        npu_plugin.rdma_remote_init(remote_var_list=[], mem_size=1.5)
+    with pytest.raises(ValueError, match="mem_size=0 must be an int > 0"):
+        npu_plugin.init_rdma_pool(0)

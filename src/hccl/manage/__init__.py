@@ -1,0 +1,1 @@
+"""``hccl.manage``: rank and group queries (see :mod:`hccl.manage.api`)."""

@@ -1,0 +1,1 @@
+"""``hccl.split``: gradient-fusion split strategies (see :mod:`hccl.split.api`)."""

@@ -1,0 +1,1 @@
+"""``npu_bridge.tbe``: wrappers of fused TBE vector ops (:mod:`.npu_vector_ops`)."""
