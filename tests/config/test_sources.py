@@ -119,7 +119,7 @@ def test_resolve_ignores_unknown_keys_unless_strict():
     assert options.unknown == ("sump_mode",)
     assert options.iterations_per_loop == 2
     assert "sump_mode" not in options.explicit
-    with pytest.raises(UnknownNameError, match=r"'sump_mode'.*did you mean 'dump_mode'\?$"):
+    with pytest.raises(UnknownNameError, match=r"'sump_mode'; did you mean 'dump_mode'\? Close names: "):
         resolve(config=config)
 
 

@@ -83,7 +83,7 @@ def from_config_proto(config: Any) -> dict[str, Value]:
     """
     values, ignored = split_config_proto(config)
     if ignored:
-        raise unknown("NpuOptimizer option", ignored[0], OPTIONS)
+        raise unknown("NpuOptimizer option", ignored[0], OPTIONS, listed_in=OPTIONS_DOC)
     return values
 
 
