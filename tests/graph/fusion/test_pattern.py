@@ -42,7 +42,8 @@ def test_commutative_match_binds_a_var_twice_to_the_same_tensor() -> None:
 
 def test_non_commutative_pattern_does_not_swap_operands() -> None:
     g = chain()
-    strict = Op("mul", {"Mul"}, (Var("x"), Op("square", {"Square"}, (Var("x"),))))
+    strict = Op("mul", {"Mul"}, (Var("x"), Op("square", {"Square"}, (Var("x"),))),
+                commutative=False)
     assert match(g, g["out"], strict) is None
 
 

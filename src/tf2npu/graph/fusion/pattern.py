@@ -2,10 +2,15 @@
 
 A pattern is a tree of :class:`Op` (a node whose type is one of ``ops``), :class:`Var` (any
 tensor, bound by label: the same label twice must be the same tensor, which is how a pattern
-says "x is read twice") and :class:`Const` (a scalar ``Const`` close to a value). ``Op`` labels
-may repeat too: the second occurrence must be the same node, so a pattern can be a DAG
-(layer norm reads its mean twice). Constants stay outside the fused region: they become inputs of
-the fused node and may have other readers.
+says "x is read twice"), :class:`Const` (a scalar ``Const`` close to a value) and
+:class:`AnyOf` (equivalent spellings of one value: ``x * x * x`` or ``pow(x, 3)``; the first
+alternative that lets the whole pattern match wins). ``Op`` labels may repeat too: the second
+occurrence must be the same node, so a pattern can be a DAG (layer norm reads its mean twice);
+two different labels may bind the same node (``x - mean`` written once or twice). Constants
+stay outside the fused region: they become inputs of the fused node and may have other readers.
+
+Two-input ops in :data:`COMMUTATIVE` (Mul, Add, Maximum, ...) match their operands in either
+order unless the pattern says ``commutative=False``, so a rule writes each formula once.
 
 :func:`match` answers the structural question (op types, wiring, constants); :func:`refusal`
 answers the one GE asks before it rewrites: every matched node live, on the device, on the same
@@ -32,11 +37,14 @@ from tf2npu.graph.fusion.consts import const_values, scalar_value
 from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef
 
 __all__ = [
+    "COMMUTATIVE",
+    "AnyOf",
     "Const",
     "Match",
     "Op",
     "Pattern",
     "Var",
+    "any_of",
     "dtype_of",
     "flat_index",
     "match",
@@ -48,6 +56,10 @@ __all__ = [
 _DTYPE_ATTRS = ("T", "dtype", "DstT")
 #: Ops whose ``T`` is not their computing dtype (random ops: ``T`` is the shape's type).
 _DTYPE_FIRST = frozenset({"RandomUniform", "RandomStandardNormal", "TruncatedNormal"})
+#: Two-input ops whose operands may be swapped: patterns match them in either order by default.
+COMMUTATIVE = frozenset(
+    {"Mul", "Add", "AddV2", "Maximum", "Minimum", "SquaredDifference", "LogicalAnd", "LogicalOr"}
+)
 
 
 @dataclass(frozen=True)
@@ -71,17 +83,43 @@ class Const:
 class Op:
     """A node whose type is in ``ops``, reading exactly ``inputs`` (output ``index`` is used).
 
-    ``commutative`` lets a two-input op match its inputs in either order (Mul, Add).
+    ``commutative`` lets a two-input op match its inputs in either order; ``None`` (the
+    default) means "if every op in ``ops`` is in :data:`COMMUTATIVE`".
     """
 
     label: str
     ops: frozenset[str] | set[str]
     inputs: tuple[Pattern, ...] = ()
-    commutative: bool = False
+    commutative: bool | None = None
     index: int = 0
 
+    def swaps(self) -> bool:
+        """Whether the matcher also tries the two operands the other way round."""
+        if self.commutative is not None:
+            return self.commutative
+        return len(self.inputs) == 2 and all(op in COMMUTATIVE for op in self.ops)
 
-Pattern = Op | Var | Const
+
+@dataclass(frozen=True)
+class AnyOf:
+    """Equivalent spellings of one value, tried in order (with backtracking into later ones).
+
+    Alternatives should bind the same labels a rule reads afterwards; a label only one
+    alternative binds is absent from the match when another one matched.
+    """
+
+    alternatives: tuple[Pattern, ...]
+
+
+def any_of(*alternatives: Pattern) -> AnyOf:
+    """``AnyOf(alternatives)``, flattening nested ``AnyOf``s."""
+    flat: list[Pattern] = []
+    for alt in alternatives:
+        flat.extend(alt.alternatives if isinstance(alt, AnyOf) else (alt,))
+    return AnyOf(tuple(flat))
+
+
+Pattern = Op | Var | Const | AnyOf
 
 
 @dataclass
@@ -101,7 +139,7 @@ class Match:
         return list(seen.values())
 
 
-def match(graph: Graph, root: Node, pattern: Op) -> Match | None:
+def match(graph: Graph, root: Node, pattern: Op | AnyOf) -> Match | None:
     """Bind ``pattern`` to the subgraph ending at ``root``; the first complete binding.
 
     The search backtracks over every commutative choice (an early choice that binds a Var
@@ -109,12 +147,18 @@ def match(graph: Graph, root: Node, pattern: Op) -> Match | None:
     Bindings live in two dicts with undo on backtrack; a cheap check of the op types one level
     down rejects most candidate roots before any search starts.
     """
-    if not _plausible(graph, root, pattern):
-        return None
     found = Match(root)
-    for _ in _node(graph, root, pattern, found):
+    for _ in _root(graph, root, pattern, found):
         return Match(root, dict(found.nodes), dict(found.tensors))
     return None
+
+
+def _root(graph: Graph, node: Node, pat: Pattern, m: Match) -> Iterator[None]:
+    if isinstance(pat, AnyOf):
+        for alt in pat.alternatives:
+            yield from _root(graph, node, alt, m)
+    elif isinstance(pat, Op) and _plausible(graph, node, pat):
+        yield from _node(graph, node, pat, m)
 
 
 def _plausible(graph: Graph, node: Node, pat: Op) -> bool:
@@ -127,9 +171,25 @@ def _plausible(graph: Graph, node: Node, pat: Op) -> bool:
         producer = graph.get(ref.node)
         ops.append(producer.op if producer is not None else "")
     for sub in pat.inputs:
-        if isinstance(sub, Op) and not any(op in sub.ops for op in ops):
+        heads = _head_ops(sub)
+        if heads is not None and not any(op in heads for op in ops):
             return False
     return True
+
+
+def _head_ops(pat: Pattern) -> frozenset[str] | None:
+    """The op types a producer must have to match ``pat`` (``None``: any producer may)."""
+    if isinstance(pat, Op):
+        return frozenset(pat.ops)
+    if isinstance(pat, AnyOf):
+        heads: set[str] = set()
+        for alt in pat.alternatives:
+            sub = _head_ops(alt)
+            if sub is None:
+                return None
+            heads |= sub
+        return frozenset(heads)
+    return None
 
 
 def _node(graph: Graph, node: Node, pat: Op, m: Match) -> Iterator[None]:
@@ -144,7 +204,7 @@ def _node(graph: Graph, node: Node, pat: Op, m: Match) -> Iterator[None]:
     m.nodes[pat.label] = node
     try:
         yield from _inputs(graph, refs, pat.inputs, 0, m)
-        if pat.commutative and len(refs) == 2 and refs[0] != refs[1]:
+        if pat.swaps() and len(refs) == 2 and refs[0] != refs[1]:
             yield from _inputs(graph, [refs[1], refs[0]], pat.inputs, 0, m)
     finally:
         del m.nodes[pat.label]
@@ -163,6 +223,10 @@ def _inputs(
 def _input(graph: Graph, ref: TensorRef, pat: Pattern, m: Match) -> Iterator[None]:
     if isinstance(pat, Var):
         yield from _bind(m, pat.label, ref)
+        return
+    if isinstance(pat, AnyOf):
+        for alt in pat.alternatives:
+            yield from _input(graph, ref, alt, m)
         return
     producer = graph.get(ref.node)
     if producer is None:  # a function argument
