@@ -1,12 +1,22 @@
-"""``layer_norm``: the moments + batch-normalization form of layer norm → NPU op ``LayerNorm``.
+"""``layer_norm``: layer normalisation written with TF ops → NPU op ``LayerNorm``.
 
-``tf.contrib.layers.layer_norm`` (what BERT calls) computes ``tf.nn.moments`` over the trailing
-axes with ``keep_dims=True`` and then ``tf.nn.batch_normalization``; GE's
-``LayerNormFusionPass`` replaces the resulting subgraph (Mean, StopGradient, SquaredDifference,
-Mean, Add epsilon, Rsqrt, Mul gamma, Mul, Mul, Sub beta, Add) by the ``LayerNorm`` kernel, which
-also returns the mean and the variance — so the two Mean nodes are superseded by those outputs.
+GE's ``LayerNormFusionPass`` replaces the subgraph by the ``LayerNorm`` kernel, which also returns
+the mean and the variance, so the two Mean nodes are superseded by those outputs. One pattern,
+with the spellings each library uses as alternatives (Mul and Add operands in either order):
+
+* ``tf.contrib.layers.layer_norm`` (BERT, ALBERT, XLNet) and Keras ``LayerNormalization`` (TF
+  2.15's Keras 2 in a TF1 graph): ``tf.nn.moments(keep_dims=True)`` then
+  ``tf.nn.batch_normalization`` — ``x * (rsqrt(var + eps) * gamma) + (beta - mean * (...))``;
+* written out (tensor2tensor ``layer_norm_compute``, GPT-2 ``norm``, plain TF):
+  ``(x - mean) * rsqrt(var + eps) * gamma + beta``, or ``(x - mean) / sqrt(var + eps)``, or
+  ``(x - mean) * (rsqrt(var + eps) * gamma)``;
+* the variance as ``moments`` writes it (SquaredDifference with the StopGradient mean), as
+  ``reduce_mean(squared_difference(x, mean))`` (t2t), or ``reduce_mean(square(x - mean))``
+  (GPT-2), ``pow(x - mean, 2)`` or ``d * d``; ``x - mean`` may be one node or two.
+
 Both gamma and beta must be present. The normalised axes must be trailing: ``[-1]`` always
-matches; other axes need the rank of ``x`` known to the graph.
+matches; other axes (contrib's and Keras's ``[rank - 1]``) need the rank of ``x``, which
+:func:`tf2npu.graph.fusion.shapes.rank_of` reads from the graph.
 """
 
 from __future__ import annotations
@@ -15,27 +25,46 @@ from typing import ClassVar
 
 from tf2npu.graph.fusion.attrs import AttrFactory
 from tf2npu.graph.fusion.consts import const_values, scalar_value
-from tf2npu.graph.fusion.pattern import Const, Match, Op, Var, dtype_of, match
+from tf2npu.graph.fusion.pattern import AnyOf, Const, Match, Op, Var, any_of, dtype_of, match
 from tf2npu.graph.fusion.registry import FusionRule, register_rule
 from tf2npu.graph.fusion.rewrite import Fusion, NewNode
 from tf2npu.graph.fusion.rules._common import bool_attr, checked, rank_of
 from tf2npu.graph.ir import Graph, Node
 
 _ADD = {"Add", "AddV2"}
+_MUL = {"Mul"}
 
 
-def _pattern() -> Op:
-    x = Var("x")
+def _pattern() -> AnyOf:
+    x, gamma, beta = Var("x"), Var("gamma"), Var("beta")
     mean = Op("mean", {"Mean"}, (x, Const("mean_axes")))
-    centred = Op("sq_diff", {"SquaredDifference"}, (x, Op("stop", {"StopGradient"}, (mean,))))
-    variance = Op("variance", {"Mean"}, (centred, Const("variance_axes")))
-    inv = Op("rsqrt", {"Rsqrt"}, (Op("add_eps", _ADD, (variance, Const("epsilon")),
-                                     commutative=True),))
-    scale = Op("scale", {"Mul"}, (inv, Var("gamma")), commutative=True)
-    shift = Op("shift", {"Sub"}, (Var("beta"), Op("mean_scaled", {"Mul"}, (mean, scale),
-                                                  commutative=True)))
-    scaled_x = Op("x_scaled", {"Mul"}, (x, scale), commutative=True)
-    return Op("layer_norm", _ADD, (scaled_x, shift), commutative=True)
+    diff = Op("diff", {"Sub"}, (x, mean))  # x - mean inside the variance
+    squared = any_of(
+        Op("sq_diff", {"SquaredDifference"}, (x, Op("stop", {"StopGradient"}, (mean,)))),
+        Op("sq_diff", {"SquaredDifference"}, (x, mean)),
+        Op("sq_diff", {"Square"}, (diff,)),
+        Op("sq_diff", {"Pow"}, (diff, Const("two", 2.0))),
+        Op("sq_diff", _MUL, (diff, diff)),
+    )
+    variance = Op("variance", {"Mean"}, (squared, Const("variance_axes")))
+    add_eps = Op("add_eps", _ADD, (variance, Const("epsilon")))
+    inv = Op("rsqrt", {"Rsqrt"}, (add_eps,))
+    # tf.nn.batch_normalization: x * scale + (beta - mean * scale), scale = rsqrt(.) * gamma
+    scale = Op("scale", _MUL, (inv, gamma))
+    batch_norm = Op("layer_norm", _ADD, (
+        Op("x_scaled", _MUL, (x, scale)),
+        Op("shift", {"Sub"}, (beta, Op("mean_scaled", _MUL, (mean, scale)))),
+    ))
+    centred = Op("centred", {"Sub"}, (x, mean))  # x - mean of the output (may be ``diff``)
+    normed = any_of(
+        Op("normed", _MUL, (centred, inv)),
+        Op("normed", {"RealDiv"}, (centred, Op("sqrt", {"Sqrt"}, (add_eps,)))),
+    )
+    written_out = Op("layer_norm", _ADD, (any_of(
+        Op("scaled", _MUL, (normed, gamma)),
+        Op("scaled", _MUL, (centred, scale)),
+    ), beta))
+    return any_of(batch_norm, written_out)
 
 
 PATTERN = _pattern()
