@@ -38,6 +38,7 @@ from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef
 
 __all__ = [
     "COMMUTATIVE",
+    "SHAPE_READERS",
     "AnyOf",
     "Const",
     "Match",
@@ -49,6 +50,7 @@ __all__ = [
     "flat_index",
     "match",
     "output_ref",
+    "reads_shape_of_output0",
     "refusal",
 ]
 
@@ -56,6 +58,8 @@ __all__ = [
 _DTYPE_ATTRS = ("T", "dtype", "DstT")
 #: Ops whose ``T`` is not their computing dtype (random ops: ``T`` is the shape's type).
 _DTYPE_FIRST = frozenset({"RandomUniform", "RandomStandardNormal", "TruncatedNormal"})
+#: Ops that read only the shape of their input: a fused output of the same shape serves them.
+SHAPE_READERS = frozenset({"Shape", "ShapeN", "Size", "Rank"})
 #: Two-input ops whose operands may be swapped: patterns match them in either order by default.
 COMMUTATIVE = frozenset(
     {"Mul", "Add", "AddV2", "Maximum", "Minimum", "SquaredDifference", "LogicalAnd", "LogicalOr"}
@@ -275,13 +279,17 @@ def dtype_of(node: Node) -> int | None:
 
 
 def refusal(
-    graph: Graph, m: Match, outputs: Iterable[int] = (0,), exported: Collection[str] = ()
+    graph: Graph, m: Match, outputs: Iterable[int] = (0,), exported: Collection[str] = (),
+    shaped: Collection[str] = (),
 ) -> str | None:
     """Why GE would refuse to fuse ``m`` (a short reason), or ``None`` when it may.
 
     ``outputs`` are the root outputs the fused node replaces; a reader of any other root output
     would keep the root alive, so it refuses too. ``exported`` names interior nodes whose value a
     fused output also carries (Adam's new moments): their outside readers are allowed.
+    ``shaped`` names interior nodes whose *shape* a new node carries (a matmul inside a
+    reshape-matmul-reshape dense): outside readers of their shape only (:data:`SHAPE_READERS`,
+    e.g. the Reshape gradient's ``Shape``) are allowed, and the rewrite moves them.
     """
     nodes = list({n.name: n for n in m.nodes.values()}.values())
     for node in nodes:
@@ -301,14 +309,18 @@ def refusal(
     for node in m.interior():
         if node.name in exported:
             continue
-        reason = _outside_reader(graph, node, inside)
+        reason = _outside_reader(graph, node, inside, node.name in shaped)
         if reason is not None:
             return reason
     return _unmapped_root_reader(graph, m.root, frozenset(outputs))
 
 
-def _outside_reader(graph: Graph, node: Node, inside: set[str]) -> str | None:
+def _outside_reader(
+    graph: Graph, node: Node, inside: set[str], shape_ok: bool = False
+) -> str | None:
     for user in graph.consumers(node):
+        if shape_ok and reads_shape_of_output0(node, user):
+            continue
         if user.name not in inside and not is_fetch_only(graph, user):
             return f"{node.name} is also read by {user.name}"
     if graph.consumers(node, control=True):
@@ -319,6 +331,13 @@ def _outside_reader(graph: Graph, node: Node, inside: set[str]) -> str | None:
     ):
         return f"{node.name} is returned by the function"
     return None
+
+
+def reads_shape_of_output0(node: Node, user: Node) -> bool:
+    """Whether ``user`` only reads the shape of ``node``'s first output."""
+    if user.op not in SHAPE_READERS:
+        return False
+    return all(flat_index(node, r) == 0 for r in user.inputs if r.node == node.name)
 
 
 def _unmapped_root_reader(graph: Graph, root: Node, outputs: frozenset[int]) -> str | None:

@@ -8,7 +8,9 @@ import pytest
 from tf2npu.graph.decisions import SUPERSEDED, replacement_of
 from tf2npu.graph.ir import TensorRef
 
-pytestmark = pytest.mark.tf
+pytestmark = [
+    pytest.mark.tf, pytest.mark.filterwarnings("ignore:`tf.layers.dense` is deprecated"),
+]
 
 RULE = "matmul_biasadd"
 
@@ -198,3 +200,29 @@ def test_keras_dense_gelu_fuses_the_dense_but_not_the_erf_gelu(fx) -> None:
 
     out = fx.fuse(fx.graph_def(build))
     assert out.stats[RULE] == 1 and out.stats["gelu_tanh"] == 0
+
+
+def test_rank3_dense_fuses_in_a_training_graph_and_the_gradients_agree(fx, rand) -> None:
+    """The Reshape gradient reads Shape(matmul); it moves to the fused matmul (same shape)."""
+    import tensorflow as tf
+
+    def train() -> None:
+        x = tf.compat.v1.placeholder(tf.float32, [None, 3, 8], name="x")
+        y = tf.compat.v1.layers.dense(x, 5, name="dense")
+        w = tf.compat.v1.trainable_variables()
+        grads = tf.gradients(tf.reduce_sum(y * y), [x, *w])
+        for i, g in enumerate(grads):
+            tf.identity(g, name=f"grad{i}")
+        tf.compat.v1.global_variables_initializer()
+
+    gd = fx.graph_def(train)
+    out = fx.fuse(gd)
+    assert out.stats[RULE] == 1
+    [shape] = [n.name for n in gd.node if n.op == "Shape" and n.input == ["dense/Tensordot/MatMul"]]
+    assert out.graph[out.graph[shape].inputs[0].node].op == "_FusedMatMul"
+    feeds = {"x": rand(2, 3, 8)}
+    fused = out.graph.to_graph_def()
+    for i in range(3):
+        before = fx.run(gd, f"grad{i}:0", feeds, ["init"])
+        after = fx.run(fused, f"grad{i}:0", feeds, ["init"])
+        np.testing.assert_allclose(after, before, rtol=1e-6, atol=1e-6)

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tf2npu.graph.fusion.pattern import Match, refusal
-from tf2npu.graph.fusion.rewrite import Fusion, NewNode
+from tf2npu.graph.fusion.rewrite import Fusion, NewNode, Prev
 from tf2npu.graph.fusion.shapes import rank_of, static_shape
 from tf2npu.graph.ir import Graph, Node
 
@@ -24,13 +24,15 @@ def checked(
     steps: Sequence[NewNode],
     outputs: Mapping[int, int] | None = None,
     interior_outputs: Mapping[str, Mapping[int, int]] | None = None,
+    shaped: Mapping[str, Prev] | None = None,
 ) -> Fusion | None:
     """``Fusion(m, steps, ...)`` unless GE would refuse the match (see ``refusal``)."""
     carried = dict(outputs) if outputs is not None else {0: 0}
     exported = dict(interior_outputs or {})
-    if refusal(graph, m, carried, exported) is not None:
+    shapes = dict(shaped or {})
+    if refusal(graph, m, carried, exported, shapes) is not None:
         return None
-    return Fusion(m, tuple(steps), carried, exported)
+    return Fusion(m, tuple(steps), carried, exported, shapes)
 
 
 def string_attr(node: Node, name: str, default: str) -> str:

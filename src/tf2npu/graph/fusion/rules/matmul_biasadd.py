@@ -12,7 +12,9 @@ write, as one pattern with alternatives:
   or ``reshape(matmul(reshape(x), w), [..., n])``): the bias reads ``Reshape(MatMul)``. The
   bias commutes with the reshape when the reshape keeps the last dimension, so this becomes
   ``Reshape(_FusedMatMul(a, w, b))``; the last target dimension must be provably the matmul's
-  column count (a Const, or the Const tail of tensordot's ``ConcatV2``/``Pack`` shape).
+  column count (a Const, or the Const tail of tensordot's ``ConcatV2``/``Pack`` shape). In a
+  training graph the Reshape's gradient reads ``Shape(matmul)``; that reader moves to the fused
+  matmul (same shape), so this form fuses in training graphs too.
 """
 
 from __future__ import annotations
@@ -68,11 +70,13 @@ class MatmulBiasadd(FusionRule):
         attrs["epsilon"] = make.real(0.0001)
         inputs = (m.tensors["a"], m.tensors["b"], m.tensors["bias"])
         steps = [NewNode(TAG, "_FusedMatMul", inputs, attrs, ("product",))]
-        if "reshape" in m.nodes:
-            reshape = m.nodes["reshape"]
-            steps.append(NewNode("reshape", "Reshape", (Prev(0), m.tensors["shape"]),
-                                 copy_attrs(reshape, ("T", "Tshape")), ("output",)))
-        return checked(graph, m, steps)
+        if "reshape" not in m.nodes:
+            return checked(graph, m, steps)
+        reshape = m.nodes["reshape"]
+        steps.append(NewNode("reshape", "Reshape", (Prev(0), m.tensors["shape"]),
+                             copy_attrs(reshape, ("T", "Tshape")), ("output",)))
+        # the Reshape gradient reads Shape(matmul): the fused matmul has that shape
+        return checked(graph, m, steps, shaped={matmul.name: Prev(0)})
 
 
 def _bias_fits(graph: Graph, m: Match) -> bool:
