@@ -64,3 +64,16 @@ def test_static_shape_reads_variables_through_their_read_identity() -> None:
     assert static_shape(g, g["a"].output()) is None  # the batch dimension is unknown
     assert static_shape(g, g["tail"].output()) == [1]
     assert static_shape(g, g["sum"].output()) is None
+
+
+def test_embedding_lookups_expand_dims_and_fused_ops_keep_ranks_known() -> None:
+    g = graph()
+    const(g, "ids_shape", [4, 16])
+    g.add_node("ids", "Placeholder", attrs={"shape": shape_attr(4, 16)})
+    g.add_node("emb", "GatherV2", [g["w_read"].output(), g["ids"].output(), g["tail"].output()])
+    g.add_node("pos", "ExpandDims", [g["w_read"].output(), g["tail"].output()])
+    g.add_node("ln", "LayerNorm", [g["sum"].output()])
+    assert rank_of(g, g["emb"].output()) == 3
+    assert rank_of(g, g["pos"].output()) == 3
+    assert rank_of(g, g["ln"].output()) == 3
+    assert rank_of(g, g["ln"].output(1)) is None  # only output 0 is followed

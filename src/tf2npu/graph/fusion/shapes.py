@@ -18,12 +18,16 @@ from tf2npu.graph.ir import Graph, Node, TensorRef
 
 __all__ = ["rank_of", "static_shape"]
 
-#: Ops whose output 0 has the shape of their input 0.
-_SAME_SHAPE = frozenset({
+#: Ops whose output 0 has the rank (mostly the shape too) of their input 0.
+_SAME_RANK = frozenset({
     "BiasAdd", "Relu", "Relu6", "Identity", "Tanh", "Sigmoid", "Elu", "Selu", "Cast", "Neg",
     "StopGradient", "Softmax", "LogSoftmax", "Erf", "Sqrt", "Rsqrt", "Square", "Exp", "Log",
-    "Gelu", "Reciprocal", "Abs", "ReadVariableOp", "FastGelu", "Snapshot",
+    "Gelu", "Reciprocal", "Abs", "ReadVariableOp", "FastGelu", "Snapshot", "LayerNorm",
+    "DropOutDoMask", "Slice", "Tile", "Pad", "PadV2", "MirrorPad", "ConcatV2", "Reverse",
+    "ReverseV2", "ZerosLike", "OnesLike",
 })
+#: Ops whose output has one more axis than their input 0.
+_ONE_MORE = frozenset({"ExpandDims", "OneHot"})
 #: Elementwise ops with broadcasting: the output rank is the largest input rank.
 _BROADCAST = frozenset({
     "Add", "AddV2", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "SquaredDifference", "Pow",
@@ -67,8 +71,13 @@ def _node_rank(
     op = node.op
     if op in _MATRIX:
         return 2
-    if op in _SAME_SHAPE:
+    if op in _SAME_RANK:  # ConcatV2 and Tile keep the rank, not the shape
         return _rank(graph, inputs[0], memo, depth)
+    if op in _ONE_MORE:
+        rank = _rank(graph, inputs[0], memo, depth)
+        return None if rank is None else rank + 1
+    if op == "GatherV2" and len(inputs) == 3:
+        return _gather_rank(graph, node, memo, depth)
     if op in _BROADCAST or op in _BATCH_MATMUL:
         ranks = [_rank(graph, r, memo, depth) for r in inputs]
         return None if any(r is None for r in ranks) else max(r for r in ranks if r is not None)
@@ -79,6 +88,14 @@ def _node_rank(
     if op == "Transpose" and len(inputs) == 2:
         return _length(graph, inputs[1])
     return None
+
+
+def _gather_rank(graph: Graph, node: Node, memo: _Memo, depth: int) -> int | None:
+    """``rank(params) + rank(indices) - 1`` (``batch_dims`` 0: an embedding lookup)."""
+    if int(getattr(node.attrs.get("batch_dims"), "i", 0)):
+        return None
+    params, indices = (_rank(graph, r, memo, depth) for r in node.inputs[:2])
+    return None if params is None or indices is None else params + indices - 1
 
 
 def _length(graph: Graph, ref: TensorRef) -> int | None:

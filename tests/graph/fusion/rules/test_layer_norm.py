@@ -122,7 +122,22 @@ def _contrib(x):  # BERT / ALBERT / XLNet: tf.contrib.layers.layer_norm (our com
 def _keras(x):  # tf.keras.layers.LayerNormalization (Keras 2 in TF 2.15, TF1 graph)
     import tensorflow as tf
 
+    # epsilon < 1.001e-5: Keras builds tf.nn.moments + tf.nn.batch_normalization
     return tf.keras.layers.LayerNormalization(epsilon=1e-12)(x)
+
+
+def _keras_fused(x):
+    import tensorflow as tf
+
+    # the default epsilon (1e-3): Keras reshapes x to [1, rows, cols, 1] for FusedBatchNormV3
+    return tf.keras.layers.LayerNormalization()(x)
+
+
+def _keras_fused_two_axes(x):  # normalise the last two axes of a rank-4 tensor
+    import tensorflow as tf
+
+    x4 = tf.reshape(x, [-1, 3, 2, 4])
+    return tf.keras.layers.LayerNormalization(axis=[2, 3], epsilon=1e-4)(x4)
 
 
 def _t2t(x):  # tensor2tensor common_layers.layer_norm_compute
@@ -172,7 +187,8 @@ def _scale_first(x):  # (x - mean) * (rsqrt(var + eps) * gamma) + beta, variance
     return (x - mean) * (tf.math.rsqrt(variance + 1e-6) * gamma) + beta
 
 
-LN_FORMS = {"contrib_bert_albert_xlnet": _contrib, "keras": _keras, "t2t": _t2t,
+LN_FORMS = {"contrib_bert_albert_xlnet": _contrib, "keras": _keras, "keras_fused": _keras_fused,
+            "keras_fused_two_axes": _keras_fused_two_axes, "t2t": _t2t,
             "gpt2": _gpt2, "moments_rsqrt": _moments_rsqrt, "div_sqrt": _div_sqrt,
             "scale_first": _scale_first}
 
@@ -192,7 +208,7 @@ def test_each_library_form_becomes_one_layer_norm(fx, rand, name: str) -> None:
     root = next(n.input[0] for n in gd.node if n.name == "out")
     node = out.graph[replacement_of(out.graph, TensorRef(root)).node]
     assert node.op == "LayerNorm"
-    assert str(node.inputs[0]) == "add"
+    assert str(node.inputs[0]) == ("Reshape" if name == "keras_fused_two_axes" else "add")
     assert node.attrs["begin_norm_axis"].i in (-1, 2)
     feeds = {"a": rand(2, 3, 8), "b": rand(2, 3, 8, seed=1)}
     init = ["init"] if any(n.name == "init" for n in gd.node) else []
@@ -235,7 +251,41 @@ def _leading_axis(x):  # normalised over axis 1 of a rank-3 tensor
     return (x - mean) * tf.math.rsqrt(variance + 1e-6) * gamma + beta
 
 
-@pytest.mark.parametrize("fn", [_eps_outside_sqrt, _other_mean, _not_squared, _leading_axis],
-                         ids=["eps_outside_sqrt", "other_mean", "abs", "leading_axis"])
+def _fused_bn_scaled(x):  # Keras's fused-batch-norm layer norm, but with scale 2, not ones
+    import tensorflow as tf
+
+    gamma, beta = _params()
+    shape = tf.shape(x)
+    rows, cols = tf.reduce_prod(shape[:2]), tf.reduce_prod(shape[2:])
+    flat = tf.reshape(x, [1, rows, cols, 1])
+    y, _, _ = tf.compat.v1.nn.fused_batch_norm(
+        flat, scale=tf.fill([rows], 2.0), offset=tf.zeros([rows]), epsilon=1e-3,
+        data_format="NCHW")
+    return tf.reshape(y, shape) * gamma + beta
+
+
+@pytest.mark.parametrize("fn", [_eps_outside_sqrt, _other_mean, _not_squared, _leading_axis,
+                                _fused_bn_scaled],
+                         ids=["eps_outside_sqrt", "other_mean", "abs", "leading_axis",
+                              "fused_bn_scale_2"])
 def test_near_miss_forms_do_not_fire(fx, fn) -> None:
     assert fx.fuse(fx.graph_def(lambda: ln_form(fn))).stats[RULE] == 0
+
+
+def test_stacked_layer_norms_both_fuse(fx, rand) -> None:
+    """The second norm's input reads the first's LayerNorm: its rank must still be known."""
+    import tensorflow as tf
+
+    def build() -> None:
+        x = _inputs()
+        h = _contrib(x)
+        tf.identity(_contrib(h + x), name="out")
+        tf.compat.v1.global_variables_initializer()
+
+    gd = fx.graph_def(build)
+    out = fx.fuse(gd)
+    assert out.stats[RULE] == 2
+    root = next(n.input[0] for n in gd.node if n.name == "out")
+    feeds = {"a": rand(2, 3, 8), "b": rand(2, 3, 8, seed=1)}
+    before, after = fx.compare(gd, out, root, feeds, ["init"])
+    np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-5)
