@@ -202,13 +202,35 @@ def test_keras_dense_gelu_fuses_the_dense_but_not_the_erf_gelu(fx) -> None:
     assert out.stats[RULE] == 1 and out.stats["gelu_tanh"] == 0
 
 
-def test_rank3_dense_fuses_in_a_training_graph_and_the_gradients_agree(fx, rand) -> None:
+def test_rank3_dense_with_relu_becomes_reshape_of_one_fused_matmul(fx, rand) -> None:
+    import tensorflow as tf
+
+    def build() -> None:
+        x = tf.compat.v1.placeholder(tf.float32, [None, 3, 8], name="x")
+        y = tf.compat.v1.layers.dense(x, 5, activation=tf.nn.relu, name="dense")
+        tf.identity(y, name="out")
+        tf.compat.v1.global_variables_initializer()
+
+    gd = fx.graph_def(build)
+    out = fx.fuse(gd)
+    assert out.stats[RULE] == 2  # the bias, then the relu through the reshape
+    reshape = out.graph[replacement_of(out.graph, TensorRef("dense/Relu")).node]
+    assert reshape.op == "Reshape"
+    fused = out.graph[reshape.inputs[0].node]
+    assert [s.decode() for s in fused.attrs["fused_ops"].list.s] == ["BiasAdd", "Relu"]
+    before, after = fx.compare(gd, out, "dense/Relu", {"x": rand(2, 3, 8)}, ["init"])
+    np.testing.assert_allclose(after, before, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("relu", [False, True], ids=["bias", "bias_relu"])
+def test_rank3_dense_fuses_in_a_training_graph_and_the_gradients_agree(fx, rand, relu) -> None:
     """The Reshape gradient reads Shape(matmul); it moves to the fused matmul (same shape)."""
     import tensorflow as tf
 
     def train() -> None:
         x = tf.compat.v1.placeholder(tf.float32, [None, 3, 8], name="x")
-        y = tf.compat.v1.layers.dense(x, 5, name="dense")
+        act = tf.nn.relu if relu else None
+        y = tf.compat.v1.layers.dense(x, 5, activation=act, name="dense")
         w = tf.compat.v1.trainable_variables()
         grads = tf.gradients(tf.reduce_sum(y * y), [x, *w])
         for i, g in enumerate(grads):
@@ -217,7 +239,7 @@ def test_rank3_dense_fuses_in_a_training_graph_and_the_gradients_agree(fx, rand)
 
     gd = fx.graph_def(train)
     out = fx.fuse(gd)
-    assert out.stats[RULE] == 1
+    assert out.stats[RULE] == (2 if relu else 1)
     [shape] = [n.name for n in gd.node if n.op == "Shape" and n.input == ["dense/Tensordot/MatMul"]]
     assert out.graph[out.graph[shape].inputs[0].node].op == "_FusedMatMul"
     feeds = {"x": rand(2, 3, 8)}

@@ -14,14 +14,15 @@ write, as one pattern with alternatives:
   ``Reshape(_FusedMatMul(a, w, b))``; the last target dimension must be provably the matmul's
   column count (a Const, or the Const tail of tensordot's ``ConcatV2``/``Pack`` shape). In a
   training graph the Reshape's gradient reads ``Shape(matmul)``; that reader moves to the fused
-  matmul (same shape), so this form fuses in training graphs too.
+  matmul (same shape), so this form fuses in training graphs too. A Relu after the reshape
+  (``dense(x, n, activation=tf.nn.relu)`` on rank 3) joins the fused matmul the same way.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from tf2npu.graph.fusion.attrs import AttrFactory
+from tf2npu.graph.fusion.attrs import AttrFactory, fused_ops
 from tf2npu.graph.fusion.consts import const_values, scalar_value
 from tf2npu.graph.fusion.pattern import Match, Op, Var, any_of, match
 from tf2npu.graph.fusion.registry import FusionRule, register_rule
@@ -58,7 +59,7 @@ class MatmulBiasadd(FusionRule):
             return extend_activation(
                 graph, root, fused_op="_FusedMatMul", first="BiasAdd",
                 activations={"Relu"}, tag=TAG, output_arg="product",
-            )
+            ) or _relu_through_reshape(graph, root)
         m = match(graph, root, PATTERN)
         if m is None or not _bias_fits(graph, m):
             return None
@@ -77,6 +78,29 @@ class MatmulBiasadd(FusionRule):
                              copy_attrs(reshape, ("T", "Tshape")), ("output",)))
         # the Reshape gradient reads Shape(matmul): the fused matmul has that shape
         return checked(graph, m, steps, shaped={matmul.name: Prev(0)})
+
+
+#: ``Relu(Reshape(_FusedMatMul[BiasAdd]))``: a rank-3 dense with a relu (t2t's
+#: ``dense_relu_dense``). The relu commutes with the reshape.
+_RESHAPED_RELU = Op("relu", {"Relu"}, (
+    Op("reshape", {"Reshape"}, (Op("fused", {"_FusedMatMul"}, (Var("a"), Var("b"), Var("bias"))),
+                                Var("shape"))),
+))
+
+
+def _relu_through_reshape(graph: Graph, root: Node) -> Fusion | None:
+    m = match(graph, root, _RESHAPED_RELU)
+    if m is None or fused_ops(m.nodes["fused"]) != ("BiasAdd",):
+        return None
+    fused, reshape = m.nodes["fused"], m.nodes["reshape"]
+    attrs = dict(fused.attrs)
+    attrs["fused_ops"] = AttrFactory([fused]).strings(["BiasAdd", "Relu"])
+    steps = [
+        NewNode(TAG, "_FusedMatMul", fused.inputs, attrs, ("product",)),
+        NewNode("reshape", "Reshape", (Prev(0), m.tensors["shape"]),
+                copy_attrs(reshape, ("T", "Tshape")), ("output",)),
+    ]
+    return checked(graph, m, steps, shaped={fused.name: Prev(0)})
 
 
 def _bias_fits(graph: Graph, m: Match) -> bool:
