@@ -34,7 +34,7 @@ from typing import Any
 from tf2npu.graph._opdef import output_layout
 from tf2npu.graph.decisions import PLACEMENT, SUPERSEDED, Placement, is_fetch_only
 from tf2npu.graph.fusion.consts import const_values, scalar_value
-from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef
+from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef, is_reserved_name
 
 __all__ = [
     "COMMUTATIVE",
@@ -60,6 +60,7 @@ _DTYPE_ATTRS = ("T", "dtype", "DstT")
 _DTYPE_FIRST = frozenset({"RandomUniform", "RandomStandardNormal", "TruncatedNormal"})
 #: Ops that read only the shape of their input: a fused output of the same shape serves them.
 SHAPE_READERS = frozenset({"Shape", "ShapeN", "Size", "Rank"})
+_ONE_INPUT_SHAPE_READERS = SHAPE_READERS - {"ShapeN"}
 #: Two-input ops whose operands may be swapped: patterns match them in either order by default.
 COMMUTATIVE = frozenset(
     {"Mul", "Add", "AddV2", "Maximum", "Minimum", "SquaredDifference", "LogicalAnd", "LogicalOr"}
@@ -319,7 +320,7 @@ def _outside_reader(
     graph: Graph, node: Node, inside: set[str], shape_ok: bool = False
 ) -> str | None:
     for user in graph.consumers(node):
-        if shape_ok and reads_shape_of_output0(node, user):
+        if shape_ok and reads_shape_of_output0(graph, node, user):
             continue
         if user.name not in inside and not is_fetch_only(graph, user):
             return f"{node.name} is also read by {user.name}"
@@ -333,11 +334,27 @@ def _outside_reader(
     return None
 
 
-def reads_shape_of_output0(node: Node, user: Node) -> bool:
-    """Whether ``user`` only reads the shape of ``node``'s first output."""
-    if user.op not in SHAPE_READERS:
+def reads_shape_of_output0(graph: Graph, node: Node, user: Node) -> bool:
+    """Whether ``user`` only serves the shape of ``node``'s first output.
+
+    A shape op reading it; or the precision pass's cast back to float32 of it (a node tf2npu
+    made) whose running readers are all shape ops (the rest superseded): under mixed precision
+    the Reshape gradient's ``Shape`` reads the matmul through that cast.
+    """
+    if any(flat_index(node, r) != 0 for r in user.inputs if r.node == node.name):
         return False
-    return all(flat_index(node, r) == 0 for r in user.inputs if r.node == node.name)
+    if user.op in SHAPE_READERS:
+        return True
+    if user.op != "Cast" or not is_reserved_name(user.name) or len(user.inputs) != 1:
+        return False
+    if graph.consumers(user, control=True):
+        return False
+    if isinstance(graph, FunctionGraph) and graph.returns(user.name):
+        return False
+    # one-input shape ops only: their ``T`` follows the new input's dtype (see rewrite)
+    return all(
+        r.op in _ONE_INPUT_SHAPE_READERS or SUPERSEDED in r.meta for r in graph.consumers(user)
+    )
 
 
 def _unmapped_root_reader(graph: Graph, root: Node, outputs: frozenset[int]) -> str | None:

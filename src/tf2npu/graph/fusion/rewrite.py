@@ -20,7 +20,12 @@ from typing import Any
 
 from tf2npu.errors import InternalError
 from tf2npu.graph.decisions import PLACEMENT, supersede
-from tf2npu.graph.fusion.pattern import Match, output_ref, reads_shape_of_output0
+from tf2npu.graph.fusion.pattern import (
+    SHAPE_READERS,
+    Match,
+    output_ref,
+    reads_shape_of_output0,
+)
 from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef
 
 __all__ = ["Fusion", "NewNode", "Prev", "rewrite"]
@@ -92,11 +97,23 @@ def rewrite(graph: Graph, fusion: Fusion, rule: str) -> Node:
 
 
 def _move_shape_readers(graph: Graph, node: Node, new: TensorRef) -> None:
+    """Shape ops reading ``node`` (directly, or through a precision cast) now read ``new``.
+
+    A cast in between keeps reading ``node``: it may serve a fetch of the original name, and
+    with its shape readers gone nothing running reads it.
+    """
     for user in graph.consumers(node):
-        if reads_shape_of_output0(node, user):
-            for position, ref in enumerate(user.inputs):
-                if ref.node == node.name:
-                    graph.set_input(user, position, new)
+        if not reads_shape_of_output0(graph, node, user):
+            continue
+        shape_ops = [user] if user.op in SHAPE_READERS else [
+            r for r in graph.consumers(user) if r.op in SHAPE_READERS
+        ]
+        for shape_op in shape_ops:
+            for position, ref in enumerate(shape_op.inputs):
+                if ref.node in (node.name, user.name):
+                    graph.set_input(shape_op, position, new)
+            if shape_op is not user:  # it read the float32 cast: T is now the fused dtype
+                shape_op.attrs["T"] = graph[new.node].attrs["T"]
 
 
 def _add(

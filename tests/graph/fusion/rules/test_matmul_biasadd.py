@@ -248,3 +248,36 @@ def test_rank3_dense_fuses_in_a_training_graph_and_the_gradients_agree(fx, rand,
         before = fx.run(gd, f"grad{i}:0", feeds, ["init"])
         after = fx.run(fused, f"grad{i}:0", feeds, ["init"])
         np.testing.assert_allclose(after, before, rtol=1e-6, atol=1e-6)
+
+
+def test_rank3_dense_fuses_in_a_mixed_precision_training_graph(fx, rand, tmp_path) -> None:
+    """Under allow_mix_precision the Reshape gradient's Shape reads the matmul through the
+    precision pass's cast back to float32; it moves to the fused matmul all the same."""
+    import tensorflow as tf
+
+    from tf2npu.config.options import NpuOptions
+    from tf2npu.graph.engine import run_engine
+    from tf2npu.graph.ir import Graph
+
+    def train() -> None:
+        x = tf.compat.v1.placeholder(tf.float32, [None, 3, 8], name="x")
+        y = tf.compat.v1.layers.dense(x, 5, name="dense")
+        grads = tf.gradients(tf.reduce_sum(y * y), [x, *tf.compat.v1.trainable_variables()])
+        for i, g in enumerate(grads):
+            tf.identity(g, name=f"grad{i}")
+        tf.compat.v1.global_variables_initializer()
+
+    gd = fx.graph_def(train)
+    off = tmp_path / "off.json"
+    off.write_text(fx.switch_off("ALL"))
+    feeds = {"x": rand(2, 3, 8)}
+    values, counts = [], []
+    for switch in ({}, {"fusion_switch_file": str(off)}):
+        options = {"precision_mode": "allow_mix_precision", **switch}
+        run = run_engine(Graph.from_graph_def(gd), NpuOptions.from_values(options))
+        counts.append(run.pipeline.stats["fusion"][RULE])
+        fused = run.graph.to_graph_def()
+        values.append([fx.run(fused, f"grad{i}:0", feeds, ["init"]) for i in range(3)])
+    assert counts == [1, 0]
+    for with_fusion, without in zip(*values, strict=True):
+        np.testing.assert_allclose(with_fusion, without, rtol=2e-3, atol=2e-3)
