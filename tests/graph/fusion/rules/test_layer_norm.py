@@ -264,10 +264,17 @@ def _fused_bn_scaled(x):  # Keras's fused-batch-norm layer norm, but with scale 
     return tf.reshape(y, shape) * gamma + beta
 
 
+def _scalar_gamma(x):  # normalised, then * 2.0 + 0.5: scalars are not LayerNorm's params
+    import tensorflow as tf
+
+    mean, variance = tf.nn.moments(x, axes=[-1], keepdims=True)
+    return (x - mean) * tf.math.rsqrt(variance + 1e-6) * 2.0 + 0.5
+
+
 @pytest.mark.parametrize("fn", [_eps_outside_sqrt, _other_mean, _not_squared, _leading_axis,
-                                _fused_bn_scaled],
+                                _fused_bn_scaled, _scalar_gamma],
                          ids=["eps_outside_sqrt", "other_mean", "abs", "leading_axis",
-                              "fused_bn_scale_2"])
+                              "fused_bn_scale_2", "scalar_gamma"])
 def test_near_miss_forms_do_not_fire(fx, fn) -> None:
     assert fx.fuse(fx.graph_def(lambda: ln_form(fn))).stats[RULE] == 0
 

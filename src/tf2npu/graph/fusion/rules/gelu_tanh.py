@@ -63,7 +63,7 @@ PATTERN = _pattern()
 
 @register_rule
 class GeluTanh(FusionRule):
-    """BERT's hand-written tanh GELU becomes one ``Gelu`` NPU op."""
+    """A hand-written tanh GELU (BERT, GPT-2, tf.nn.gelu(approximate=True)) becomes ``Gelu``."""
 
     name: ClassVar[str] = "gelu_tanh"
     category: ClassVar[str] = "GraphFusion"

@@ -14,9 +14,10 @@ with the spellings each library uses as alternatives (Mul and Add operands in ei
   ``reduce_mean(squared_difference(x, mean))`` (t2t), or ``reduce_mean(square(x - mean))``
   (GPT-2), ``pow(x - mean, 2)`` or ``d * d``; ``x - mean`` may be one node or two.
 
-Both gamma and beta must be present. The normalised axes must be trailing: ``[-1]`` always
-matches; other axes (contrib's and Keras's ``[rank - 1]``) need the rank of ``x``, which
-:func:`tf2npu.graph.fusion.shapes.rank_of` reads from the graph.
+Both gamma and beta must be present and, where their shapes are known, span exactly the
+normalised axes (``* 2.0 + 0.5`` with scalars is not a LayerNorm). The normalised axes must be
+trailing: ``[-1]`` always matches; other axes (contrib's and Keras's ``[rank - 1]``) need the
+rank of ``x``, which :func:`tf2npu.graph.fusion.shapes.rank_of` reads from the graph.
 """
 
 from __future__ import annotations
@@ -28,7 +29,13 @@ from tf2npu.graph.fusion.consts import const_values, scalar_value
 from tf2npu.graph.fusion.pattern import AnyOf, Const, Match, Op, Var, any_of, dtype_of, match
 from tf2npu.graph.fusion.registry import FusionRule, register_rule
 from tf2npu.graph.fusion.rewrite import Fusion, NewNode
-from tf2npu.graph.fusion.rules._common import bool_attr, checked, rank_of, string_attr
+from tf2npu.graph.fusion.rules._common import (
+    bool_attr,
+    checked,
+    rank_of,
+    static_shape,
+    string_attr,
+)
 from tf2npu.graph.ir import Graph, Node, TensorRef
 
 _ADD = {"Add", "AddV2"}
@@ -86,13 +93,15 @@ KERAS_FUSED = _keras_fused_pattern()
 
 @register_rule
 class LayerNorm(FusionRule):
-    """The moments/batch-normalization layer norm becomes one ``LayerNorm`` NPU op."""
+    """A layer norm written with TF ops (moments, written out, or Keras's fused batch norm)
+    becomes one ``LayerNorm`` NPU op."""
 
     name: ClassVar[str] = "layer_norm"
     category: ClassVar[str] = "GraphFusion"
     aliases: ClassVar[tuple[str, ...]] = ("LayerNormFusionPass",)
     description: ClassVar[str] = (
-        "Mean, SquaredDifference, Mean, Add eps, Rsqrt, Mul gamma, Mul, Mul, Sub beta, Add "
+        "(x - mean) * rsqrt(variance + eps) * gamma + beta, as tf.nn.moments + "
+        "batch_normalization, written out, or Keras's FusedBatchNormV3 form "
         "-> LayerNorm (NPU op; y, mean, variance)"
     )
     roots: ClassVar[frozenset[str]] = frozenset(_ADD)
@@ -118,7 +127,7 @@ def _fusion(
     graph: Graph, m: Match, dtype: int, begin: int | None, epsilon: float | None,
     carried: dict[str, dict[int, int]],
 ) -> Fusion | None:
-    if begin is None or epsilon is None:
+    if begin is None or epsilon is None or not _params_fit(graph, m, begin):
         return None
     make = AttrFactory([m.root])
     attrs = {
@@ -130,6 +139,18 @@ def _fusion(
     step = NewNode("layer_norm", "LayerNorm", inputs, attrs, ("y", "mean", "variance"),
                    npu_dtype=dtype)
     return checked(graph, m, [step], interior_outputs=carried)
+
+
+def _params_fit(graph: Graph, m: Match, begin: int) -> bool:
+    """gamma and beta, where their shapes are known, span exactly the normalised axes (the
+    kernel takes them as ``shape(x)[begin_params_axis:]``; a scalar gamma is another op)."""
+    rank = rank_of(graph, m.tensors["x"])
+    axes = -begin if begin < 0 else (rank - begin if rank is not None else None)
+    for label in ("gamma", "beta"):
+        shape = static_shape(graph, m.tensors[label])
+        if shape is not None and (axes is None or len(shape) != axes):
+            return False
+    return True
 
 
 def _keras_fused(graph: Graph, m: Match) -> tuple[int | None, float | None]:
