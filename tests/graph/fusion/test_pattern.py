@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from tf2npu.graph.decisions import PLACEMENT, SUPERSEDED, Placement, Superseded
-from tf2npu.graph.fusion.pattern import Op, Var, dtype_of, match, refusal
+from tf2npu.graph.fusion.pattern import Op, Var, any_of, dtype_of, match, refusal
 from tf2npu.graph.ir import FunctionGraph, Graph, TensorRef
 
 FLOAT, HALF = 1, 19
@@ -42,7 +42,8 @@ def test_commutative_match_binds_a_var_twice_to_the_same_tensor() -> None:
 
 def test_non_commutative_pattern_does_not_swap_operands() -> None:
     g = chain()
-    strict = Op("mul", {"Mul"}, (Var("x"), Op("square", {"Square"}, (Var("x"),))))
+    strict = Op("mul", {"Mul"}, (Var("x"), Op("square", {"Square"}, (Var("x"),))),
+                commutative=False)
     assert match(g, g["out"], strict) is None
 
 
@@ -146,3 +147,52 @@ def test_dtype_of_reads_t_then_dtype_then_dst_t_and_dtype_first_for_random_ops()
                         attrs={"T": SimpleNamespace(type=3), "dtype": SimpleNamespace(type=1)})
     assert dtype_of(random) == 1
     assert dtype_of(g.add_node("e", "NoOp")) is None
+
+
+def test_mul_and_add_swap_operands_by_default_sub_does_not() -> None:
+    g = chain()
+    default = Op("mul", {"Mul"}, (Var("x"), Op("square", {"Square"}, (Var("x"),))))
+    assert default.swaps() and match(g, g["out"], default) is not None
+    assert not Op("sub", {"Sub"}, (Var("a"), Var("b"))).swaps()
+    assert Op("add", {"Add", "AddV2"}, (Var("a"), Var("b"))).swaps()
+
+
+def test_any_of_tries_each_spelling_and_binds_the_one_that_matches() -> None:
+    g = chain()
+    spelling = any_of(Op("cube", {"Pow"}, (Var("x"), Var("three"))),
+                      Op("square", {"Square"}, (Var("x"),)))
+    pat = Op("mul", {"Mul"}, (Var("x"), spelling))
+    m = match(g, g["out"], pat)
+    assert m is not None and {k: n.name for k, n in m.nodes.items()} == {"mul": "out",
+                                                                         "square": "sq"}
+
+
+def test_any_of_at_the_root_and_nested_any_of_flattens() -> None:
+    g = chain()
+    nested = any_of(Op("r", {"Relu"}, (Var("x"),)), any_of(CUBE))
+    assert len(nested.alternatives) == 2
+    m = match(g, g["out"], nested)
+    assert m is not None and m.nodes["mul"].name == "out"
+
+
+def test_any_of_backtracks_into_a_later_alternative_when_a_sibling_fails() -> None:
+    """The first alternative binds x to the wrong tensor; the second must be tried."""
+    g = Graph()
+    x, y = g.add_node("x", "Placeholder"), g.add_node("y", "Placeholder")
+    sq = g.add_node("sq", "Square", [y.output()])
+    g.add_node("out", "Mul", [sq.output(), x.output()])
+    pat = Op("mul", {"Mul"}, (any_of(Var("x"), Op("sq", {"Square"}, (Var("y"),))), Var("x")),
+             commutative=False)
+    m = match(g, g["out"], pat)
+    assert m is not None and m.tensors == {"x": x.output(), "y": y.output()}
+
+
+def test_a_shape_reader_of_an_interior_node_is_allowed_only_when_declared() -> None:
+    g = chain()
+    g.add_node("shape", "Shape", [g["sq"].output()])
+    m = match(g, g["out"], CUBE)
+    assert m is not None
+    assert refusal(g, m) == "sq is also read by shape"
+    assert refusal(g, m, shaped={"sq"}) is None
+    g.add_node("side", "Identity", [g["sq"].output()])
+    assert refusal(g, m, shaped={"sq"}) == "sq is also read by side"

@@ -2,10 +2,15 @@
 
 A pattern is a tree of :class:`Op` (a node whose type is one of ``ops``), :class:`Var` (any
 tensor, bound by label: the same label twice must be the same tensor, which is how a pattern
-says "x is read twice") and :class:`Const` (a scalar ``Const`` close to a value). ``Op`` labels
-may repeat too: the second occurrence must be the same node, so a pattern can be a DAG
-(layer norm reads its mean twice). Constants stay outside the fused region: they become inputs of
-the fused node and may have other readers.
+says "x is read twice"), :class:`Const` (a scalar ``Const`` close to a value) and
+:class:`AnyOf` (equivalent spellings of one value: ``x * x * x`` or ``pow(x, 3)``; the first
+alternative that lets the whole pattern match wins). ``Op`` labels may repeat too: the second
+occurrence must be the same node, so a pattern can be a DAG (layer norm reads its mean twice);
+two different labels may bind the same node (``x - mean`` written once or twice). Constants
+stay outside the fused region: they become inputs of the fused node and may have other readers.
+
+Two-input ops in :data:`COMMUTATIVE` (Mul, Add, Maximum, ...) match their operands in either
+order unless the pattern says ``commutative=False``, so a rule writes each formula once.
 
 :func:`match` answers the structural question (op types, wiring, constants); :func:`refusal`
 answers the one GE asks before it rewrites: every matched node live, on the device, on the same
@@ -29,18 +34,23 @@ from typing import Any
 from tf2npu.graph._opdef import output_layout
 from tf2npu.graph.decisions import PLACEMENT, SUPERSEDED, Placement, is_fetch_only
 from tf2npu.graph.fusion.consts import const_values, scalar_value
-from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef
+from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef, is_reserved_name
 
 __all__ = [
+    "COMMUTATIVE",
+    "SHAPE_READERS",
+    "AnyOf",
     "Const",
     "Match",
     "Op",
     "Pattern",
     "Var",
+    "any_of",
     "dtype_of",
     "flat_index",
     "match",
     "output_ref",
+    "reads_shape_of_output0",
     "refusal",
 ]
 
@@ -48,6 +58,13 @@ __all__ = [
 _DTYPE_ATTRS = ("T", "dtype", "DstT")
 #: Ops whose ``T`` is not their computing dtype (random ops: ``T`` is the shape's type).
 _DTYPE_FIRST = frozenset({"RandomUniform", "RandomStandardNormal", "TruncatedNormal"})
+#: Ops that read only the shape of their input: a fused output of the same shape serves them.
+SHAPE_READERS = frozenset({"Shape", "ShapeN", "Size", "Rank"})
+_ONE_INPUT_SHAPE_READERS = SHAPE_READERS - {"ShapeN"}
+#: Two-input ops whose operands may be swapped: patterns match them in either order by default.
+COMMUTATIVE = frozenset(
+    {"Mul", "Add", "AddV2", "Maximum", "Minimum", "SquaredDifference", "LogicalAnd", "LogicalOr"}
+)
 
 
 @dataclass(frozen=True)
@@ -71,17 +88,43 @@ class Const:
 class Op:
     """A node whose type is in ``ops``, reading exactly ``inputs`` (output ``index`` is used).
 
-    ``commutative`` lets a two-input op match its inputs in either order (Mul, Add).
+    ``commutative`` lets a two-input op match its inputs in either order; ``None`` (the
+    default) means "if every op in ``ops`` is in :data:`COMMUTATIVE`".
     """
 
     label: str
     ops: frozenset[str] | set[str]
     inputs: tuple[Pattern, ...] = ()
-    commutative: bool = False
+    commutative: bool | None = None
     index: int = 0
 
+    def swaps(self) -> bool:
+        """Whether the matcher also tries the two operands the other way round."""
+        if self.commutative is not None:
+            return self.commutative
+        return len(self.inputs) == 2 and all(op in COMMUTATIVE for op in self.ops)
 
-Pattern = Op | Var | Const
+
+@dataclass(frozen=True)
+class AnyOf:
+    """Equivalent spellings of one value, tried in order (with backtracking into later ones).
+
+    Alternatives should bind the same labels a rule reads afterwards; a label only one
+    alternative binds is absent from the match when another one matched.
+    """
+
+    alternatives: tuple[Pattern, ...]
+
+
+def any_of(*alternatives: Pattern) -> AnyOf:
+    """``AnyOf(alternatives)``, flattening nested ``AnyOf``s."""
+    flat: list[Pattern] = []
+    for alt in alternatives:
+        flat.extend(alt.alternatives if isinstance(alt, AnyOf) else (alt,))
+    return AnyOf(tuple(flat))
+
+
+Pattern = Op | Var | Const | AnyOf
 
 
 @dataclass
@@ -101,7 +144,7 @@ class Match:
         return list(seen.values())
 
 
-def match(graph: Graph, root: Node, pattern: Op) -> Match | None:
+def match(graph: Graph, root: Node, pattern: Op | AnyOf) -> Match | None:
     """Bind ``pattern`` to the subgraph ending at ``root``; the first complete binding.
 
     The search backtracks over every commutative choice (an early choice that binds a Var
@@ -109,12 +152,18 @@ def match(graph: Graph, root: Node, pattern: Op) -> Match | None:
     Bindings live in two dicts with undo on backtrack; a cheap check of the op types one level
     down rejects most candidate roots before any search starts.
     """
-    if not _plausible(graph, root, pattern):
-        return None
     found = Match(root)
-    for _ in _node(graph, root, pattern, found):
+    for _ in _root(graph, root, pattern, found):
         return Match(root, dict(found.nodes), dict(found.tensors))
     return None
+
+
+def _root(graph: Graph, node: Node, pat: Pattern, m: Match) -> Iterator[None]:
+    if isinstance(pat, AnyOf):
+        for alt in pat.alternatives:
+            yield from _root(graph, node, alt, m)
+    elif isinstance(pat, Op) and _plausible(graph, node, pat):
+        yield from _node(graph, node, pat, m)
 
 
 def _plausible(graph: Graph, node: Node, pat: Op) -> bool:
@@ -127,9 +176,25 @@ def _plausible(graph: Graph, node: Node, pat: Op) -> bool:
         producer = graph.get(ref.node)
         ops.append(producer.op if producer is not None else "")
     for sub in pat.inputs:
-        if isinstance(sub, Op) and not any(op in sub.ops for op in ops):
+        heads = _head_ops(sub)
+        if heads is not None and not any(op in heads for op in ops):
             return False
     return True
+
+
+def _head_ops(pat: Pattern) -> frozenset[str] | None:
+    """The op types a producer must have to match ``pat`` (``None``: any producer may)."""
+    if isinstance(pat, Op):
+        return frozenset(pat.ops)
+    if isinstance(pat, AnyOf):
+        heads: set[str] = set()
+        for alt in pat.alternatives:
+            sub = _head_ops(alt)
+            if sub is None:
+                return None
+            heads |= sub
+        return frozenset(heads)
+    return None
 
 
 def _node(graph: Graph, node: Node, pat: Op, m: Match) -> Iterator[None]:
@@ -144,7 +209,7 @@ def _node(graph: Graph, node: Node, pat: Op, m: Match) -> Iterator[None]:
     m.nodes[pat.label] = node
     try:
         yield from _inputs(graph, refs, pat.inputs, 0, m)
-        if pat.commutative and len(refs) == 2 and refs[0] != refs[1]:
+        if pat.swaps() and len(refs) == 2 and refs[0] != refs[1]:
             yield from _inputs(graph, [refs[1], refs[0]], pat.inputs, 0, m)
     finally:
         del m.nodes[pat.label]
@@ -163,6 +228,10 @@ def _inputs(
 def _input(graph: Graph, ref: TensorRef, pat: Pattern, m: Match) -> Iterator[None]:
     if isinstance(pat, Var):
         yield from _bind(m, pat.label, ref)
+        return
+    if isinstance(pat, AnyOf):
+        for alt in pat.alternatives:
+            yield from _input(graph, ref, alt, m)
         return
     producer = graph.get(ref.node)
     if producer is None:  # a function argument
@@ -211,13 +280,17 @@ def dtype_of(node: Node) -> int | None:
 
 
 def refusal(
-    graph: Graph, m: Match, outputs: Iterable[int] = (0,), exported: Collection[str] = ()
+    graph: Graph, m: Match, outputs: Iterable[int] = (0,), exported: Collection[str] = (),
+    shaped: Collection[str] = (),
 ) -> str | None:
     """Why GE would refuse to fuse ``m`` (a short reason), or ``None`` when it may.
 
     ``outputs`` are the root outputs the fused node replaces; a reader of any other root output
     would keep the root alive, so it refuses too. ``exported`` names interior nodes whose value a
     fused output also carries (Adam's new moments): their outside readers are allowed.
+    ``shaped`` names interior nodes whose *shape* a new node carries (a matmul inside a
+    reshape-matmul-reshape dense): outside readers of their shape only (:data:`SHAPE_READERS`,
+    e.g. the Reshape gradient's ``Shape``) are allowed, and the rewrite moves them.
     """
     nodes = list({n.name: n for n in m.nodes.values()}.values())
     for node in nodes:
@@ -237,14 +310,18 @@ def refusal(
     for node in m.interior():
         if node.name in exported:
             continue
-        reason = _outside_reader(graph, node, inside)
+        reason = _outside_reader(graph, node, inside, node.name in shaped)
         if reason is not None:
             return reason
     return _unmapped_root_reader(graph, m.root, frozenset(outputs))
 
 
-def _outside_reader(graph: Graph, node: Node, inside: set[str]) -> str | None:
+def _outside_reader(
+    graph: Graph, node: Node, inside: set[str], shape_ok: bool = False
+) -> str | None:
     for user in graph.consumers(node):
+        if shape_ok and reads_shape_of_output0(graph, node, user):
+            continue
         if user.name not in inside and not is_fetch_only(graph, user):
             return f"{node.name} is also read by {user.name}"
     if graph.consumers(node, control=True):
@@ -255,6 +332,29 @@ def _outside_reader(graph: Graph, node: Node, inside: set[str]) -> str | None:
     ):
         return f"{node.name} is returned by the function"
     return None
+
+
+def reads_shape_of_output0(graph: Graph, node: Node, user: Node) -> bool:
+    """Whether ``user`` only serves the shape of ``node``'s first output.
+
+    A shape op reading it; or the precision pass's cast back to float32 of it (a node tf2npu
+    made) whose running readers are all shape ops (the rest superseded): under mixed precision
+    the Reshape gradient's ``Shape`` reads the matmul through that cast.
+    """
+    if any(flat_index(node, r) != 0 for r in user.inputs if r.node == node.name):
+        return False
+    if user.op in SHAPE_READERS:
+        return True
+    if user.op != "Cast" or not is_reserved_name(user.name) or len(user.inputs) != 1:
+        return False
+    if graph.consumers(user, control=True):
+        return False
+    if isinstance(graph, FunctionGraph) and graph.returns(user.name):
+        return False
+    # one-input shape ops only: their ``T`` follows the new input's dtype (see rewrite)
+    return all(
+        r.op in _ONE_INPUT_SHAPE_READERS or SUPERSEDED in r.meta for r in graph.consumers(user)
+    )
 
 
 def _unmapped_root_reader(graph: Graph, root: Node, outputs: frozenset[int]) -> str | None:

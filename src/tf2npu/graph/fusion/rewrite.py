@@ -20,7 +20,12 @@ from typing import Any
 
 from tf2npu.errors import InternalError
 from tf2npu.graph.decisions import PLACEMENT, supersede
-from tf2npu.graph.fusion.pattern import Match, output_ref
+from tf2npu.graph.fusion.pattern import (
+    SHAPE_READERS,
+    Match,
+    output_ref,
+    reads_shape_of_output0,
+)
 from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef
 
 __all__ = ["Fusion", "NewNode", "Prev", "rewrite"]
@@ -55,12 +60,16 @@ class Fusion:
     ``outputs`` maps a root output index to the fused node's output index; ``interior_outputs``
     does the same for interior nodes whose values a fused output also carries (layer norm's
     mean). Interior nodes not named there are superseded with no outputs (nothing reads them).
+    ``shaped`` maps an interior node to a new node's output of the same shape as its output 0:
+    outside readers of only that shape (``Shape`` in a gradient) move there; the value does not
+    (a fetch of the interior node is not served by it).
     """
 
     match: Match
     steps: tuple[NewNode, ...]
     outputs: Mapping[int, int]
     interior_outputs: Mapping[str, Mapping[int, int]] = field(default_factory=dict)
+    shaped: Mapping[str, Prev] = field(default_factory=dict)
 
 
 def rewrite(graph: Graph, fusion: Fusion, rule: str) -> Node:
@@ -77,12 +86,34 @@ def rewrite(graph: Graph, fusion: Fusion, rule: str) -> Node:
         if placement is not None:
             node.meta[PLACEMENT] = placement
         made.append(node)
+    for name, prev in fusion.shaped.items():
+        _move_shape_readers(graph, graph[name], _resolve(graph, prev, made, fusion.steps))
     fused, last = made[-1], fusion.steps[-1]
     for node in matched:
         carried = fusion.outputs if node is root else fusion.interior_outputs.get(node.name, {})
         mapping = _mapping(graph, node, carried, fused, last)
         supersede(graph, node, mapping, by="fusion", rule=rule)
     return fused
+
+
+def _move_shape_readers(graph: Graph, node: Node, new: TensorRef) -> None:
+    """Shape ops reading ``node`` (directly, or through a precision cast) now read ``new``.
+
+    A cast in between keeps reading ``node``: it may serve a fetch of the original name, and
+    with its shape readers gone nothing running reads it.
+    """
+    for user in graph.consumers(node):
+        if not reads_shape_of_output0(graph, node, user):
+            continue
+        shape_ops = [user] if user.op in SHAPE_READERS else [
+            r for r in graph.consumers(user) if r.op in SHAPE_READERS
+        ]
+        for shape_op in shape_ops:
+            for position, ref in enumerate(shape_op.inputs):
+                if ref.node in (node.name, user.name):
+                    graph.set_input(shape_op, position, new)
+            if shape_op is not user:  # it read the float32 cast: T is now the fused dtype
+                shape_op.attrs["T"] = graph[new.node].attrs["T"]
 
 
 def _add(

@@ -31,6 +31,106 @@ def gelu(*, dtype: str = "float32", cube: str = "pow", grouping: str = "bert",
         tf.multiply(0.5 * x, 1.0 + t, name="out")
 
 
+# Each library's gelu as its source writes it (our code reproducing the formula), ending in a
+# node named "out". BERT, ALBERT, XLNet and tensor2tensor write the same expression.
+def _bert(x):  # google-research/bert, ALBERT, XLNet (tf.tanh), tensor2tensor common_layers
+    import tensorflow as tf
+
+    cdf = 0.5 * (1.0 + tf.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * tf.pow(x, 3))))
+    return x * cdf
+
+
+def _gpt2(x):  # openai/gpt-2 model.gelu
+    import tensorflow as tf
+
+    return 0.5 * x * (1 + tf.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * tf.pow(x, 3))))
+
+
+def _tf_nn(x):
+    import tensorflow as tf
+
+    return tf.nn.gelu(x, approximate=True)
+
+
+def _x_half_cubed(x):  # x * 0.5 * (...) with x * x * x
+    import tensorflow as tf
+
+    return x * 0.5 * (1.0 + tf.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * (x * x * x))))
+
+
+def _square_times_x(x):  # 0.5 * (x * (1 + t)) with square(x) * x
+    import tensorflow as tf
+
+    return 0.5 * (x * (1.0 + tf.tanh(0.7978845608 * (x + 0.044715 * (tf.square(x) * x)))))
+
+
+def _swapped(x):  # every operand the other way round
+    import tensorflow as tf
+
+    inner = tf.pow(x, 3.0) * 0.044715 + x
+    return ((tf.tanh(inner * np.sqrt(2 / np.pi)) + 1.0) * 0.5) * x
+
+
+FORMS = {"bert_albert_xlnet_t2t": _bert, "gpt2": _gpt2, "tf_nn_gelu_approximate": _tf_nn,
+         "x_half_cubed": _x_half_cubed, "square_times_x": _square_times_x, "swapped": _swapped}
+
+
+def form(fn) -> None:
+    import tensorflow as tf
+
+    x = tf.compat.v1.placeholder(tf.float32, [3, 7], name="x")
+    tf.identity(fn(x), name="out")
+
+
+def root_of(gd) -> str:
+    """The node the identity "out" reads (the pattern's root)."""
+    return next(n.input[0] for n in gd.node if n.name == "out")
+
+
+@pytest.mark.parametrize("name", list(FORMS))
+def test_each_library_form_becomes_one_gelu(fx, rand, name: str) -> None:
+    gd = fx.graph_def(lambda: form(FORMS[name]))
+    out = fx.fuse(gd)
+    assert out.stats[RULE] == 1
+    root = root_of(gd)
+    node = out.graph[replacement_of(out.graph, TensorRef(root)).node]
+    assert node.op == "Gelu" and [str(r) for r in node.inputs] == ["x"]
+    assert [str(r) for r in out.graph["out"].inputs] == [f"{node.name}"]
+    before, after = fx.compare(gd, out, root, {"x": 3 * rand(3, 7)})
+    np.testing.assert_allclose(after, before, rtol=2e-6, atol=1e-6)
+
+
+def _erf_nn(x):
+    import tensorflow as tf
+
+    return tf.nn.gelu(x, approximate=False)
+
+
+def _erf_keras(x):
+    import tensorflow as tf
+
+    return tf.keras.activations.gelu(x)  # what Dense(activation="gelu") calls
+
+
+def _other_x(x):  # 0.5 * y * (1 + tanh(... x ...)) with y != x
+    import tensorflow as tf
+
+    y = x + 1.0
+    return 0.5 * y * (1 + tf.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * tf.pow(x, 3))))
+
+
+def _square_not_cube(x):
+    import tensorflow as tf
+
+    return 0.5 * x * (1 + tf.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * tf.pow(x, 2))))
+
+
+@pytest.mark.parametrize("fn", [_erf_nn, _erf_keras, _other_x, _square_not_cube],
+                         ids=["erf_tf_nn", "erf_keras", "two_tensors", "pow_2"])
+def test_other_functions_do_not_fire(fx, fn) -> None:
+    assert fx.fuse(fx.graph_def(lambda: form(fn))).stats[RULE] == 0
+
+
 @pytest.mark.parametrize(("cube", "grouping"), [("pow", "bert"), ("mul", "bert"),
                                                 ("pow", "half_x")])
 def test_gelu_subgraph_becomes_one_gelu(fx, rand, cube, grouping) -> None:
@@ -79,7 +179,11 @@ def test_switch_file_turns_it_off_by_name_or_alias(fx, key: str) -> None:
 
 
 def test_sqrt_two_over_pi_is_the_constant_matched() -> None:
-    from tf2npu.graph.fusion.rules.gelu_tanh import PATTERNS
+    from tf2npu.graph.fusion.pattern import Const
+    from tf2npu.graph.fusion.rules.gelu_tanh import PATTERN
 
-    scaled = PATTERNS[0].inputs[1].inputs[1].inputs[1].inputs[0]  # type: ignore[union-attr]
-    assert scaled.inputs[0].value == pytest.approx(math.sqrt(2 / math.pi))  # type: ignore[union-attr]
+    gelu_op = PATTERN.alternatives[1]
+    one_plus = gelu_op.inputs[1]  # type: ignore[union-attr]
+    scaled = one_plus.inputs[1].inputs[0]  # type: ignore[union-attr]
+    [c] = [p for p in scaled.inputs if isinstance(p, Const)]
+    assert c.value == pytest.approx(math.sqrt(2 / math.pi))

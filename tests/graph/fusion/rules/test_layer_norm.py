@@ -91,3 +91,208 @@ def test_switch_file_turns_it_off_by_name_or_alias(fx, key: str) -> None:
     out = fx.fuse(fx.graph_def(layer_norm), switch=fx.switch_off(key))
     assert out.stats[RULE] == 0
     assert [d.node for d in out.diagnostics.items] == ["ln/add_1"]
+
+
+# Each library's layer norm as its source writes it (our code reproducing the formula) on a
+# rank-3 residual sum x = a + b whose rank the graph proves only through the Add; the result is
+# read by the identity "out".
+def _inputs():
+    import tensorflow as tf
+
+    a = tf.compat.v1.placeholder(tf.float32, [None, 3, 8], name="a")
+    b = tf.compat.v1.placeholder(tf.float32, [None, 3, 8], name="b")
+    return a + b
+
+
+def _params():
+    import tensorflow as tf
+
+    rng = np.random.default_rng(6)
+    gamma = tf.constant(rng.standard_normal([8]).astype(np.float32), name="gamma")
+    beta = tf.constant(rng.standard_normal([8]).astype(np.float32), name="beta")
+    return gamma, beta
+
+
+def _contrib(x):  # BERT / ALBERT / XLNet: tf.contrib.layers.layer_norm (our compat)
+    from tf2npu.compat.contrib.layers import layer_norm as contrib_layer_norm
+
+    return contrib_layer_norm(x, begin_norm_axis=-1, begin_params_axis=-1)
+
+
+def _keras(x):  # tf.keras.layers.LayerNormalization (Keras 2 in TF 2.15, TF1 graph)
+    import tensorflow as tf
+
+    # epsilon < 1.001e-5: Keras builds tf.nn.moments + tf.nn.batch_normalization
+    return tf.keras.layers.LayerNormalization(epsilon=1e-12)(x)
+
+
+def _keras_fused(x):
+    import tensorflow as tf
+
+    # the default epsilon (1e-3): Keras reshapes x to [1, rows, cols, 1] for FusedBatchNormV3
+    return tf.keras.layers.LayerNormalization()(x)
+
+
+def _keras_fused_two_axes(x):  # normalise the last two axes of a rank-4 tensor
+    import tensorflow as tf
+
+    x4 = tf.reshape(x, [-1, 3, 2, 4])
+    return tf.keras.layers.LayerNormalization(axis=[2, 3], epsilon=1e-4)(x4)
+
+
+def _t2t(x):  # tensor2tensor common_layers.layer_norm_compute
+    import tensorflow as tf
+
+    scale, bias = _params()
+    mean = tf.reduce_mean(x, axis=[-1], keepdims=True)
+    variance = tf.reduce_mean(tf.math.squared_difference(x, mean), axis=[-1], keepdims=True)
+    norm_x = (x - mean) * tf.math.rsqrt(variance + 1e-6)
+    return norm_x * scale + bias
+
+
+def _gpt2(x):  # openai/gpt-2 model.norm
+    import tensorflow as tf
+
+    g, b = _params()
+    u = tf.reduce_mean(x, axis=[-1], keepdims=True)
+    s = tf.reduce_mean(tf.square(x - u), axis=[-1], keepdims=True)
+    x = (x - u) * tf.math.rsqrt(s + 1e-5)
+    return x * g + b
+
+
+def _moments_rsqrt(x):  # plain TF: tf.nn.moments + tf.rsqrt (examples/tf1/transformer_block_gelu)
+    import tensorflow as tf
+
+    gamma, beta = _params()
+    mean, variance = tf.nn.moments(x, axes=[-1], keepdims=True)
+    return (x - mean) * tf.math.rsqrt(variance + 1e-12) * gamma + beta
+
+
+def _div_sqrt(x):  # 1 / sqrt instead of rsqrt, one x - mean, scale folded first, operands swapped
+    import tensorflow as tf
+
+    gamma, beta = _params()
+    mean = tf.reduce_mean(x, axis=-1, keepdims=True)
+    d = x - mean
+    variance = tf.reduce_mean(d * d, axis=-1, keepdims=True)
+    return beta + gamma * (d / tf.sqrt(1e-5 + variance))
+
+
+def _scale_first(x):  # (x - mean) * (rsqrt(var + eps) * gamma) + beta, variance via pow
+    import tensorflow as tf
+
+    gamma, beta = _params()
+    mean = tf.reduce_mean(x, axis=[-1], keepdims=True)
+    variance = tf.reduce_mean(tf.pow(x - mean, 2.0), axis=[-1], keepdims=True)
+    return (x - mean) * (tf.math.rsqrt(variance + 1e-6) * gamma) + beta
+
+
+LN_FORMS = {"contrib_bert_albert_xlnet": _contrib, "keras": _keras, "keras_fused": _keras_fused,
+            "keras_fused_two_axes": _keras_fused_two_axes, "t2t": _t2t,
+            "gpt2": _gpt2, "moments_rsqrt": _moments_rsqrt, "div_sqrt": _div_sqrt,
+            "scale_first": _scale_first}
+
+
+def ln_form(fn) -> None:
+    import tensorflow as tf
+
+    tf.identity(fn(_inputs()), name="out")
+    tf.compat.v1.global_variables_initializer()  # named "init"
+
+
+@pytest.mark.parametrize("name", list(LN_FORMS))
+def test_each_library_form_becomes_one_layer_norm(fx, rand, name: str) -> None:
+    gd = fx.graph_def(lambda: ln_form(LN_FORMS[name]))
+    out = fx.fuse(gd)
+    assert out.stats[RULE] == 1
+    root = next(n.input[0] for n in gd.node if n.name == "out")
+    node = out.graph[replacement_of(out.graph, TensorRef(root)).node]
+    assert node.op == "LayerNorm"
+    assert str(node.inputs[0]) == ("Reshape" if name == "keras_fused_two_axes" else "add")
+    assert node.attrs["begin_norm_axis"].i in (-1, 2)
+    feeds = {"a": rand(2, 3, 8), "b": rand(2, 3, 8, seed=1)}
+    init = ["init"] if any(n.name == "init" for n in gd.node) else []
+    before, after = fx.compare(gd, out, root, feeds, init)
+    np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-5)
+
+
+def _eps_outside_sqrt(x):  # (x - mean) / (sqrt(var) + eps): different math
+    import tensorflow as tf
+
+    gamma, beta = _params()
+    mean, variance = tf.nn.moments(x, axes=[-1], keepdims=True)
+    return (x - mean) / (tf.sqrt(variance) + 1e-6) * gamma + beta
+
+
+def _other_mean(x):  # the variance is taken around another tensor's mean
+    import tensorflow as tf
+
+    gamma, beta = _params()
+    mean = tf.reduce_mean(x, axis=[-1], keepdims=True)
+    other = tf.reduce_mean(x * 2.0, axis=[-1], keepdims=True)
+    variance = tf.reduce_mean(tf.square(x - other), axis=[-1], keepdims=True)
+    return (x - mean) * tf.math.rsqrt(variance + 1e-6) * gamma + beta
+
+
+def _not_squared(x):  # abs instead of square
+    import tensorflow as tf
+
+    gamma, beta = _params()
+    mean = tf.reduce_mean(x, axis=[-1], keepdims=True)
+    variance = tf.reduce_mean(tf.abs(x - mean), axis=[-1], keepdims=True)
+    return (x - mean) * tf.math.rsqrt(variance + 1e-6) * gamma + beta
+
+
+def _leading_axis(x):  # normalised over axis 1 of a rank-3 tensor
+    import tensorflow as tf
+
+    gamma, beta = _params()
+    mean, variance = tf.nn.moments(x, axes=[1], keepdims=True)
+    return (x - mean) * tf.math.rsqrt(variance + 1e-6) * gamma + beta
+
+
+def _fused_bn_scaled(x):  # Keras's fused-batch-norm layer norm, but with scale 2, not ones
+    import tensorflow as tf
+
+    gamma, beta = _params()
+    shape = tf.shape(x)
+    rows, cols = tf.reduce_prod(shape[:2]), tf.reduce_prod(shape[2:])
+    flat = tf.reshape(x, [1, rows, cols, 1])
+    y, _, _ = tf.compat.v1.nn.fused_batch_norm(
+        flat, scale=tf.fill([rows], 2.0), offset=tf.zeros([rows]), epsilon=1e-3,
+        data_format="NCHW")
+    return tf.reshape(y, shape) * gamma + beta
+
+
+def _scalar_gamma(x):  # normalised, then * 2.0 + 0.5: scalars are not LayerNorm's params
+    import tensorflow as tf
+
+    mean, variance = tf.nn.moments(x, axes=[-1], keepdims=True)
+    return (x - mean) * tf.math.rsqrt(variance + 1e-6) * 2.0 + 0.5
+
+
+@pytest.mark.parametrize("fn", [_eps_outside_sqrt, _other_mean, _not_squared, _leading_axis,
+                                _fused_bn_scaled, _scalar_gamma],
+                         ids=["eps_outside_sqrt", "other_mean", "abs", "leading_axis",
+                              "fused_bn_scale_2", "scalar_gamma"])
+def test_near_miss_forms_do_not_fire(fx, fn) -> None:
+    assert fx.fuse(fx.graph_def(lambda: ln_form(fn))).stats[RULE] == 0
+
+
+def test_stacked_layer_norms_both_fuse(fx, rand) -> None:
+    """The second norm's input reads the first's LayerNorm: its rank must still be known."""
+    import tensorflow as tf
+
+    def build() -> None:
+        x = _inputs()
+        h = _contrib(x)
+        tf.identity(_contrib(h + x), name="out")
+        tf.compat.v1.global_variables_initializer()
+
+    gd = fx.graph_def(build)
+    out = fx.fuse(gd)
+    assert out.stats[RULE] == 2
+    root = next(n.input[0] for n in gd.node if n.name == "out")
+    feeds = {"a": rand(2, 3, 8), "b": rand(2, 3, 8, seed=1)}
+    before, after = fx.compare(gd, out, root, feeds, ["init"])
+    np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-5)

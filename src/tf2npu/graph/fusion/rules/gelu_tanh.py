@@ -1,11 +1,19 @@
 """``gelu_tanh``: the tanh approximation of GELU written with TF ops → NPU op ``Gelu``.
 
-google-research/bert's ``modeling.gelu`` computes
-``x * 0.5 * (1.0 + tanh(sqrt(2 / pi) * (x + 0.044715 * pow(x, 3))))``; GE's ``GeluFusionPass``
-replaces that subgraph by the ``Gelu`` kernel. We match it with ``pow(x, 3)`` or ``x * x * x``,
-either grouping of the outer product (``x * (0.5 * (1 + t))`` or ``(0.5 * x) * (1 + t)``) and any
-operand order. Constants are compared with a relative tolerance of 1e-3 so float16 graphs
-(whose constants are rounded) match too.
+``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))``, as each library writes it (GE's
+``GeluFusionPass`` replaces it by the ``Gelu`` kernel):
+
+* google-research/bert, ALBERT, XLNet and tensor2tensor ``gelu``: ``cdf = 0.5 * (1.0 +
+  tf.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * tf.pow(x, 3)))); return x * cdf``;
+* GPT-2 ``gelu`` and ``tf.nn.gelu(approximate=True)``: ``0.5 * x * (1 + tf.tanh(...))``;
+* ``x * 0.5 * (...)``, any operand order of every Mul and Add, ``Add`` or ``AddV2``;
+* the cube as ``pow(x, 3)``, ``x * x * x`` (either grouping) or ``square(x) * x``.
+
+The exact GELU (``tf.nn.gelu(approximate=False)``, Keras ``activation="gelu"``:
+``0.5 * x * (1 + erf(x / sqrt(2)))``) is deliberately not matched: ``Gelu`` is the tanh
+approximation, and replacing one by the other would change the model's numbers. Constants are
+compared with a relative tolerance of 1e-3 so float16 graphs (whose constants are rounded)
+match too.
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
-from tf2npu.graph.fusion.pattern import Const, Op, Pattern, Var, dtype_of, match
+from tf2npu.graph.fusion.pattern import AnyOf, Const, Op, Var, any_of, dtype_of, match
 from tf2npu.graph.fusion.registry import FusionRule, register_rule
 from tf2npu.graph.fusion.rewrite import Fusion, NewNode
 from tf2npu.graph.fusion.rules._common import checked
@@ -28,34 +36,34 @@ def _const(label: str, value: float) -> Const:
     return Const(label, value, _TOL)
 
 
-def _patterns() -> tuple[Op, ...]:
+def _pattern() -> AnyOf:
+    """One pattern; Mul and Add operands match in either order (``pattern.COMMUTATIVE``)."""
     x = Var("x")
-    cubes: tuple[Pattern, ...] = (
+    cube = any_of(
         Op("pow", {"Pow"}, (x, _const("three", 3.0))),
-        Op("cube", _MUL, (Op("square", _MUL, (x, x)), x), commutative=True),
+        Op("cube", _MUL, (any_of(Op("square", _MUL, (x, x)), Op("square", {"Square"}, (x,))),
+                          x)),
     )
-    found = []
-    for cube in cubes:
-        inner = Op("inner", _ADD, (x, Op("cubic", _MUL, (_const("a", 0.044715), cube),
-                                         commutative=True)), commutative=True)
-        scaled = Op("scaled", _MUL, (_const("c", math.sqrt(2.0 / math.pi)), inner),
-                    commutative=True)
-        one_plus = Op("one_plus", _ADD, (_const("one", 1.0), Op("tanh", {"Tanh"}, (scaled,))),
-                      commutative=True)
-        half = _const("half", 0.5)
-        found.append(Op("gelu", _MUL, (x, Op("cdf", _MUL, (half, one_plus), commutative=True)),
-                        commutative=True))
-        found.append(Op("gelu", _MUL, (Op("half_x", _MUL, (half, x), commutative=True),
-                                       one_plus), commutative=True))
-    return tuple(found)
+    inner = Op("inner", _ADD, (x, Op("cubic", _MUL, (_const("a", 0.044715), cube))))
+    scaled = Op("scaled", _MUL, (_const("c", math.sqrt(2.0 / math.pi)), inner))
+    one_plus = Op("one_plus", _ADD, (_const("one", 1.0), Op("tanh", {"Tanh"}, (scaled,))))
+    half = _const("half", 0.5)
+    return any_of(
+        # x * (0.5 * (1 + t)): BERT, ALBERT, XLNet, tensor2tensor
+        Op("gelu", _MUL, (x, Op("cdf", _MUL, (half, one_plus)))),
+        # (0.5 * x) * (1 + t) or (x * 0.5) * (1 + t): GPT-2, tf.nn.gelu(approximate=True)
+        Op("gelu", _MUL, (Op("half_x", _MUL, (half, x)), one_plus)),
+        # 0.5 * (x * (1 + t))
+        Op("gelu", _MUL, (half, Op("x_cdf", _MUL, (x, one_plus)))),
+    )
 
 
-PATTERNS = _patterns()
+PATTERN = _pattern()
 
 
 @register_rule
 class GeluTanh(FusionRule):
-    """BERT's hand-written tanh GELU becomes one ``Gelu`` NPU op."""
+    """A hand-written tanh GELU (BERT, GPT-2, tf.nn.gelu(approximate=True)) becomes ``Gelu``."""
 
     name: ClassVar[str] = "gelu_tanh"
     category: ClassVar[str] = "GraphFusion"
@@ -69,9 +77,8 @@ class GeluTanh(FusionRule):
         dtype = dtype_of(root)
         if dtype is None:
             return None
-        for pattern in PATTERNS:
-            m = match(graph, root, pattern)
-            if m is not None:
-                step = NewNode("gelu", "Gelu", (m.tensors["x"],), {}, ("y",), npu_dtype=dtype)
-                return checked(graph, m, [step])
-        return None
+        m = match(graph, root, PATTERN)
+        if m is None:
+            return None
+        step = NewNode("gelu", "Gelu", (m.tensors["x"],), {}, ("y",), npu_dtype=dtype)
+        return checked(graph, m, [step])
