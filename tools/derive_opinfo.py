@@ -1,6 +1,7 @@
 """Derive tf2npu's op-info library from public CANN data.
 
-Inputs (in ``--data-dir``, default ``../shared/data/ascend`` next to the repository):
+Inputs (in ``--data-dir``, default ``shared/data/ascend`` next to the repository or, from a
+worktree, one level further up):
 
 * ``npu_supported_ops.json`` -- the adapter's TF op white list, ``{op: {isGray, isHeavy}}``;
 * ``aic-ascend910-ops-info.json`` -- Ascend 910 AI-Core kernels per GE op type (dtypes of each
@@ -24,25 +25,32 @@ row per TF op type sorted by name. Rows: every white-listed op, plus the host-on
 * ``host_only`` -- :func:`tf2npu.graph.opinfo.hostonly.host_only` (name patterns + white list);
 * ``note`` -- the source of the less obvious columns.
 
-Precision policy (first rule that applies wins):
+Precision policy (first rule that applies wins; the ``precision_from`` column says which):
 
-1. ``PRECISION_OVERRIDES``, a short hand-chosen table, each entry with its reason.
-2. Ascend's ``precision_reduce`` flag on the GE op. In CANN's ops-info files the flag is what
+1. ``override`` -- ``PRECISION_OVERRIDES``, the deviations from Ascend's facts, each with its
+   reason (written into the ``note`` column and listed in ``docs/precision.md``).
+2. ``precision_reduce`` -- Ascend's flag on the GE op. In CANN's ops-info files the flag is what
    ``allow_mix_precision`` reads: ``true`` puts the op on the white (allow) list, ``false`` on
-   the black (deny) list, and an op without the flag is gray. So ``true`` -> allow, ``false`` ->
-   deny; the flag is present on 8 GE ops only (MatMul/MatMulV2/BatchMatMul/GEMM/ReluGradV2
-   true; ApplyAdamD/BiasAddGrad/L2Loss false).
-3. TensorFlow's AMP lists (``auto_mixed_precision_lists.h``: allow/white, deny/black,
-   infer/gray, clear), copied as op-name tables below.
-4. An op that is not device-supported: deny (it runs on the host, in its original dtype).
-5. Otherwise gray: Ascend's default for an op without a flag.
+   the black (deny) list. The flag is present on 8 GE ops only (MatMul/MatMulV2/BatchMatMul/
+   GEMM/ReluGradV2 true; ApplyAdamD/BiasAddGrad/L2Loss false).
+3. ``host`` -- an op that is not device-supported: deny. It never runs on the device, so the
+   precision pass never judges it; deny records that it keeps its TF dtype.
+4. ``gray`` -- every other device op: Ascend's class for an op without the flag (it follows its
+   float inputs). TensorFlow's AMP lists play no part: they put ``Sum``, ``Mean``, ``Exp``,
+   ``Log``, ``Softmax`` ... on a deny list Ascend does not have, and a ``ReduceSumD`` fed by a
+   float16 ``MatMul`` then runs in float16 on the device (seed 000, case 04).
+
+The file starts with ``#`` provenance lines: the tool, the input files with their SHA-256, the
+policy and the overridden ops.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,8 +60,12 @@ from tf2npu.graph.opinfo._schema import COLUMNS, FLOAT_DTYPES
 from tf2npu.graph.opinfo.hostonly import host_only
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "ascend"
+# The shared data sits next to the main checkout, or two levels up from a worktree.
+_CANDIDATES = [base / "shared" / "data" / "ascend" for base in (REPO.parent, REPO.parents[1])]
+DEFAULT_DATA = next((path for path in _CANDIDATES if path.is_dir()), _CANDIDATES[0])
 DEFAULT_OUT = REPO / "src" / "tf2npu" / "graph" / "opinfo" / "data" / "ops.tsv"
+WHITE_LIST = "npu_supported_ops.json"
+OPS_INFO = "aic-ascend910-ops-info.json"
 
 # TF op type -> GE op type where neither the same name nor the generic rules find it.
 GE_NAMES: dict[str, str] = {
@@ -113,62 +125,27 @@ def _names(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-# Hand-chosen classes, applied before every other rule.
-PRECISION_OVERRIDES: dict[str, tuple[str, str]] = {
-    "Conv2D": ("allow", "compute-bound matrix op"),
-    "Conv2DBackpropInput": ("allow", "compute-bound matrix op"),
-    "Conv2DBackpropFilter": ("allow", "compute-bound matrix op"),
-    "Conv3D": ("allow", "compute-bound matrix op"),
-    "DepthwiseConv2dNative": ("allow", "compute-bound matrix op"),
-    "DepthwiseConv2dNativeBackpropFilter": ("allow", "compute-bound matrix op"),
-    "DepthwiseConv2dNativeBackpropInput": ("allow", "compute-bound matrix op"),
-    "Softmax": ("deny", "exp and a sum: overflows in fp16 (TF AMP puts it in infer)"),
-    "LogSoftmax": ("deny", "exp, log and a sum"),
-    "Log": ("deny", "loses precision near 0 in fp16"),
-    "Log1p": ("deny", "loses precision near 0 in fp16"),
-    "Sqrt": ("deny", "numerically sensitive"),
-    "Rsqrt": ("deny", "numerically sensitive"),
-    "Reciprocal": ("deny", "numerically sensitive"),
-    "Pow": ("deny", "numerically sensitive"),
-    "Exp": ("deny", "overflows in fp16"),
-    "Cast": ("clear", "changes dtype by definition; the precision pass manages casts"),
-    "Gelu": ("gray", "elementwise activation"),
-    "DropOutDoMask": ("gray", "elementwise"),
-    "DropOutGenMask": ("clear", "produces a uint8 mask"),
-}
+_CONV_LIKE = (
+    "allow",
+    "a cube-unit convolution like Conv2D, float16-only in the ops-info file; white like Conv2D",
+)
 
-TF_ALLOW = _names(
-    "BlockLSTM BlockLSTMV2 BlockLSTMGrad BlockLSTMGradV2 Conv2D Conv2DBackpropFilter "
-    "Conv2DBackpropInput CudnnRNN CudnnRNNBackprop CudnnRNNBackpropV2 CudnnRNNBackpropV3 "
-    "CudnnRNNV2 CudnnRNNV3 GRUBlockCell GRUBlockCellGrad LSTMBlockCell LSTMBlockCellGrad MatMul "
-    "BatchMatMul BatchMatMulV2 Conv3D Conv3DBackpropFilter Conv3DBackpropFilterV2 "
-    "Conv3DBackpropInput Conv3DBackpropInputV2"
-)
-TF_DENY = _names(
-    "Exp Expm1 L2Loss Mean Pow SaveV2 SoftmaxCrossEntropyWithLogits "
-    "SparseSoftmaxCrossEntropyWithLogits Sum"
-)
-TF_INFER = _names(
-    "Add AddN AddV2 AvgPool AvgPool3D AvgPool3DGrad AvgPoolGrad BiasAdd BiasAddGrad BiasAddV1 "
-    "Elu EluGrad Erf Erfc FloorDiv FusedBatchNormV2 FusedBatchNormGradV2 FusedBatchNormV3 "
-    "FusedBatchNormGradV3 _FusedBatchNormEx Inv LeakyRelu LeakyReluGrad Log Log1p LogSoftmax Mul "
-    "Prod RealDiv Reciprocal Selu SeluGrad Sigmoid SigmoidGrad Softmax Softplus SoftplusGrad "
-    "Softsign SoftsignGrad Sqrt Sub Tanh TanhGrad"
-)
-TF_CLEAR = _names(
-    "Abs ArgMax ArgMin BatchToSpace BatchToSpaceND BroadcastTo Ceil CheckNumerics ClipByValue "
-    "Concat ConcatV2 DepthToSpace DynamicPartition DynamicStitch Enter EnsureShape Equal Exit "
-    "ExpandDims Fill Floor Gather GatherNd GatherV2 Greater GreaterEqual Identity IdentityN "
-    "IsFinite IsInf IsNan Less LessEqual Max MaxPool MaxPool3D MaxPool3DGrad MaxPool3DGradGrad "
-    "MaxPoolGrad MaxPoolGradGrad MaxPoolGradGradV2 MaxPoolGradV2 MaxPoolV2 Maximum Merge Min "
-    "Minimum MirrorPad MirrorPadGrad Neg NextIteration NotEqual OneHot OnesLike Pack Pad PadV2 "
-    "PreventGradient Rank Relu Relu6 Relu6Grad ReluGrad Reshape ResizeNearestNeighbor "
-    "ResizeNearestNeighborGrad Reverse ReverseSequence ReverseV2 Round Select SelectV2 Shape "
-    "ShapeN Sign Size Slice Snapshot SpaceToBatch SpaceToBatchND SpaceToDepth Split SplitV "
-    "Squeeze StopGradient StridedSlice StridedSliceGrad Switch Tile TopK TopKV2 Transpose Unpack "
-    "Where ZerosLike"
-)
-_TF_LISTS = (("allow", TF_ALLOW), ("deny", TF_DENY), ("gray", TF_INFER), ("clear", TF_CLEAR))
+# Where tf2npu departs from Ascend's precision_reduce facts: (class, reason), applied first.
+PRECISION_OVERRIDES: dict[str, tuple[str, str]] = {
+    "Conv2D": (
+        "allow",
+        "seed 004 quotes CANN's ops-info entry for Conv2D with precision_reduce true; the "
+        "ops-info file here carries no flag on Conv2D",
+    ),
+    "Conv2DBackpropFilter": _CONV_LIKE,
+    "Conv2DBackpropInput": _CONV_LIKE,
+    "Conv3D": _CONV_LIKE,
+    "Conv3DBackpropFilterV2": _CONV_LIKE,
+    "Conv3DBackpropInputV2": _CONV_LIKE,
+    "DepthwiseConv2dNative": _CONV_LIKE,
+    "DepthwiseConv2dNativeBackpropFilter": _CONV_LIKE,
+    "DepthwiseConv2dNativeBackpropInput": _CONV_LIKE,
+}
 
 # Well-known TF op types absent from the white list, shipped so that their host-only category
 # is data (``get`` classifies other unlisted names by the same patterns).
@@ -233,19 +210,18 @@ def ge_name(op: str, kernels: Mapping[str, Kernel]) -> str:
     return ""
 
 
-def precision(op: str, listed: bool, kernel: Kernel | None) -> tuple[str, str]:
-    """``(class, reason)`` by the policy in the module docstring."""
+def precision(op: str, listed: bool, kernel: Kernel | None) -> tuple[str, str, str]:
+    """``(class, precision_from, reason)`` by the policy in the module docstring."""
     if op in PRECISION_OVERRIDES:
         cls, why = PRECISION_OVERRIDES[op]
-        return cls, f"precision {cls}: {why}"
+        return cls, "override", f"precision override {cls}: {why}"
+    if not listed:
+        return "deny", "host", ""
     if kernel is not None and kernel.precision_reduce is not None:
         cls = "allow" if kernel.precision_reduce else "deny"
         flag = "true" if kernel.precision_reduce else "false"
-        return cls, f"precision {cls}: Ascend precision_reduce={flag}"
-    for cls, names in _TF_LISTS:
-        if op in names:
-            return cls, ""
-    return ("gray", "") if listed else ("deny", "")
+        return cls, "precision_reduce", f"precision {cls}: Ascend precision_reduce={flag}"
+    return "gray", "gray", ""
 
 
 def _row(op: str, flags: Mapping[str, bool] | None, kernels: Mapping[str, Kernel]) -> list[str]:
@@ -255,7 +231,7 @@ def _row(op: str, flags: Mapping[str, bool] | None, kernels: Mapping[str, Kernel
     kernel = kernels.get(ge) if ge else None
     floats = kernel.float_dtypes if kernel else None
     fp32 = "" if floats is None else str(int("float32" in floats))
-    cls, why = precision(op, listed, kernel)
+    cls, source, why = precision(op, listed, kernel)
     notes = [why] if why else []
     if ge and op not in GE_NAMES and ge != op:
         notes.append(f"GE name by rule: {ge}")
@@ -270,8 +246,25 @@ def _row(op: str, flags: Mapping[str, bool] | None, kernels: Mapping[str, Kernel
         ",".join(floats or ()),
         fp32,
         cls,
+        source,
         host_only(op, listed=listed, gray=gray) or "",
         "; ".join(notes),
+    ]
+
+
+def _provenance(data_dir: Path) -> list[str]:
+    """The ``#`` lines that open ``ops.tsv``: what wrote it, from what, by which policy."""
+    digests = [
+        f"#   {name} sha256={hashlib.sha256((data_dir / name).read_bytes()).hexdigest()}"
+        for name in (WHITE_LIST, OPS_INFO)
+    ]
+    return [
+        "# tf2npu op-info library. Written by tools/derive_opinfo.py; do not edit by hand.",
+        "# Derived from public CANN data (Ascend 910):",
+        *digests,
+        "# precision: Ascend's precision_reduce flag (true allow, false deny, absent gray);",
+        "#   host-only ops deny; overrides (reason in the note column, docs/precision.md):",
+        *(f"#   {line}" for line in textwrap.wrap(" ".join(sorted(PRECISION_OVERRIDES)), 80)),
     ]
 
 
@@ -287,11 +280,11 @@ def _load(path: Path) -> dict[str, Any]:
 
 def derive(data_dir: Path) -> str:
     """The text of ``ops.tsv`` for the vendor files in ``data_dir``."""
-    white = _load(data_dir / "npu_supported_ops.json")
-    info = _load(data_dir / "aic-ascend910-ops-info.json")
+    white = _load(data_dir / WHITE_LIST)
+    info = _load(data_dir / OPS_INFO)
     kernels = {name: _kernel(name, entry) for name, entry in info.items()}
     ops = sorted(set(white) | {op for op in HOST_OPS if op not in white})
-    lines = ["\t".join(COLUMNS)]
+    lines = [*_provenance(data_dir), "\t".join(COLUMNS)]
     lines += ["\t".join(_row(op, white.get(op), kernels)) for op in ops]
     return "\n".join(lines) + "\n"
 
@@ -303,7 +296,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     text = derive(args.data_dir)
     args.out.write_bytes(text.encode("utf-8"))
-    print(f"wrote {args.out} ({text.count(chr(10)) - 1} ops)", file=sys.stderr)
+    rows = sum(1 for line in text.splitlines() if not line.startswith("#")) - 1
+    print(f"wrote {args.out} ({rows} ops)", file=sys.stderr)
     return 0
 
 

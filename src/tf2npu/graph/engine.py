@@ -23,7 +23,7 @@ from tf2npu.graph.instruments import TimePasses
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.lint import Signature
 from tf2npu.graph.npu_ops import recognize
-from tf2npu.graph.opinfo import OpLibrary, load_default
+from tf2npu.graph.opinfo import OpLibrary, load_default, mixlist
 from tf2npu.graph.passes.infra import PassContext, PassInstrument, PassManager, PipelineResult
 from tf2npu.graph.passes.pipeline import DEFAULT_PIPELINE
 
@@ -50,14 +50,16 @@ class EngineConfig:
 
         library = ops if ops is not None else load_default()
         classes = {info.op: info.precision for info in library}
+        diagnostics = Diagnostics()
         if options.modify_mixlist:
-            classes = Mixlist.load(options.modify_mixlist).apply(classes)
+            edits = Mixlist.load(options.modify_mixlist)
+            classes = mixlist.apply(edits, library, classes, diagnostics)
         rules = known_rules()
         if options.fusion_switch_file:
             switch = FusionSwitch.load(options.fusion_switch_file, rules)
         else:
             switch = FusionSwitch.all_on(rules)
-        return cls(options, library, classes, switch)
+        return cls(options, library, classes, switch, diagnostics)
 
     def precision_class(self, op_type: str) -> PrecisionClass:
         """The class of ``op_type`` after ``modify_mixlist`` (unknown op types are deny)."""

@@ -17,49 +17,104 @@ from tf2npu.graph.opinfo.hostonly import category
 
 REPO = Path(__file__).resolve().parents[3]
 SCRIPT = REPO / "tools" / "derive_opinfo.py"
-SHARED_DATA = REPO.parent / "shared" / "data" / "ascend"
+# The shared data sits next to the main checkout, or two levels up from a worktree.
+SHARED_DATA = next(
+    (p for b in (REPO.parent, REPO.parents[1]) if (p := b / "shared" / "data" / "ascend").is_dir()),
+    REPO.parent / "shared" / "data" / "ascend",
+)
 
-A, D, G, C = PrecisionClass.ALLOW, PrecisionClass.DENY, PrecisionClass.GRAY, PrecisionClass.CLEAR
+A, D, G = PrecisionClass.ALLOW, PrecisionClass.DENY, PrecisionClass.GRAY
 
 
 @pytest.mark.parametrize(
-    ("op", "device", "gray", "ge_op", "fp32", "precision"),
+    ("op", "ge_op", "fp32", "precision", "source"),
     [
-        ("MatMul", True, False, "MatMulV2", True, A),
-        ("BatchMatMul", True, False, "BatchMatMul", True, A),
-        ("BatchMatMulV2", True, False, "BatchMatMul", True, A),
-        ("Conv2D", True, False, "Conv2D", False, A),
-        ("Conv2DBackpropInput", True, False, "Conv2DBackpropInput", False, A),
-        ("Conv2DBackpropFilter", True, False, "Conv2DBackpropFilterD", False, A),
-        ("BiasAdd", True, False, "BiasAdd", True, G),
-        ("FusedBatchNorm", True, False, "BatchNorm", True, G),
-        ("FusedBatchNormV3", True, False, "BatchNorm", True, G),
-        ("FusedBatchNormGradV3", True, False, "BatchNormGrad", True, G),
-        ("Softmax", True, False, "SoftmaxV2", True, D),
-        ("Sum", True, False, "ReduceSumD", True, D),
-        ("Mean", True, False, "ReduceMeanD", True, D),
-        ("L2Loss", True, False, "L2Loss", True, D),
-        ("Exp", True, False, "Exp", True, D),
-        ("Log", True, False, "Log", True, D),
-        ("Cast", True, False, "Cast", True, C),
-        ("Relu", True, False, "Relu", True, C),
-        ("Gelu", True, False, "Gelu", True, G),
-        ("DropOutGenMask", True, False, "", None, C),
-        ("DropOutDoMask", True, False, "DropOutDoMask", True, G),
-        ("ApplyAdam", True, False, "ApplyAdamD", True, D),
-        ("ResourceApplyAdam", True, False, "ApplyAdamD", True, D),
-        ("ApplyGradientDescent", True, False, "ApplyGradientDescent", True, G),
-        ("ResourceApplyGradientDescent", True, False, "ApplyGradientDescent", True, G),
-        ("ApplyMomentum", True, False, "ApplyMomentumD", True, G),
+        # precision_reduce true in the ops-info file: white.
+        ("MatMul", "MatMulV2", True, A, "precision_reduce"),
+        ("BatchMatMul", "BatchMatMul", True, A, "precision_reduce"),
+        ("BatchMatMulV2", "BatchMatMul", True, A, "precision_reduce"),
+        # precision_reduce false: black.
+        ("L2Loss", "L2Loss", True, D, "precision_reduce"),
+        ("BiasAddGrad", "BiasAddGrad", True, D, "precision_reduce"),
+        ("ApplyAdam", "ApplyAdamD", True, D, "precision_reduce"),
+        ("ResourceApplyAdam", "ApplyAdamD", True, D, "precision_reduce"),
+        # No flag: gray, whatever TensorFlow's AMP lists say (deny for Sum ... Log there).
+        ("Sum", "ReduceSumD", True, G, "gray"),
+        ("Mean", "ReduceMeanD", True, G, "gray"),
+        ("Exp", "Exp", True, G, "gray"),
+        ("Log", "Log", True, G, "gray"),
+        ("Softmax", "SoftmaxV2", True, G, "gray"),
+        ("SoftmaxCrossEntropyWithLogits", "SoftmaxCrossEntropyWithLogits", True, G, "gray"),
+        ("BiasAdd", "BiasAdd", True, G, "gray"),
+        ("FusedBatchNorm", "BatchNorm", True, G, "gray"),
+        ("FusedBatchNormV3", "BatchNorm", True, G, "gray"),
+        ("FusedBatchNormGradV3", "BatchNormGrad", True, G, "gray"),
+        ("Cast", "Cast", True, G, "gray"),
+        ("Relu", "Relu", True, G, "gray"),
+        ("ReluGrad", "ReluGrad", True, G, "gray"),
+        ("Gelu", "Gelu", True, G, "gray"),
+        ("DropOutGenMask", "", None, G, "gray"),
+        ("DropOutDoMask", "DropOutDoMask", True, G, "gray"),
+        ("ApplyGradientDescent", "ApplyGradientDescent", True, G, "gray"),
+        ("ResourceApplyGradientDescent", "ApplyGradientDescent", True, G, "gray"),
+        ("ApplyMomentum", "ApplyMomentumD", True, G, "gray"),
+        # Deviations, each with its reason in the note.
+        ("Conv2D", "Conv2D", False, A, "override"),
+        ("Conv2DBackpropInput", "Conv2DBackpropInput", False, A, "override"),
+        ("Conv2DBackpropFilter", "Conv2DBackpropFilterD", False, A, "override"),
+        ("DepthwiseConv2dNative", "DepthwiseConv2D", False, A, "override"),
     ],
 )
 def test_pinned_ops(
-    op: str, device: bool, gray: bool, ge_op: str, fp32: bool | None, precision: PrecisionClass
+    op: str, ge_op: str, fp32: bool | None, precision: PrecisionClass, source: str
 ) -> None:
     info = load_default().get(op)
-    assert (info.device_supported, info.gray, info.heavy) == (device, gray, False)
-    assert (info.ge_op, info.has_fp32_kernel, info.precision) == (ge_op, fp32, precision)
-    assert info.host_only is None
+    assert (info.device_supported, info.gray, info.heavy, info.host_only) == (True, False, False, None)
+    assert (info.ge_op, info.has_fp32_kernel) == (ge_op, fp32)
+    assert (info.precision, info.precision_from) == (precision, source)
+
+
+def test_class_notes_name_their_source() -> None:
+    lib = load_default()
+    assert lib.get("MatMul").note == "precision allow: Ascend precision_reduce=true"
+    assert lib.get("L2Loss").note == "precision deny: Ascend precision_reduce=false"
+    assert lib.get("Sum").note == ""
+    assert lib.get("Conv2D").note.startswith("precision override allow: seed 004 quotes CANN's")
+    assert lib.get("Conv3D").note.startswith("precision override allow: a cube-unit convolution")
+
+
+def test_host_ops_are_deny_and_never_judged() -> None:
+    info = load_default().get("PyFunc")
+    assert (info.device_supported, info.precision, info.precision_from) == (False, D, "host")
+
+
+def test_no_op_is_clear_any_more() -> None:
+    """Ascend has white, black and gray lists; TF's "clear" list is not a source."""
+    assert {info.precision for info in load_default()} == {A, D, G}
+
+
+def test_every_override_is_documented() -> None:
+    doc = (REPO / "docs" / "precision.md").read_text(encoding="utf-8")
+    overrides = [info for info in load_default() if info.precision_from == "override"]
+    assert len(overrides) == 9
+    for info in overrides:
+        assert f"| `{info.op}` | {info.precision.value} |" in doc, info.op
+
+
+@pytest.mark.parametrize(
+    ("name", "op_types"),
+    [
+        ("ReduceSumD", ("Sum",)),
+        ("MatMulV2", ("MatMul",)),
+        ("MatMul", ("MatMul",)),  # the TF op type itself
+        ("BatchMatMul", ("BatchMatMul", "BatchMatMulV2")),
+        ("BatchNorm", ("FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3")),
+        ("ReduceSum", ()),  # GE's dynamic-axes twin: no TF op maps to it in the table
+        ("NoSuchOp", ()),
+    ],
+)
+def test_op_types_named(name: str, op_types: tuple[str, ...]) -> None:
+    assert load_default().op_types_named(name) == op_types
 
 
 def test_float_dtypes() -> None:
@@ -102,6 +157,7 @@ def test_unknown_op() -> None:
         op="MyCustomOp",
         device_supported=False,
         precision=D,
+        precision_from="host",
         host_only=None,
         note="MyCustomOp: not in the device op library",
     )
@@ -193,6 +249,32 @@ def test_vendor_file_missing(tmp_path: Path) -> None:
 def test_tsv_header_checked() -> None:
     with pytest.raises(ValueError, match=r"ops\.tsv header"):
         OpLibrary.from_tsv("op\tdevice\n")
+    with pytest.raises(ValueError, match=r"ops\.tsv header"):
+        OpLibrary.from_tsv("# provenance only\n")
+
+
+def _tsv(*rows: str) -> str:
+    header = "op device gray heavy ge_op float_dtypes fp32 precision precision_from host_only note"
+    return "\n".join(["# provenance", "#   more", header.replace(" ", "\t"), *rows]) + "\n"
+
+
+def test_tsv_provenance_lines_are_skipped() -> None:
+    lib = OpLibrary.from_tsv(_tsv("Sum\t1\t0\t0\tReduceSumD\tfloat16,float32\t1\tgray\tgray\t\t"))
+    info = lib.get("Sum")
+    assert (info.ge_op, info.precision, info.precision_from) == ("ReduceSumD", G, "gray")
+    assert lib.op_types_named("ReduceSumD") == ("Sum",)
+
+
+def test_tsv_unknown_precision_source() -> None:
+    with pytest.raises(ValueError, match="precision_from 'tf_amp' is none of precision_reduce"):
+        OpLibrary.from_tsv(_tsv("Sum\t1\t0\t0\tReduceSumD\t\t\tdeny\ttf_amp\t\t"))
+
+
+def test_shipped_tsv_has_provenance() -> None:
+    head = _tsv_bytes().decode().splitlines()[:4]
+    assert head[0].startswith("# tf2npu op-info library. Written by tools/derive_opinfo.py")
+    assert head[2].startswith("#   npu_supported_ops.json sha256=")
+    assert head[3].startswith("#   aic-ascend910-ops-info.json sha256=")
 
 
 def _tsv_bytes() -> bytes:
@@ -202,7 +284,8 @@ def _tsv_bytes() -> bytes:
 def test_shipped_tsv_is_sorted_lf() -> None:
     data = _tsv_bytes()
     assert b"\r" not in data and data.endswith(b"\n")
-    ops = [line.split("\t")[0] for line in data.decode().splitlines()[1:]]
+    rows = [line for line in data.decode().splitlines() if not line.startswith("#")]
+    ops = [line.split("\t")[0] for line in rows[1:]]
     assert ops == sorted(set(ops))
 
 

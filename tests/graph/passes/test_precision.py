@@ -20,6 +20,7 @@ from tf2npu.graph.decisions import (
     PLACEMENT,
     PRECISION,
     SUPERSEDED,
+    Diagnostics,
     Placement,
     PrecisionDecision,
     replacement_of,
@@ -28,6 +29,7 @@ from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef, is_reserved_name
 from tf2npu.graph.lint import Signature
 from tf2npu.graph.opinfo import OpInfo, OpLibrary, load_default
+from tf2npu.graph.opinfo import mixlist as opinfo_mixlist
 from tf2npu.graph.passes.infra import PassContext, PassResult
 from tf2npu.graph.passes.precision import PrecisionPass
 
@@ -79,7 +81,7 @@ def config(
     library = OpLibrary(infos)
     classes = {info.op: info.precision for info in library}
     if mixlist:
-        classes = Mixlist.parse(mixlist).apply(classes)
+        classes = opinfo_mixlist.apply(Mixlist.parse(mixlist), library, classes, Diagnostics())
     return EngineConfig(NpuOptions.from_values(values), library, classes, FusionSwitch.all_on({}))
 
 
@@ -341,10 +343,11 @@ def test_an_unknown_op_with_a_float_attr_is_judged_but_never_lowered() -> None:
 
 # -- allow_mix_precision ------------------------------------------------------------------
 def mixed_graph() -> Builder:
-    """Two matmuls with a reshape between, a bias add, then a deny softmax and its followers.
+    """Two matmuls with a reshape between, a bias add, a softmax, then a deny L2Loss and its
+    followers.
 
-    x,w -> mm1 -> rs(Reshape) -> mm2 -> ba(BiasAdd) -> sm(Softmax) -> add(Add sm, ba)
-        -> neg(Neg) -> mm3(MatMul neg, w) -> gray(Mul x, x)
+    x,w -> mm1 -> rs(Reshape) -> mm2 -> ba(BiasAdd) -> sm(Softmax) -> l2(L2Loss)
+        -> add(Add l2, ba) -> neg(Neg) -> mm3(MatMul neg, w) -> gray(Mul x, x)
     """
     b = Builder()
     b.x()
@@ -355,7 +358,8 @@ def mixed_graph() -> Builder:
     b.binary("mm2", "MatMul", "rs", "w")
     b.binary("ba", "BiasAdd", "mm2", "x")
     b.unary("sm", "Softmax", "ba")
-    b.binary("add", "AddV2", "sm", "ba")
+    b.unary("l2", "L2Loss", "sm")
+    b.binary("add", "AddV2", "l2", "ba")
     b.unary("neg", "Neg", "add")
     b.binary("mm3", "MatMul", "neg", "w")
     b.binary("gray", "Mul", "x", "x")
@@ -367,40 +371,48 @@ def test_mixed_precision_classes(mode: str | None, v2: str | None) -> None:
     b = mixed_graph()
     result = run(b.g, config(mode, v2=v2))
     g = b.g
-    reasons = {n: decision(g, n).reason for n in ("mm1", "rs", "ba", "sm", "add", "neg", "gray")}
+    names = ("mm1", "rs", "ba", "sm", "l2", "add", "neg", "gray")
+    reasons = {n: decision(g, n).reason for n in names}
     assert reasons == {
         "mm1": "allow_list: MatMul is in the allow list",
         "rs": "follows_lowered: follows fp16 input 'mm1'",
         "ba": "follows_lowered: follows fp16 input 'mm2'",
-        "sm": "deny_list: Softmax is in the deny list",
-        "add": "deny_spread: deny spreads from 'sm'",  # gray: deny wins over the fp16 'ba'
-        "neg": "deny_spread: deny spreads from 'sm'",  # clear
+        "sm": "follows_lowered: follows fp16 input 'ba'",  # gray on Ascend (no flag)
+        "l2": "deny_list: L2Loss is in the deny list",  # precision_reduce false
+        "add": "deny_spread: deny spreads from 'l2'",  # deny wins over the fp16 'ba'
+        "neg": "deny_spread: deny spreads from 'l2'",
         "gray": "no_lowered_input: gray op with no fp16 float input",
     }
     assert decision(g, "mm3").after == "float16"  # the spread stops at an allow op
     # No ping-pong around the clear Reshape between the matmuls.
     assert inputs(g, "rs/_tf2npu_fp16") == ["mm1/_tf2npu_fp16", "shape"]
     assert inputs(g, "mm2/_tf2npu_fp16") == ["rs/_tf2npu_fp16", "w/_tf2npu_to_fp16"]
-    assert inputs(g, "sm") == ["ba/_tf2npu_to_f32"]
-    assert inputs(g, "add") == ["sm", "ba/_tf2npu_to_f32"]
+    assert inputs(g, "sm/_tf2npu_fp16") == ["ba/_tf2npu_fp16"]
+    assert inputs(g, "l2") == ["sm/_tf2npu_to_f32"]
+    assert inputs(g, "add") == ["l2", "ba/_tf2npu_to_f32"]
     assert inputs(g, "mm3/_tf2npu_fp16") == ["neg/_tf2npu_to_fp16", "w/_tf2npu_to_fp16"]
-    # x, w, neg cast down; ba's cast back is read by sm and add; mm3's by nobody.
-    assert dict(result.stats) == {"casts_inserted": 4, "nodes_fp16": 5, "nodes_fp32": 6}
+    # x, w, neg cast down; sm's cast back is read by l2, ba's by add; mm3's by nobody.
+    assert dict(result.stats) == {"casts_inserted": 5, "nodes_fp16": 6, "nodes_fp32": 6}
 
 
 MOVE_MATMUL_TO_DENY = '{"black-list": {"to-add": ["MatMul"]}}'
 REMOVE_MATMUL_FROM_ALLOW = '{"white-list": {"to-remove": ["MatMul"]}}'
-MOVE_SOFTMAX_TO_ALLOW = '{"white-list": {"to-add": ["Softmax"]}}'
+MOVE_L2LOSS_TO_ALLOW = '{"white-list": {"to-add": ["L2Loss"]}}'
+MOVE_SOFTMAX_TO_DENY = '{"black-list": {"to-add": ["SoftmaxV2"]}}'  # the GE op type
 
 
 @pytest.mark.parametrize(
     ("mixlist", "expected"),
     [
-        (MOVE_MATMUL_TO_DENY, {"mm1": "deny_list", "rs": "deny_spread", "sm": "deny_list"}),
+        (MOVE_MATMUL_TO_DENY, {"mm1": "deny_list", "rs": "deny_spread", "l2": "deny_list"}),
         (REMOVE_MATMUL_FROM_ALLOW, {"mm1": "no_lowered_input", "rs": "no_lowered_input"}),
         (
-            MOVE_SOFTMAX_TO_ALLOW,
-            {"mm1": "allow_list", "sm": "allow_list", "add": "follows_lowered"},
+            MOVE_L2LOSS_TO_ALLOW,
+            {"mm1": "allow_list", "l2": "allow_list", "add": "follows_lowered"},
+        ),
+        (
+            MOVE_SOFTMAX_TO_DENY,
+            {"ba": "follows_lowered", "sm": "deny_list", "l2": "deny_list"},
         ),
     ],
 )
@@ -476,12 +488,12 @@ def test_v1_loop_primitives_keep_float32_so_back_edges_carry_no_cast() -> None:
 
 # -- cost ----------------------------------------------------------------------------------
 def synthetic(size: int) -> Graph:
-    """A chain of ``size`` device nodes cycling through allow, gray, clear and deny ops."""
+    """A chain of ``size`` device nodes cycling through allow, gray and deny ops."""
     b = Builder()
     b.x()
     b.x("w")
     b.op("shape", "Placeholder", dtype=t(I32))
-    ops = ("MatMul", "BiasAdd", "Relu", "Softmax", "AddV2", "Reshape", "Mul", "Exp", "Identity")
+    ops = ("MatMul", "BiasAdd", "Relu", "L2Loss", "AddV2", "Reshape", "Mul", "Exp", "Identity")
     prev = "x"
     for i in range(size - 3):
         op, name = ops[i % len(ops)], f"n{i}"

@@ -98,8 +98,10 @@ def test_allow_mix_precision_lowers_matmuls_and_keeps_the_loss_close() -> None:
         if node.name in after:
             by_op.setdefault(node.op, set()).add(after[node.name])
     assert by_op["MatMul"] == {"float16"}
-    for op in ("SoftmaxCrossEntropyWithLogits", "Mean", "BiasAddGrad"):  # deny list
-        assert by_op[op] == {"float32"}, op
+    # Gray on Ascend (no precision_reduce flag): they follow the float16 logits.
+    for op in ("BiasAdd", "SoftmaxCrossEntropyWithLogits", "Mean"):
+        assert by_op[op] == {"float16"}, op
+    assert by_op["BiasAddGrad"] == {"float32"}  # precision_reduce false: black
     want, got = original(graph_def, feed), step(graph.to_graph_def(), feed, fetch)
     for when in ("before", "after"):
         np.testing.assert_allclose(got[when]["loss"], want[when]["loss"], rtol=1e-2)

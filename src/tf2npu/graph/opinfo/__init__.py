@@ -20,11 +20,25 @@ from importlib import resources
 from pathlib import Path
 
 from tf2npu.config.precision import PrecisionClass
-from tf2npu.graph.opinfo._schema import COLUMNS, NOT_IN_LIBRARY, OpInfo, parse_row
+from tf2npu.graph.opinfo._schema import (
+    COLUMNS,
+    NOT_IN_LIBRARY,
+    PRECISION_SOURCES,
+    OpInfo,
+    data_lines,
+    parse_row,
+)
 from tf2npu.graph.opinfo._vendor import apply_white_list, read_white_list
 from tf2npu.graph.opinfo.hostonly import category
 
-__all__ = ["NOT_IN_LIBRARY", "OpInfo", "OpLibrary", "PrecisionClass", "load_default"]
+__all__ = [
+    "NOT_IN_LIBRARY",
+    "PRECISION_SOURCES",
+    "OpInfo",
+    "OpLibrary",
+    "PrecisionClass",
+    "load_default",
+]
 
 
 class OpLibrary:
@@ -32,6 +46,12 @@ class OpLibrary:
 
     def __init__(self, ops: Mapping[str, OpInfo]) -> None:
         self._ops = dict(ops)
+        by_ge: dict[str, list[str]] = {}
+        for name in sorted(self._ops):
+            ge_op = self._ops[name].ge_op
+            if ge_op:
+                by_ge.setdefault(ge_op, []).append(name)
+        self._by_ge = {ge_op: tuple(names) for ge_op, names in by_ge.items()}
 
     def get(self, op_type: str) -> OpInfo:
         """The facts for ``op_type``; an unlisted type is not device-supported and says so."""
@@ -42,9 +62,26 @@ class OpLibrary:
             op=op_type,
             device_supported=False,
             precision=PrecisionClass.DENY,
+            precision_from="host",
             host_only=category(op_type),
             note=f"{op_type}: {NOT_IN_LIBRARY}",
         )
+
+    def op_types_named(self, name: str) -> tuple[str, ...]:
+        """The TF op types ``name`` denotes: itself if listed, and those whose GE op it is.
+
+        Ascend's lists and ``modify_mixlist`` name GE op types (``ReduceSumD``, ``MatMulV2``);
+        graphs hold TF op types (``Sum``, ``MatMul``). Sorted; empty when neither matches.
+
+        >>> load_default().op_types_named("ReduceSumD")
+        ('Sum',)
+        >>> load_default().op_types_named("BatchMatMul")
+        ('BatchMatMul', 'BatchMatMulV2')
+        """
+        found = set(self._by_ge.get(name, ()))
+        if name in self._ops:
+            found.add(name)
+        return tuple(sorted(found))
 
     def __contains__(self, op_type: object) -> bool:
         return op_type in self._ops
@@ -57,8 +94,8 @@ class OpLibrary:
 
     @classmethod
     def from_tsv(cls, text: str) -> OpLibrary:
-        """A library from the text of an ``ops.tsv`` file (header line first)."""
-        lines = text.splitlines()
+        """A library from the text of an ``ops.tsv`` file (``#`` lines, then the header)."""
+        lines = data_lines(text)
         if not lines or tuple(lines[0].split("\t")) != COLUMNS:
             raise ValueError(f"ops.tsv header must be {chr(9).join(COLUMNS)!r}")
         infos = (parse_row(line) for line in lines[1:])

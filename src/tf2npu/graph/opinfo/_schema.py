@@ -15,6 +15,7 @@ COLUMNS = (
     "float_dtypes",
     "fp32",
     "precision",
+    "precision_from",
     "host_only",
     "note",
 )
@@ -22,6 +23,14 @@ COLUMNS = (
 FLOAT_DTYPES = ("float16", "float32", "bfloat16", "double")
 
 NOT_IN_LIBRARY = "not in the device op library"
+
+#: Where an op's precision class comes from (the ``precision_from`` column).
+PRECISION_SOURCES = {
+    "precision_reduce": "Ascend's precision_reduce flag on the GE op (true allow, false deny)",
+    "gray": "no precision_reduce flag: Ascend's gray list (follows its float inputs)",
+    "override": "a deliberate deviation from Ascend's facts; the note says why",
+    "host": "not device-supported: never judged, keeps its TF dtype",
+}
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,7 @@ class OpInfo:
             unknown.
         has_fp32_kernel: an fp32 AI-Core kernel exists; ``None`` when unknown.
         precision: the default mixed-precision class.
+        precision_from: why it has that class, a key of :data:`PRECISION_SOURCES`.
         host_only: the host-only category (``dataset``, ``py_func``, ...) or ``None``.
         note: why the row looks the way it does, in words.
     """
@@ -50,6 +60,7 @@ class OpInfo:
     float_dtypes: frozenset[str] = field(default_factory=frozenset)
     has_fp32_kernel: bool | None = None
     precision: PrecisionClass = PrecisionClass.GRAY
+    precision_from: str = "gray"
     host_only: str | None = None
     note: str = ""
 
@@ -60,6 +71,21 @@ def _flag(text: str) -> bool:
 
 def _optional_flag(text: str) -> bool | None:
     return None if text == "" else text == "1"
+
+
+def _source(text: str) -> str:
+    if text not in PRECISION_SOURCES:
+        raise ValueError(
+            f"ops.tsv: precision_from {text!r} is none of {', '.join(PRECISION_SOURCES)}"
+        )
+    return text
+
+
+def data_lines(text: str) -> list[str]:
+    """The lines of an ``ops.tsv`` text after its ``#`` provenance lines (header first)."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if not line.startswith("#")), len(lines))
+    return lines[start:]
 
 
 def parse_row(line: str) -> OpInfo:
@@ -75,6 +101,7 @@ def parse_row(line: str) -> OpInfo:
         float_dtypes=frozenset(filter(None, row["float_dtypes"].split(","))),
         has_fp32_kernel=_optional_flag(row["fp32"]),
         precision=PrecisionClass(row["precision"]),
+        precision_from=_source(row["precision_from"]),
         host_only=row["host_only"] or None,
         note=row["note"],
     )
