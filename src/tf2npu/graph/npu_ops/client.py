@@ -27,8 +27,12 @@ from typing import Any
 
 from tf2npu.errors import InternalError
 from tf2npu.graph.npu_ops.catalogue import NPU_OPS
-from tf2npu.graph.npu_ops.materialize import function_name, traced_function_def
-from tf2npu.graph.npu_ops.opdef import TYPE_ATTR, NpuOpDef, build_attrs
+from tf2npu.graph.npu_ops.materialize import (
+    function_name,
+    traced_dependencies,
+    traced_function_def,
+)
+from tf2npu.graph.npu_ops.opdef import TYPE_ATTR, NpuOpDef, attr_python_value, build_attrs
 
 __all__ = ["GRADIENT_ATTR", "GRADIENT_PREFIX", "NPU_ATTR_PREFIX", "NPU_OP_ATTR", "emit"]
 
@@ -169,7 +173,9 @@ def _ensure_function(graph: Any, op: NpuOpDef, attrs: Mapping[str, Any]) -> str:
         # import_graph_def is the public way to add a FunctionDef proto to a graph: with no
         # nodes it only copies the library (to the C graph and the Python function table).
         library_only = graph_pb2.GraphDef()
-        library_only.library.function.add().ParseFromString(traced_function_def(op, attrs, name))
+        for serialized in (*traced_dependencies(op, attrs, name),
+                           traced_function_def(op, attrs, name)):
+            library_only.library.function.add().ParseFromString(serialized)
         tf.graph_util.import_graph_def(library_only, name="")
     return name
 
@@ -205,6 +211,40 @@ def _do_mask_gradient(op: Any, grad: Any) -> list[Any]:
     return [emit("DropOutDoMask", [grad, op.inputs[1], op.inputs[2]])[0], None, None]
 
 
+def _body_gradient(op: Any, *grads: Any) -> list[Any]:
+    """The exact derivative of the op's CPU body: the body is built again on the op's inputs
+    (plain TF ops) and differentiated with ``tf.gradients``; integer inputs get none.
+
+    The fused recurrent ops use it: their device gradient kernels (``DynamicRnnGrad`` ...) are
+    not emulated as ops, their math is what autodiff of the forward recurrence computes.
+    """
+    import tensorflow as tf
+
+    definition = NPU_OPS[op.get_attr(NPU_OP_ATTR).decode()]
+    attrs = {spec.name: op.node_def.attr[NPU_ATTR_PREFIX + spec.name] for spec in definition.attrs}
+    kwargs = {
+        spec.name: attr_python_value(spec, attrs[spec.name])
+        for spec in definition.attrs
+        if spec.kind != "type"
+    }
+    inputs = list(op.inputs)
+    wanted = [i for i, t in enumerate(inputs) if t.dtype.is_floating]
+    with tf.name_scope(op.name.split("/")[-1] + "_grad_body"):
+        outputs = definition.body(*inputs, **kwargs)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    # grad_ys None would mean "ones": keep only the outputs that receive a gradient.
+    pairs = [(y, g) for y, g in zip(outputs, grads, strict=True) if g is not None]
+    result: list[Any] = [None] * len(inputs)
+    if not pairs:
+        return result
+    found = tf.gradients(
+        [y for y, _ in pairs], [inputs[i] for i in wanted], grad_ys=[g for _, g in pairs]
+    )
+    for i, grad in zip(wanted, found, strict=True):
+        result[i] = grad
+    return result
+
+
 def _no_gradient_defined(op: Any, *grads: Any) -> Any:
     npu_op = op.get_attr(NPU_OP_ATTR).decode()
     raise LookupError(
@@ -214,6 +254,13 @@ def _no_gradient_defined(op: Any, *grads: Any) -> Any:
     )
 
 
-_GRADIENTS = {"Gelu": _gelu_gradient, "DropOutDoMask": _do_mask_gradient}
+_GRADIENTS = {
+    "Gelu": _gelu_gradient,
+    "DropOutDoMask": _do_mask_gradient,
+    "BasicLSTMCell": _body_gradient,
+    "DynamicRnn": _body_gradient,
+    "DynamicGruV2": _body_gradient,
+    "DynamicAUGRU": _body_gradient,
+}
 #: Ops whose outputs carry no gradient at all (TensorFlow then treats them as constants).
 _NOT_DIFFERENTIABLE = frozenset({"DropOutGenMask"})
