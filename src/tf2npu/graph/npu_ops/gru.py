@@ -55,7 +55,8 @@ def _gru(
         )
     wide = compute_dtype(x.dtype)
     xf = widened(x, 3, wide)
-    w_in, w_hid, b_in, b_hid = (widened(t, r, wide) for t, r in zip(weights, (2, 2, 1, 1)))
+    ranks = zip(weights, (2, 2, 1, 1), strict=True)
+    w_in, w_hid, b_in, b_hid = (widened(t, r, wide) for t, r in ranks)
     steps, batch = tf.shape(x)[0], tf.shape(x)[1]
     hidden = tf.shape(w_hid)[0]
     h0 = tf.reshape(tf.cast(init_h, wide), [batch, hidden])
