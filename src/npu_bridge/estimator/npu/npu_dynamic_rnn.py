@@ -99,10 +99,12 @@ class _DynamicBasic(tf.compat.v1.layers.Layer):  # type: ignore[misc]
             )
 
     def build(self, input_shape: Any) -> None:
-        shape = tf.TensorShape(input_shape)
-        if shape.rank != 3 or shape[2] is None:
+        given = tf.TensorShape(input_shape)
+        # Plain ints or None (TF1 behaviour indexes shapes into Dimension objects).
+        shape = [tf.compat.dimension_value(d) for d in given] if given.rank else []
+        if len(shape) != 3 or shape[2] is None:
             raise ValueError(
-                f"{type(self).__name__}: x has shape {shape}; it must be time-major "
+                f"{type(self).__name__}: x has shape {given}; it must be time-major "
                 "[time, batch, input] with the input size known (transpose batch-major "
                 "inputs with tf.transpose(x, [1, 0, 2]))"
             )
@@ -118,7 +120,7 @@ class _DynamicBasic(tf.compat.v1.layers.Layer):  # type: ignore[misc]
         # Last: once built, the legacy layer's add_weight only reuses existing variables.
         super().build(input_shape)
 
-    def _add_weights(self, shape: Any) -> None:
+    def _add_weights(self, shape: list[int | None]) -> None:
         raise NotImplementedError
 
     def _uniform(self, name: str, shape: Sequence[int]) -> Any:
@@ -181,8 +183,8 @@ class DynamicRNN(_DynamicBasic):
     use_peephole = property(lambda self: self._args["use_peephole"])
     forget_bias = property(lambda self: self._args["forget_bias"])
 
-    def _add_weights(self, shape: Any) -> None:
-        size = shape[2] + self._hidden_size
+    def _add_weights(self, shape: list[int | None]) -> None:
+        size = int(shape[2] or 0) + self._hidden_size
         self._rnn_w = self.add_weight(
             "dynamicrnn/w",
             shape=[size, 4 * self._hidden_size],
@@ -252,8 +254,8 @@ class _DynamicGRU(_DynamicBasic):
     gate_order = property(lambda self: self._args["gate_order"])
     reset_after = property(lambda self: self._args["reset_after"])
 
-    def _add_weights(self, shape: Any) -> None:
-        size, gates = shape[2], 3 * self._hidden_size
+    def _add_weights(self, shape: list[int | None]) -> None:
+        size, gates = int(shape[2] or 0), 3 * self._hidden_size
         self._weights = (
             self._uniform(f"{self._SCOPE}/weight_input", [size, gates]),
             self._uniform(f"{self._SCOPE}/weight_hidden", [self._hidden_size, gates]),

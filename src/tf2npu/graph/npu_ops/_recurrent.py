@@ -65,11 +65,16 @@ def compute_dtype(dtype: Any) -> Any:
 
 
 def widened(tensor: Any, rank: int, dtype: Any) -> Any:
-    """``tensor`` cast to ``dtype`` with its rank checked: the traced bodies see inputs of unknown
-    shape, and ``tf.scan`` needs the per-step shapes' ranks to stay fixed across iterations."""
+    """``tensor`` cast to ``dtype``, its static rank set: the traced bodies see inputs of unknown
+    shape, and ``tf.scan`` needs the per-step shapes' ranks to stay fixed across iterations.
+    ``set_shape`` adds no op (an ``EnsureShape`` would reach the user's graph through the
+    gradient, which rebuilds the body there); a wrong rank there fails when the graph is built.
+    """
     import tensorflow as tf
 
-    return tf.cast(tf.ensure_shape(tensor, [None] * rank), dtype)
+    cast = tf.cast(tensor, dtype)
+    cast.set_shape(tf.TensorShape([None] * rank).merge_with(cast.shape))
+    return cast
 
 
 def step_mask(seq_length: Any, steps: Any, dtype: Any) -> Any:
