@@ -139,7 +139,9 @@ class _DynamicBasic(tf.compat.v1.layers.Layer):  # type: ignore[misc]
     def _full_length(self, x: Any, batch: Any) -> Any:
         return tf.fill(tf.reshape(batch, [1]), tf.shape(x)[0])
 
-    def _emit(self, op_name: str, x: Any, inputs: list[Any], attrs: dict[str, Any]) -> Any:
+    def _emit(
+        self, op_name: str, x: Any, inputs: list[Any], attrs: dict[str, Any]
+    ) -> tuple[Any, ...]:
         outputs = emit(op_name, inputs, attrs, name=op_name)
         # The op's shapes ([time, batch, hidden] for all outputs) for the layers that follow.
         static = x.shape[:2].concatenate([self._hidden_size]) if x.shape.rank == 3 else None
