@@ -36,7 +36,7 @@ from tensorflow.core.framework.attr_value_pb2 import AttrValue
 
 from npu_bridge.estimator.npu_unary_ops import npu_unary_ops
 from tf2npu.graph.npu_ops.client import NPU_OP_ATTR as _NPU_OP_ATTR
-from tf2npu.graph.npu_ops.client import emit
+from tf2npu.graph.npu_ops.client import emit as _emit
 
 __all__ = [
     "DEFAULT_GRAPH_SEED",
@@ -226,7 +226,7 @@ def basic_lstm_cell(
     _check_lstm_shapes(*tensors)
     attrs = {"keep_prob": 1.0, "forget_bias": float(forget_bias),
              "state_is_tuple": bool(state_is_tuple), "activation": activation}
-    outputs = emit("BasicLSTMCell", tensors, attrs, name=name)
+    outputs = _emit("BasicLSTMCell", tensors, attrs, name=name)
     for tensor in outputs:
         tensor.set_shape(tensors[2].shape)
     return tuple(outputs)
@@ -322,6 +322,6 @@ def LARSV2(
         )
     attrs = {"hyperpara": float(hyperpara), "epsilon": float(epsilon),
              "use_clip": bool(use_clip)}
-    output = emit("LarsV2", [w, g, weight_decay, learning_rate], attrs, name=name)[0]
+    output = _emit("LarsV2", [w, g, weight_decay, learning_rate], attrs, name=name)[0]
     output.set_shape(w.shape)
     return output

@@ -26,16 +26,18 @@ here: the gate outputs are always computed.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+import math as _math
 from typing import Any
 
 import tensorflow as tf
 
-from tf2npu.graph.npu_ops._recurrent import DIRECTIONS, check_unsupported
-from tf2npu.graph.npu_ops.client import emit
-from tf2npu.graph.npu_ops.gru import DYNAMIC_GRU_SUPPORTED, GATE_ORDERS
-from tf2npu.graph.npu_ops.lstm import DYNAMIC_RNN_SUPPORTED
+# Private names: the module's public surface is the adapter's (tests/npu_bridge/...surface).
+from tf2npu.graph.npu_ops._recurrent import DIRECTIONS as _DIRECTIONS
+from tf2npu.graph.npu_ops._recurrent import check_unsupported as _check_unsupported
+from tf2npu.graph.npu_ops.client import emit as _emit_op
+from tf2npu.graph.npu_ops.gru import DYNAMIC_GRU_SUPPORTED as _GRU_CHECKED
+from tf2npu.graph.npu_ops.gru import GATE_ORDERS as _GATE_ORDERS
+from tf2npu.graph.npu_ops.lstm import DYNAMIC_RNN_SUPPORTED as _LSTM_CHECKED
 
 __all__ = [
     "DYNAMIC_RNN_BIDIRECTION",
@@ -45,8 +47,8 @@ __all__ = [
     "DynamicRNN",
 ]
 
-DYNAMIC_RNN_UNIDIRECTION = DIRECTIONS[0]
-DYNAMIC_RNN_BIDIRECTION = DIRECTIONS[1]
+DYNAMIC_RNN_UNIDIRECTION = _DIRECTIONS[0]
+DYNAMIC_RNN_BIDIRECTION = _DIRECTIONS[1]
 
 
 class _DynamicBasic(tf.compat.v1.layers.Layer):  # type: ignore[misc]
@@ -92,10 +94,10 @@ class _DynamicBasic(tf.compat.v1.layers.Layer):  # type: ignore[misc]
 
     def check_direction(self) -> None:
         """Raise ``ValueError`` unless ``direction`` is one the adapter knows."""
-        if self.direction not in DIRECTIONS:
+        if self.direction not in _DIRECTIONS:
             raise ValueError(
                 f"{type(self).__name__}: invalid direction {self.direction!r}, expecting "
-                f"{DIRECTIONS[0]!r} or {DIRECTIONS[1]!r}"
+                f"{_DIRECTIONS[0]!r} or {_DIRECTIONS[1]!r}"
             )
 
     def build(self, input_shape: Any) -> None:
@@ -123,15 +125,15 @@ class _DynamicBasic(tf.compat.v1.layers.Layer):  # type: ignore[misc]
     def _add_weights(self, shape: list[int | None]) -> None:
         raise NotImplementedError
 
-    def _uniform(self, name: str, shape: Sequence[int]) -> Any:
-        stdv = 1.0 / math.sqrt(self._hidden_size)
+    def _uniform(self, name: str, shape: list[int]) -> Any:
+        stdv = 1.0 / _math.sqrt(self._hidden_size)
         init = tf.compat.v1.random_uniform_initializer(-stdv, stdv)
         return self.add_weight(name, shape=shape, dtype=self._rnn_dtype, initializer=init)
 
-    def _prepare(self, op_name: str, x: Any, checked: Sequence[str]) -> tuple[Any, Any]:
+    def _prepare(self, op_name: str, x: Any, checked: tuple[str, ...]) -> tuple[Any, Any]:
         """``x`` as a tensor and its batch size (static int or scalar tensor), attrs checked."""
         self.check_direction()
-        check_unsupported(f"{type(self).__name__} ({op_name})", self._args, checked)
+        _check_unsupported(f"{type(self).__name__} ({op_name})", self._args, checked)
         x = tf.convert_to_tensor(x, name="x")
         batch = tf.compat.dimension_value(x.shape[1]) if x.shape.rank == 3 else None
         return x, batch if batch is not None else tf.shape(x)[1]
@@ -142,7 +144,7 @@ class _DynamicBasic(tf.compat.v1.layers.Layer):  # type: ignore[misc]
     def _emit(
         self, op_name: str, x: Any, inputs: list[Any], attrs: dict[str, Any]
     ) -> tuple[Any, ...]:
-        outputs = emit(op_name, inputs, attrs, name=op_name)
+        outputs = _emit_op(op_name, inputs, attrs, name=op_name)
         # The op's shapes ([time, batch, hidden] for all outputs) for the layers that follow.
         static = x.shape[:2].concatenate([self._hidden_size]) if x.shape.rank == 3 else None
         for tensor in outputs:
@@ -214,7 +216,7 @@ class DynamicRNN(_DynamicBasic):
         ``init_h``/``init_c`` default to zeros ``[1, batch, hidden]``; ``weight``/``bias``
         replace the layer's variables; ``seq_length`` (int32 ``[batch]``) masks steps.
         """
-        x, batch = self._prepare("DynamicRnn", x, DYNAMIC_RNN_SUPPORTED)
+        x, batch = self._prepare("DynamicRnn", x, _LSTM_CHECKED)
         zeros = tf.zeros(tf.stack([1, batch, self._hidden_size]), dtype=self._rnn_dtype)
         inputs = [
             x,
@@ -266,12 +268,12 @@ class _DynamicGRU(_DynamicBasic):
         )
 
     def _run(self, x: Any, att: Any, seq_length: Any, init_h: Any) -> tuple[Any, ...]:
-        x, batch = self._prepare(self._OP, x, DYNAMIC_GRU_SUPPORTED)
-        if self.gate_order not in GATE_ORDERS or not self.reset_after:
+        x, batch = self._prepare(self._OP, x, _GRU_CHECKED)
+        if self.gate_order not in _GATE_ORDERS or not self.reset_after:
             raise ValueError(
                 f"{type(self).__name__}: gate_order={self.gate_order!r}, reset_after="
                 f"{self.reset_after!r}; the Ascend kernel and tf2npu support gate_order "
-                f"{GATE_ORDERS[0]!r} or {GATE_ORDERS[1]!r} with reset_after=True"
+                f"{_GATE_ORDERS[0]!r} or {_GATE_ORDERS[1]!r} with reset_after=True"
             )
         w_in, w_hid, b_in, b_hid = self._weights
         if init_h is None:
