@@ -57,8 +57,8 @@ def _inputs(lengths, att=None):
 def test_gru_v2_matches_the_recurrence(run_op, order: str) -> None:
     got = run_op("DynamicGruV2", _inputs([T, T]), DT_FLOAT, {"gate_order": order}, outputs=6)
     y, h, z, _, r, n, gh_h = _reference([T, T], order=order)
-    for name, g, w in zip(["y", "h", "update", "reset", "new", "hidden_new"], got, [y, h, z, r, n, gh_h],
-                          strict=True):
+    names = ["y", "h", "update", "reset", "new", "hidden_new"]
+    for name, g, w in zip(names, got, [y, h, z, r, n, gh_h], strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=name)
 
 

@@ -34,6 +34,7 @@ _ONLY = {
     "activation": "tanh",
     "use_peephole": False,
     "cell_type": "LSTM",
+    "cell_clip": -1.0,  # checked for the GRUs only: the LSTM clips
 }
 
 _WHY = {

@@ -29,7 +29,7 @@ __all__ = ["DYNAMIC_AUGRU", "DYNAMIC_GRU_SUPPORTED", "DYNAMIC_GRU_V2", "GATE_ORD
 GATE_ORDERS = ("zrh", "rzh")
 #: Attrs the CPU bodies compute only at their default (see ``_recurrent``).
 DYNAMIC_GRU_SUPPORTED = (
-    "direction", "cell_depth", "keep_prob", "num_proj", "time_major", "activation",
+    "direction", "cell_depth", "keep_prob", "cell_clip", "num_proj", "time_major", "activation",
 )
 
 
@@ -112,7 +112,7 @@ def _attrs() -> tuple[AttrDef, ...]:
         AttrDef("direction", "string", "UNIDIRECTIONAL", "only UNIDIRECTIONAL is computed"),
         AttrDef("cell_depth", "int", 1, "layers; only 1"),
         AttrDef("keep_prob", "float", 1.0, "dropout keep probability; only 1.0"),
-        AttrDef("cell_clip", "float", -1.0, "not applied (the device kernel ignores it too)"),
+        AttrDef("cell_clip", "float", -1.0, "only -1 (no clip), as the device kernel"),
         AttrDef("num_proj", "int", 0, "projection size; only 0"),
         AttrDef("time_major", "bool", True, "inputs [time, batch, input]; only true"),
         AttrDef("activation", "string", "tanh", "candidate activation; only tanh"),

@@ -180,6 +180,7 @@ def test_basic_lstm_cell_gradient_matches_finite_differences() -> None:
         (lambda: DynamicRNN(H, tf.float32, keep_prob=0.9), r"npu_ops\.dropout"),
         (lambda: DynamicRNN(H, tf.float32, cell_type="GRU"), r"cell_type='GRU'"),
         (lambda: DynamicGRUV2(H, tf.float32, num_proj=2), r"num_proj=2 .* dense layer"),
+        (lambda: DynamicGRUV2(H, tf.float32, cell_clip=3.0), r"cell_clip=3\.0"),
         (lambda: DynamicGRUV2(H, tf.float32, gate_order="hzr"), r"gate_order='hzr'"),
         (lambda: DynamicGRUV2(H, tf.float32, reset_after=False), r"reset_after=True"),
     ],
