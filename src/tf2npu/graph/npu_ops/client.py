@@ -15,7 +15,8 @@ The call node says which NPU op it stands for in private attrs (TensorFlow ignor
   NPU op, ``T`` and the declared ones with defaults filled, as the op's own ``AttrValue``;
 * ``_gradient_op_type`` = :data:`GRADIENT_PREFIX` + op type: TensorFlow's gradient lookup reads
   this attr before the op type, so the gradients registered here apply (``Gelu`` →
-  ``GeluGrad``; ``DropOutDoMask`` → ``DropOutDoMask`` with the same mask; the mask has none).
+  ``GeluGrad``; ``DropOutDoMask`` → ``DropOutDoMask`` with the same mask; the mask has none;
+  ``BasicLSTMCell`` and the fused RNN ops → the derivative of their CPU body).
 
 TensorFlow is imported lazily: importing this module does not import it.
 """
