@@ -279,3 +279,36 @@ def test_lars_refusals() -> None:
             npu_ops.LARSV2(LSTM_W.astype(np.float16), LSTM_W.astype(np.float16), 0.1, 0.1)
     with pytest.raises(RuntimeError, match=r"npu_ops\.LARSV2 is not compatible with eager"):
         npu_ops.LARSV2(LSTM_W, LSTM_W, 0.1, 0.1)
+
+
+class _NpuLSTMCell(tf.compat.v1.nn.rnn_cell.BasicLSTMCell):
+    """TF's BasicLSTMCell with its step computed by npu_ops.basic_lstm_cell (Tacotron's use)."""
+
+    def call(self, inputs, state):
+        c, h = state
+        ct, ht = npu_ops.basic_lstm_cell(inputs, h, c, self._kernel, self._bias, 1.0,
+                                         self._forget_bias, True, "tanh")[:2]
+        return ht, tf.compat.v1.nn.rnn_cell.LSTMStateTuple(ct, ht)
+
+
+@pytest.mark.parametrize("v2_loops", [True, False])
+def test_basic_lstm_cell_differentiates_inside_a_while_loop(v2_loops: bool) -> None:
+    x_value = LSTM_RNG.standard_normal((2, 5, 3)).astype(np.float32)
+    results = []
+    try:
+        if not v2_loops:  # TF 1.15's loops, as under `tf2npu run`
+            tf.compat.v1.disable_control_flow_v2()
+        for cell_type in (_NpuLSTMCell, tf.compat.v1.nn.rnn_cell.BasicLSTMCell):
+            with tf.Graph().as_default():
+                x = tf.constant(x_value)
+                out, _ = tf.compat.v1.nn.dynamic_rnn(cell_type(4), x, dtype=tf.float32)
+                weights = tf.compat.v1.trainable_variables()
+                grads = tf.gradients(tf.reduce_sum(out * out), [x, *weights])
+                kernel, bias = tf.compat.v1.trainable_variables()
+                with tf.compat.v1.Session() as session:
+                    session.run([kernel.assign(LSTM_W), bias.assign(LSTM_B)])
+                    results.append(session.run(grads))
+    finally:
+        tf.compat.v1.enable_control_flow_v2()
+    for got, want in zip(*results, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -33,9 +33,11 @@ from tf2npu.graph.npu_ops.materialize import (
     traced_dependencies,
     traced_function_def,
 )
-from tf2npu.graph.npu_ops.opdef import TYPE_ATTR, NpuOpDef, attr_python_value, build_attrs
+from tf2npu.graph.npu_ops.opdef import TYPE_ATTR, NpuOpDef, build_attrs
 
-__all__ = ["GRADIENT_ATTR", "GRADIENT_PREFIX", "NPU_ATTR_PREFIX", "NPU_OP_ATTR", "emit"]
+__all__ = [
+    "GRADIENT_ATTR", "GRADIENT_PREFIX", "NPU_ATTR_PREFIX", "NPU_OP_ATTR", "add_functions", "emit",
+]
 
 #: Private node attr holding the NPU op type a call node stands for.
 NPU_OP_ATTR = "_npu_op"
@@ -166,19 +168,24 @@ def _dtype(enum: int) -> str:
 
 def _ensure_function(graph: Any, op: NpuOpDef, attrs: Mapping[str, Any]) -> str:
     """Add the op's monomorphic CPU function to ``graph``'s library (once); returns its name."""
+    name = function_name(op, attrs)
+    if not graph._is_function(name):
+        dependencies = traced_dependencies(op, attrs, name)
+        add_functions(graph, (*dependencies, traced_function_def(op, attrs, name)))
+    return name
+
+
+def add_functions(graph: Any, serialized: Sequence[bytes]) -> None:
+    """Add serialized FunctionDefs (callees first) to ``graph``'s library."""
     import tensorflow as tf
     from tensorflow.core.framework import graph_pb2
 
-    name = function_name(op, attrs)
-    if not graph._is_function(name):
-        # import_graph_def is the public way to add a FunctionDef proto to a graph: with no
-        # nodes it only copies the library (to the C graph and the Python function table).
-        library_only = graph_pb2.GraphDef()
-        for serialized in (*traced_dependencies(op, attrs, name),
-                           traced_function_def(op, attrs, name)):
-            library_only.library.function.add().ParseFromString(serialized)
-        tf.graph_util.import_graph_def(library_only, name="")
-    return name
+    # import_graph_def is the public way to add a FunctionDef proto to a graph: with no
+    # nodes it only copies the library (to the C graph and the Python function table).
+    library_only = graph_pb2.GraphDef()
+    for function in serialized:
+        library_only.library.function.add().ParseFromString(function)
+    tf.graph_util.import_graph_def(library_only, name="")
 
 
 _REGISTERED: set[str] = set()
@@ -213,37 +220,10 @@ def _do_mask_gradient(op: Any, grad: Any) -> list[Any]:
 
 
 def _body_gradient(op: Any, *grads: Any) -> list[Any]:
-    """The exact derivative of the op's CPU body: the body is built again on the op's inputs
-    (plain TF ops) and differentiated with ``tf.gradients``; integer inputs get none.
+    """The derivative of the op's CPU body (:mod:`tf2npu.graph.npu_ops.gradient`)."""
+    from tf2npu.graph.npu_ops.gradient import body_gradient
 
-    The fused recurrent ops use it: their device gradient kernels (``DynamicRnnGrad`` ...) are
-    not emulated as ops, their math is what autodiff of the forward recurrence computes.
-    """
-    import tensorflow as tf
-
-    definition = NPU_OPS[op.get_attr(NPU_OP_ATTR).decode()]
-    attrs = {spec.name: op.node_def.attr[NPU_ATTR_PREFIX + spec.name] for spec in definition.attrs}
-    kwargs = {
-        spec.name: attr_python_value(spec, attrs[spec.name])
-        for spec in definition.attrs
-        if spec.kind != "type"
-    }
-    inputs = list(op.inputs)
-    wanted = [i for i, t in enumerate(inputs) if t.dtype.is_floating]
-    with tf.name_scope(op.name.split("/")[-1] + "_grad_body"):
-        outputs = definition.body(*inputs, **kwargs)
-    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
-    # grad_ys None would mean "ones": keep only the outputs that receive a gradient.
-    pairs = [(y, g) for y, g in zip(outputs, grads, strict=True) if g is not None]
-    result: list[Any] = [None] * len(inputs)
-    if not pairs:
-        return result
-    found = tf.gradients(
-        [y for y, _ in pairs], [inputs[i] for i in wanted], grad_ys=[g for _, g in pairs]
-    )
-    for i, grad in zip(wanted, found, strict=True):
-        result[i] = grad
-    return result
+    return body_gradient(op, grads)
 
 
 def _no_gradient_defined(op: Any, *grads: Any) -> Any:

@@ -33,6 +33,7 @@ __all__ = [
     "FUNCTION_SUFFIX",
     "function_name",
     "materialize",
+    "rename_dependencies",
     "traced_dependencies",
     "traced_function_def",
 ]
@@ -152,10 +153,10 @@ def _trace(op: NpuOpDef, attrs: Mapping[str, Any], name: str) -> tuple[Any, list
     fd.signature.name = name
     fd.ClearField("attr")
     fd.ClearField("arg_attr")
-    return fd, _rename_dependencies(fd, concrete.graph.as_graph_def().library.function, name)
+    return fd, rename_dependencies(fd, concrete.graph.as_graph_def().library.function, name)
 
 
-def _rename_dependencies(fd: Any, library: Any, name: str) -> list[Any]:
+def rename_dependencies(fd: Any, library: Any, name: str) -> list[Any]:
     """Copies of ``library`` (the functions ``fd`` calls, at any depth) renamed
     ``<stem>_<old>__tf2npu``, and every ``func`` attr in them and in ``fd`` updated."""
     stem = name[: -len(FUNCTION_SUFFIX)]
