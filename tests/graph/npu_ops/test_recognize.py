@@ -174,10 +174,7 @@ def test_a_recurrent_op_is_recognised_with_its_loop_functions_dropped_then_lower
     node = graph["dynamic_rnn/DynamicRnn"]
     assert node.op == "DynamicRnn" and node.attrs["forget_bias"] == AttrValue(f=1.0)
     assert node.attrs["direction"] == AttrValue(s=b"UNIDIRECTIONAL")
-    # The op's function and its cond/body are gone; the gradient's function stays (without
-    # the loop functions its traced gradient left unused).
-    assert set(graph.functions) < gradient
-    assert any(name.startswith("DynamicRnnBodyGrad_") for name in graph.functions)
+    assert set(graph.functions) == gradient  # the op's function and its cond/body: gone
     graph.lint()
     assert materialize(graph) == 1
     results = []

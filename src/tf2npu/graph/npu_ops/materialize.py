@@ -157,22 +157,46 @@ def _trace(op: NpuOpDef, attrs: Mapping[str, Any], name: str) -> tuple[Any, list
 
 
 def rename_dependencies(fd: Any, library: Any, name: str) -> list[Any]:
-    """Copies of ``library`` (the functions ``fd`` calls, at any depth) renamed
-    ``<stem>_<old>__tf2npu``, and every ``func`` attr in them and in ``fd`` updated."""
+    """Copies of the functions of ``library`` that ``fd`` calls (at any depth; a traced
+    gradient leaves the loops it rewrote unused) renamed ``<stem>_<old>__tf2npu``, and every
+    ``func`` attr in them and in ``fd`` updated."""
     stem = name[: -len(FUNCTION_SUFFIX)]
-    renamed = {dep.signature.name: f"{stem}_{dep.signature.name}{FUNCTION_SUFFIX}"
-               for dep in library}
+    by_name = {dep.signature.name: dep for dep in library}
+    called = _called(fd, by_name)
+    renamed = {old: f"{stem}_{old}{FUNCTION_SUFFIX}" for old in called}
     dependencies = []
-    for dep in library:
+    for dep in (by_name[old] for old in called):
         copy = type(dep)()
         copy.CopyFrom(dep)
         copy.signature.name = renamed[dep.signature.name]
         dependencies.append(copy)
     for function in (fd, *dependencies):
         for node in function.node_def:
+            node.op = renamed.get(node.op, node.op)  # a direct call of a library function
             for value in node.attr.values():
                 _rename_func_attr(value, renamed)
     return dependencies
+
+
+def _called(fd: Any, library: Mapping[str, Any]) -> list[str]:
+    """Names of the ``library`` functions ``fd`` calls, directly or through them (in order)."""
+    found: list[str] = []
+    pending = [fd]
+    while pending:
+        for node in pending.pop().node_def:
+            callees = [node.op, *(f for v in node.attr.values() for f in _func_names(v))]
+            for callee in callees:
+                if callee in library and callee not in found:
+                    found.append(callee)
+                    pending.append(library[callee])
+    return found
+
+
+def _func_names(value: Any) -> list[str]:
+    kind = value.WhichOneof("value")
+    if kind == "func":
+        return [value.func.name]
+    return [f.name for f in value.list.func] if kind == "list" else []
 
 
 def _rename_func_attr(value: Any, renamed: Mapping[str, str]) -> None:
