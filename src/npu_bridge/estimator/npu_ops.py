@@ -13,6 +13,10 @@ a script runs once around training. There is no NPU system to start here, so eac
 ``NoOp`` marked with the private attr ``_npu_op`` (``b"NPUInit"``/``b"NPUShutdown"``); running
 it does nothing.
 
+:func:`basic_lstm_cell` (one LSTM step), :func:`LARS` and :func:`LARSV2` (layer-wise adaptive
+rate scaling of gradients) emit the fused ``BasicLSTMCell`` and ``LarsV2`` ops, which run with
+real CPU kernels (``docs/npu-ops.md`` gives their math and layouts).
+
 Example:
     >>> import tensorflow as tf
     >>> with tf.Graph().as_default():
@@ -32,11 +36,15 @@ from tensorflow.core.framework.attr_value_pb2 import AttrValue
 
 from npu_bridge.estimator.npu_unary_ops import npu_unary_ops
 from tf2npu.graph.npu_ops.client import NPU_OP_ATTR as _NPU_OP_ATTR
+from tf2npu.graph.npu_ops.client import emit as _emit
 
 __all__ = [
     "DEFAULT_GRAPH_SEED",
+    "LARS",
+    "LARSV2",
     "NPUInit",
     "NPUShutdown",
+    "basic_lstm_cell",
     "dropout",
     "get_seed",
     "initialize_system",
@@ -175,3 +183,145 @@ def _require_graph(caller: str) -> None:
             "graph: `with tf.Graph().as_default():` or tf.compat.v1.disable_eager_execution()"
         )
 
+
+
+# --- basic_lstm_cell, LARS, LARSV2 (fused NPU ops with CPU kernels: tf2npu.graph.npu_ops) ---
+
+
+def basic_lstm_cell(
+    x: Any,
+    h: Any,
+    c: Any,
+    w: Any,
+    b: Any,
+    keep_prob: float,
+    forget_bias: float,
+    state_is_tuple: bool,
+    activation: str,
+    name: str | None = None,
+) -> tuple[Any, ...]:
+    """One LSTM step as the fused ``BasicLSTMCell`` op: ``(ct, ht, it, jt, ft, ot, tanhct)``.
+
+    ``x`` is ``[batch, input]``, ``h`` and ``c`` ``[batch, hidden]``, ``w``
+    ``[input + hidden, 4 * hidden]`` with gate columns ``i, j, f, o`` and ``b``
+    ``[4 * hidden]``: TF's ``BasicLSTMCell`` kernel and bias fit unchanged, and the result
+    equals that cell's with the same ``forget_bias``. The gates come back activated
+    (``it = sigmoid(i)``, ``jt = tanh(j)``, ``ft = sigmoid(f + forget_bias)``,
+    ``ot = sigmoid(o)``). Differentiable in ``x``, ``h``, ``c``, ``w`` and ``b``.
+
+    Raises:
+        RuntimeError: eager execution is on.
+        ValueError: ``keep_prob`` other than 1, ``activation`` other than ``"tanh"``, or
+            inputs of the wrong rank or mismatching sizes.
+    """
+    _require_graph("basic_lstm_cell")
+    if float(keep_prob) != 1.0 or activation != "tanh":
+        raise ValueError(
+            f"npu_ops.basic_lstm_cell: keep_prob={keep_prob!r}, activation={activation!r}; "
+            "only keep_prob=1.0 and activation='tanh' are computed (as on the device); apply "
+            "npu_ops.dropout to x for dropout"
+        )
+    given = zip((x, h, c, w, b), "xhcwb", strict=True)
+    tensors = [tf.convert_to_tensor(t, name=n) for t, n in given]
+    _check_lstm_shapes(*tensors)
+    attrs = {"keep_prob": 1.0, "forget_bias": float(forget_bias),
+             "state_is_tuple": bool(state_is_tuple), "activation": activation}
+    outputs = _emit("BasicLSTMCell", tensors, attrs, name=name)
+    for tensor in outputs:
+        tensor.set_shape(tensors[2].shape)
+    return tuple(outputs)
+
+
+def _check_lstm_shapes(x: Any, h: Any, c: Any, w: Any, b: Any) -> None:
+    ranks = {"x": (x, 2), "h": (h, 2), "c": (c, 2), "w": (w, 2), "b": (b, 1)}
+    for label, (tensor, rank) in ranks.items():
+        if tensor.shape.rank not in (None, rank):
+            raise ValueError(
+                f"npu_ops.basic_lstm_cell: {label} has shape {tensor.shape}; it must have rank "
+                f"{rank} (x [batch, input], h and c [batch, hidden], w [input + hidden, "
+                "4 * hidden], b [4 * hidden])"
+            )
+    dims = [tf.compat.dimension_value(d) for d in (x.shape[-1], h.shape[-1], w.shape[0],
+                                                   w.shape[-1], b.shape[-1])]
+    size_in, hidden, rows, cols, bias = dims
+    if None not in (size_in, hidden, rows) and rows != size_in + hidden:
+        raise ValueError(
+            f"npu_ops.basic_lstm_cell: w has {rows} rows but x and h have {size_in} + {hidden} "
+            "columns; w must be [input + hidden, 4 * hidden]"
+        )
+    if hidden is not None and any(n not in (None, 4 * hidden) for n in (cols, bias)):
+        raise ValueError(
+            f"npu_ops.basic_lstm_cell: w {w.shape} and b {b.shape} must have 4 * hidden = "
+            f"{4 * hidden} columns (gates i, j, f, o)"
+        )
+
+
+def LARS(
+    inputs_w: Any,
+    inputs_g: Any,
+    weight_decay: Any,
+    hyperpara: float = 0.001,
+    epsilon: float = 0.00001,
+    name: str | None = None,
+) -> list[Any]:
+    """LARS-scaled gradients for lists of weights and their gradients (``LarsV2`` per pair).
+
+    Each output is ``coeff * (g + weight_decay * w)`` with
+    ``coeff = hyperpara * ||w|| / (||g|| + weight_decay * ||w|| + epsilon)`` (norms over the
+    whole tensor). ``weight_decay`` is a float or a float32 scalar tensor.
+
+    Raises:
+        RuntimeError: eager execution is on.
+        ValueError: the lists differ in length or are empty; a weight and its gradient differ
+            in shape.
+    """
+    _require_graph("LARS")
+    weights, grads = list(inputs_w), list(inputs_g)
+    if not weights or len(weights) != len(grads):
+        raise ValueError(
+            f"npu_ops.LARS: inputs_w has {len(weights)} tensors and inputs_g {len(grads)}; "
+            "give one gradient per weight, in the same order (at least one)"
+        )
+    with tf.name_scope(name or "LARS"):
+        decay = tf.convert_to_tensor(weight_decay, tf.float32, name="weight_decay")
+        one = tf.constant(1.0, tf.float32, name="learning_rate")
+        return [
+            LARSV2(w, g, decay, one, hyperpara, epsilon, use_clip=False)
+            for w, g in zip(weights, grads, strict=True)
+        ]
+
+
+def LARSV2(
+    input_weight: Any,
+    input_grad: Any,
+    weight_decay: Any,
+    learning_rate: Any,
+    hyperpara: float = 0.001,
+    epsilon: float = 0.00001,
+    use_clip: bool = False,
+    name: str | None = None,
+) -> Any:
+    """The LARS-scaled gradient of one weight, as the fused ``LarsV2`` op (float32).
+
+    ``coeff = hyperpara * ||w|| / (||g|| + weight_decay * ||w|| + epsilon)``; with
+    ``use_clip`` it becomes ``clip(coeff / learning_rate, 0, 1)``; the result is
+    ``coeff * (g + weight_decay * w)``. ``learning_rate`` is read only with ``use_clip``.
+
+    Raises:
+        RuntimeError: eager execution is on.
+        TypeError: an input is not float32.
+        ValueError: the weight and gradient differ in shape.
+    """
+    _require_graph("LARSV2")
+    w = tf.convert_to_tensor(input_weight, name="input_weight")
+    g = tf.convert_to_tensor(input_grad, name="input_grad")
+    if not w.shape.is_compatible_with(g.shape):
+        raise ValueError(
+            f"npu_ops.LARSV2: input_weight has shape {w.shape} but input_grad {g.shape}; pass "
+            "each weight with its own gradient"
+        )
+    attrs = {"hyperpara": float(hyperpara), "epsilon": float(epsilon),
+             "use_clip": bool(use_clip)}
+    output = _emit("LarsV2", [w, g, weight_decay, learning_rate], attrs, name=name)[0]
+    output.set_shape(w.shape)
+    return output

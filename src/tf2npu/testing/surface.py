@@ -35,6 +35,7 @@ MODULES = (
     "npu_bridge.estimator.npu.npu_plugin",
     "npu_bridge.estimator.npu.npu_strategy",
     "npu_bridge.estimator.npu.npu_rnn",
+    "npu_bridge.estimator.npu.npu_dynamic_rnn",
     "npu_bridge.estimator.npu.keras_to_npu",
     "npu_bridge.estimator.npu.util",
     "npu_bridge.hccl.hccl_ops",

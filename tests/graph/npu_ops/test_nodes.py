@@ -20,10 +20,11 @@ def _graph(inputs: int = 3) -> tuple[Graph, list]:
     return graph, [graph.add_node(f"in{i}", "Placeholder").output() for i in range(inputs)]
 
 
-def test_catalogue_has_the_seven_ops() -> None:
+def test_catalogue_has_the_twelve_ops() -> None:
     assert sorted(NPU_OPS) == [
-        "AdamApplyOne", "AdamApplyOneWithDecay", "DropOutDoMask", "DropOutGenMask",
-        "Gelu", "GeluGrad", "LayerNorm",
+        "AdamApplyOne", "AdamApplyOneWithDecay", "BasicLSTMCell", "DropOutDoMask",
+        "DropOutGenMask", "DynamicAUGRU", "DynamicGruV2", "DynamicRnn", "Gelu", "GeluGrad",
+        "LarsV2", "LayerNorm",
     ]
     assert is_npu_op("Gelu") and not is_npu_op("Relu") and not is_npu_op("gelu")
 
@@ -69,6 +70,7 @@ def test_attrs_accept_attr_value_protos() -> None:
         ("LayerNorm", 3, DT_FLOAT, {"begin_norm_axis": 1.5}, "1.5 is not an int; pass an int (default 0)"),
         ("DropOutGenMask", 2, DT_FLOAT, {"Tshape": DT_FLOAT}, "Tshape = DT_FLOAT"),
         ("DropOutGenMask", 2, DT_FLOAT, {"seed": True}, "'seed' = True is not an int"),
+        ("DynamicRnn", 6, DT_FLOAT, {"direction": 1}, "'direction' = 1 is not a str"),
         ("Relu", 1, DT_FLOAT, {}, "'Relu' is not an NPU op; the catalogue has: AdamApplyOne"),
     ],
 )

@@ -10,7 +10,7 @@ import pytest
 
 from tf2npu.errors import GraphError
 from tf2npu.graph.ir import Graph
-from tf2npu.graph.npu_ops import NPU_OP_META, NPU_OPS, materialize, recognize
+from tf2npu.graph.npu_ops import FUNCTION_SUFFIX, NPU_OP_META, NPU_OPS, materialize, recognize
 from tf2npu.graph.npu_ops.opdef import DT_FLOAT, DT_INT32
 
 pytestmark = pytest.mark.tf
@@ -150,3 +150,39 @@ def test_the_engine_sees_the_npu_ops_then_lowers_to_what_the_client_graph_comput
             results.append(session.run(["out:0", "gx:0"], {"x:0": x}))
     for got, want in zip(results[1], results[0], strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_a_recurrent_op_is_recognised_with_its_loop_functions_dropped_then_lowered_again() -> None:
+    from npu_bridge.estimator.npu.npu_dynamic_rnn import DynamicRNN
+
+    x_value = np.linspace(-1, 1, 24, dtype=np.float32).reshape(3, 2, 4)
+    with tf.Graph().as_default() as tf_graph:
+        tf.compat.v1.set_random_seed(1)
+        x = tf.compat.v1.placeholder(tf.float32, [3, 2, 4], name="x")
+        y = DynamicRNN(5, tf.float32, forget_bias=1.0)(x)[0]
+        tf.identity(tf.gradients(tf.reduce_sum(y), x)[0], name="gx")
+        tf.identity(y, name="y")
+        init = tf.compat.v1.global_variables_initializer().name
+    original = tf_graph.as_graph_def()
+    graph = Graph.from_graph_def(original)
+    ours = sorted(name for name in graph.functions if name.startswith("DynamicRnn_DT_FLOAT_"))
+    assert len(ours) == 3 and any("while_body" in name for name in ours)  # the op's tf.scan
+    assert all(name.endswith(FUNCTION_SUFFIX) for name in graph.functions)
+    gradient = set(graph.functions) - set(ours)  # the BodyGrad function and its loops
+    assert any(name.startswith("DynamicRnnBodyGrad_DT_FLOAT_") for name in gradient)
+    assert recognize(graph) == 1
+    node = graph["dynamic_rnn/DynamicRnn"]
+    assert node.op == "DynamicRnn" and node.attrs["forget_bias"] == AttrValue(f=1.0)
+    assert node.attrs["direction"] == AttrValue(s=b"UNIDIRECTIONAL")
+    assert set(graph.functions) == gradient  # the op's function and its cond/body: gone
+    graph.lint()
+    assert materialize(graph) == 1
+    results = []
+    for graph_def in (original, graph.to_graph_def()):
+        with tf.Graph().as_default() as imported:
+            tf.graph_util.import_graph_def(graph_def, name="")
+        with tf.compat.v1.Session(graph=imported) as session:
+            session.run(init)
+            results.append(session.run(["y:0", "gx:0"], {"x:0": x_value}))
+    for got, want in zip(results[1], results[0], strict=True):
+        np.testing.assert_array_equal(got, want)

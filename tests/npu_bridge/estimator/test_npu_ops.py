@@ -198,3 +198,132 @@ def test_system_ops_are_marked_no_ops_that_run() -> None:
     assert (init.type, init.name, init.get_attr("_npu_op")) == ("NoOp", "NPUInit", b"NPUInit")
     assert (shutdown.name, shutdown.get_attr("_npu_op")) == ("NPUShutdown", b"NPUShutdown")
     assert named.name == "my_init"
+
+
+# --- basic_lstm_cell, LARS, LARSV2 ---
+
+LSTM_RNG = np.random.default_rng(21)
+LSTM_X = LSTM_RNG.standard_normal((2, 3)).astype(np.float32)
+LSTM_H = LSTM_RNG.standard_normal((2, 4)).astype(np.float32)
+LSTM_C = LSTM_RNG.standard_normal((2, 4)).astype(np.float32)
+LSTM_W = (LSTM_RNG.standard_normal((7, 16)) * 0.5).astype(np.float32)
+LSTM_B = (LSTM_RNG.standard_normal(16) * 0.1).astype(np.float32)
+
+
+def test_basic_lstm_cell_equals_tf_basic_lstm_cell_bit_for_bit() -> None:
+    with tf.Graph().as_default():
+        args = [tf.constant(a) for a in (LSTM_X, LSTM_H, LSTM_C, LSTM_W, LSTM_B)]
+        outputs = npu_ops.basic_lstm_cell(*args, keep_prob=1.0, forget_bias=1.0,
+                                          state_is_tuple=True, activation="tanh")
+        cell = tf.compat.v1.nn.rnn_cell.BasicLSTMCell(4, forget_bias=1.0)
+        new_h, state = cell(args[0], tf.compat.v1.nn.rnn_cell.LSTMStateTuple(args[2], args[1]))
+        with tf.compat.v1.Session() as session:
+            session.run([cell.weights[0].assign(LSTM_W), cell.weights[1].assign(LSTM_B)])
+            got, want_h, want_c = session.run([outputs, new_h, state.c])
+    ct, ht, it, jt, ft, ot, tanhct = got
+    assert all(t.shape == (2, 4) for t in outputs)
+    np.testing.assert_array_equal(ht, want_h)
+    np.testing.assert_array_equal(ct, want_c)
+    np.testing.assert_allclose(ht, ot * tanhct, rtol=1e-6)
+    np.testing.assert_allclose(ct, ft * LSTM_C + it * jt, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"keep_prob": 0.5}, r"keep_prob=0\.5.*only keep_prob=1\.0 and activation='tanh'"),
+        ({"activation": "relu"}, r"activation='relu'"),
+        ({"w": LSTM_W[:6]}, r"w has 6 rows but x and h have 3 \+ 4 columns"),
+        ({"b": LSTM_B[:12]}, r"must have 4 \* hidden = 16 columns"),
+        ({"x": LSTM_X[0]}, r"x has shape \(3,\); it must have rank 2"),
+    ],
+)
+def test_basic_lstm_cell_refuses_what_it_cannot_compute(kwargs: dict, message: str) -> None:
+    args = {"x": LSTM_X, "h": LSTM_H, "c": LSTM_C, "w": LSTM_W, "b": LSTM_B, "keep_prob": 1.0,
+            "forget_bias": 1.0, "state_is_tuple": True, "activation": "tanh", **kwargs}
+    with tf.Graph().as_default(), pytest.raises(ValueError, match=message):
+        npu_ops.basic_lstm_cell(**args)
+
+
+def _lars_np(w, g, wd, lr=1.0, hyper=0.001, eps=1e-5, clip=False):
+    w, g = w.astype(np.float64), g.astype(np.float64)
+    coeff = hyper * np.linalg.norm(w) / (np.linalg.norm(g) + wd * np.linalg.norm(w) + eps)
+    if clip:
+        coeff = min(max(coeff / lr, 0.0), 1.0)
+    return coeff * (g + wd * w)
+
+
+def test_lars_scales_each_gradient_by_its_trust_ratio() -> None:
+    ws = [LSTM_W, LSTM_B]
+    gs = [LSTM_W * 0.01 + 0.003, LSTM_B * -2.0]
+    with tf.Graph().as_default() as graph:
+        out = npu_ops.LARS([tf.constant(w) for w in ws], [tf.constant(g) for g in gs],
+                           weight_decay=1e-4, hyperpara=0.002, epsilon=1e-6)
+        ops = [op.get_attr("_npu_op") for op in graph.get_operations()
+               if "_npu_op" in op.node_def.attr]
+        with tf.compat.v1.Session() as session:
+            got = session.run(out)
+    assert ops == [b"LarsV2", b"LarsV2"]
+    assert [t.shape for t in out] == [w.shape for w in ws]
+    for value, w, g in zip(got, ws, gs, strict=True):
+        np.testing.assert_allclose(value, _lars_np(w, g, 1e-4, hyper=0.002, eps=1e-6), rtol=1e-5)
+
+
+@pytest.mark.parametrize(("lr", "clip"), [(0.1, False), (0.1, True), (1e-5, True)])
+def test_larsv2_matches_the_formula(lr: float, clip: bool) -> None:
+    g = LSTM_W * 0.3
+    with tf.Graph().as_default():
+        out = npu_ops.LARSV2(LSTM_W, g, tf.constant(0.01), tf.constant(lr), hyperpara=0.01,
+                             use_clip=clip)
+        with tf.compat.v1.Session() as session:
+            got = session.run(out)
+    want = _lars_np(LSTM_W, g, 0.01, lr, hyper=0.01, clip=clip)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    if lr == 1e-5:  # coeff / lr far above 1: clipped to exactly 1
+        np.testing.assert_allclose(got, g + 0.01 * LSTM_W, rtol=1e-6)
+
+
+def test_lars_refusals() -> None:
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match=r"inputs_w has 2 tensors and inputs_g 1"):
+            npu_ops.LARS([LSTM_W, LSTM_B], [LSTM_W], 0.1)
+        with pytest.raises(ValueError, match=r"input_weight has shape \(7, 16\) but input_grad"):
+            npu_ops.LARSV2(LSTM_W, LSTM_B, 0.1, 0.1)
+        with pytest.raises(TypeError, match=r"NPU op LarsV2: input 'input_weight'.* is float16; "
+                                            r"it takes float32"):
+            npu_ops.LARSV2(LSTM_W.astype(np.float16), LSTM_W.astype(np.float16), 0.1, 0.1)
+    with pytest.raises(RuntimeError, match=r"npu_ops\.LARSV2 is not compatible with eager"):
+        npu_ops.LARSV2(LSTM_W, LSTM_W, 0.1, 0.1)
+
+
+class _NpuLSTMCell(tf.compat.v1.nn.rnn_cell.BasicLSTMCell):
+    """TF's BasicLSTMCell with its step computed by npu_ops.basic_lstm_cell (Tacotron's use)."""
+
+    def call(self, inputs, state):
+        c, h = state
+        ct, ht = npu_ops.basic_lstm_cell(inputs, h, c, self._kernel, self._bias, 1.0,
+                                         self._forget_bias, True, "tanh")[:2]
+        return ht, tf.compat.v1.nn.rnn_cell.LSTMStateTuple(ct, ht)
+
+
+@pytest.mark.parametrize("v2_loops", [True, False])
+def test_basic_lstm_cell_differentiates_inside_a_while_loop(v2_loops: bool) -> None:
+    x_value = LSTM_RNG.standard_normal((2, 5, 3)).astype(np.float32)
+    results = []
+    try:
+        if not v2_loops:  # TF 1.15's loops, as under `tf2npu run`
+            tf.compat.v1.disable_control_flow_v2()
+        for cell_type in (_NpuLSTMCell, tf.compat.v1.nn.rnn_cell.BasicLSTMCell):
+            with tf.Graph().as_default():
+                x = tf.constant(x_value)
+                out, _ = tf.compat.v1.nn.dynamic_rnn(cell_type(4), x, dtype=tf.float32)
+                weights = tf.compat.v1.trainable_variables()
+                grads = tf.gradients(tf.reduce_sum(out * out), [x, *weights])
+                kernel, bias = tf.compat.v1.trainable_variables()
+                with tf.compat.v1.Session() as session:
+                    session.run([kernel.assign(LSTM_W), bias.assign(LSTM_B)])
+                    results.append(session.run(grads))
+    finally:
+        tf.compat.v1.enable_control_flow_v2()
+    for got, want in zip(*results, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -1,8 +1,10 @@
 """NPU ops: ops that exist on Ascend but not in TensorFlow, with CPU implementations.
 
 Converted scripts and fusion rules put these op types into graphs (``Gelu`` from
-``npu_unary_ops.gelu``, ``DropOutGenMask``/``DropOutDoMask`` from ``npu_ops.dropout``, fused
-``LayerNorm`` and ``AdamApplyOne*``). :data:`NPU_OPS` describes each; :func:`add_npu_node`
+``npu_unary_ops.gelu``, ``DropOutGenMask``/``DropOutDoMask`` from ``npu_ops.dropout``,
+``BasicLSTMCell`` and ``LarsV2`` from ``npu_ops``, ``DynamicRnn``/``DynamicGruV2``/
+``DynamicAUGRU`` from the ``npu_dynamic_rnn`` layers, fused ``LayerNorm`` and
+``AdamApplyOne*``). :data:`NPU_OPS` describes each; :func:`add_npu_node`
 builds checked nodes; :func:`materialize` makes them runnable by stock TensorFlow on the CPU.
 Scripts emit them through :mod:`tf2npu.graph.npu_ops.client` as calls stock TensorFlow runs;
 :func:`recognize` turns those calls back into NPU-op nodes for the engine. See ``docs/npu-ops.md``.

@@ -8,7 +8,10 @@ from types import MappingProxyType
 from tf2npu.graph.npu_ops.adam import ADAM_APPLY_ONE, ADAM_APPLY_ONE_WITH_DECAY
 from tf2npu.graph.npu_ops.dropout import DROPOUT_DO_MASK, DROPOUT_GEN_MASK
 from tf2npu.graph.npu_ops.gelu import GELU, GELU_GRAD
+from tf2npu.graph.npu_ops.gru import DYNAMIC_AUGRU, DYNAMIC_GRU_V2
+from tf2npu.graph.npu_ops.lars import LARS_V2
 from tf2npu.graph.npu_ops.layer_norm import LAYER_NORM
+from tf2npu.graph.npu_ops.lstm import BASIC_LSTM_CELL, DYNAMIC_RNN
 from tf2npu.graph.npu_ops.opdef import NpuOpDef
 
 __all__ = ["NPU_OPS"]
@@ -24,6 +27,11 @@ NPU_OPS: Mapping[str, NpuOpDef] = MappingProxyType(
             LAYER_NORM,
             ADAM_APPLY_ONE,
             ADAM_APPLY_ONE_WITH_DECAY,
+            BASIC_LSTM_CELL,
+            DYNAMIC_RNN,
+            DYNAMIC_GRU_V2,
+            DYNAMIC_AUGRU,
+            LARS_V2,
         )
     }
 )

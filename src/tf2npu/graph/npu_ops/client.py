@@ -15,7 +15,8 @@ The call node says which NPU op it stands for in private attrs (TensorFlow ignor
   NPU op, ``T`` and the declared ones with defaults filled, as the op's own ``AttrValue``;
 * ``_gradient_op_type`` = :data:`GRADIENT_PREFIX` + op type: TensorFlow's gradient lookup reads
   this attr before the op type, so the gradients registered here apply (``Gelu`` →
-  ``GeluGrad``; ``DropOutDoMask`` → ``DropOutDoMask`` with the same mask; the mask has none).
+  ``GeluGrad``; ``DropOutDoMask`` → ``DropOutDoMask`` with the same mask; the mask has none;
+  ``BasicLSTMCell`` and the fused RNN ops → the derivative of their CPU body).
 
 TensorFlow is imported lazily: importing this module does not import it.
 """
@@ -27,10 +28,16 @@ from typing import Any
 
 from tf2npu.errors import InternalError
 from tf2npu.graph.npu_ops.catalogue import NPU_OPS
-from tf2npu.graph.npu_ops.materialize import function_name, traced_function_def
+from tf2npu.graph.npu_ops.materialize import (
+    function_name,
+    traced_dependencies,
+    traced_function_def,
+)
 from tf2npu.graph.npu_ops.opdef import TYPE_ATTR, NpuOpDef, build_attrs
 
-__all__ = ["GRADIENT_ATTR", "GRADIENT_PREFIX", "NPU_ATTR_PREFIX", "NPU_OP_ATTR", "emit"]
+__all__ = [
+    "GRADIENT_ATTR", "GRADIENT_PREFIX", "NPU_ATTR_PREFIX", "NPU_OP_ATTR", "add_functions", "emit",
+]
 
 #: Private node attr holding the NPU op type a call node stands for.
 NPU_OP_ATTR = "_npu_op"
@@ -161,17 +168,24 @@ def _dtype(enum: int) -> str:
 
 def _ensure_function(graph: Any, op: NpuOpDef, attrs: Mapping[str, Any]) -> str:
     """Add the op's monomorphic CPU function to ``graph``'s library (once); returns its name."""
+    name = function_name(op, attrs)
+    if not graph._is_function(name):
+        dependencies = traced_dependencies(op, attrs, name)
+        add_functions(graph, (*dependencies, traced_function_def(op, attrs, name)))
+    return name
+
+
+def add_functions(graph: Any, serialized: Sequence[bytes]) -> None:
+    """Add serialized FunctionDefs (callees first) to ``graph``'s library."""
     import tensorflow as tf
     from tensorflow.core.framework import graph_pb2
 
-    name = function_name(op, attrs)
-    if not graph._is_function(name):
-        # import_graph_def is the public way to add a FunctionDef proto to a graph: with no
-        # nodes it only copies the library (to the C graph and the Python function table).
-        library_only = graph_pb2.GraphDef()
-        library_only.library.function.add().ParseFromString(traced_function_def(op, attrs, name))
-        tf.graph_util.import_graph_def(library_only, name="")
-    return name
+    # import_graph_def is the public way to add a FunctionDef proto to a graph: with no
+    # nodes it only copies the library (to the C graph and the Python function table).
+    library_only = graph_pb2.GraphDef()
+    for function in serialized:
+        library_only.library.function.add().ParseFromString(function)
+    tf.graph_util.import_graph_def(library_only, name="")
 
 
 _REGISTERED: set[str] = set()
@@ -205,6 +219,13 @@ def _do_mask_gradient(op: Any, grad: Any) -> list[Any]:
     return [emit("DropOutDoMask", [grad, op.inputs[1], op.inputs[2]])[0], None, None]
 
 
+def _body_gradient(op: Any, *grads: Any) -> list[Any]:
+    """The derivative of the op's CPU body (:mod:`tf2npu.graph.npu_ops.gradient`)."""
+    from tf2npu.graph.npu_ops.gradient import body_gradient
+
+    return body_gradient(op, grads)
+
+
 def _no_gradient_defined(op: Any, *grads: Any) -> Any:
     npu_op = op.get_attr(NPU_OP_ATTR).decode()
     raise LookupError(
@@ -214,6 +235,13 @@ def _no_gradient_defined(op: Any, *grads: Any) -> Any:
     )
 
 
-_GRADIENTS = {"Gelu": _gelu_gradient, "DropOutDoMask": _do_mask_gradient}
+_GRADIENTS = {
+    "Gelu": _gelu_gradient,
+    "DropOutDoMask": _do_mask_gradient,
+    "BasicLSTMCell": _body_gradient,
+    "DynamicRnn": _body_gradient,
+    "DynamicGruV2": _body_gradient,
+    "DynamicAUGRU": _body_gradient,
+}
 #: Ops whose outputs carry no gradient at all (TensorFlow then treats them as constants).
 _NOT_DIFFERENTIABLE = frozenset({"DropOutGenMask"})

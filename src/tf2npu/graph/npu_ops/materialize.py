@@ -8,6 +8,11 @@ its name, inputs, device and output indexing (each function's output args carry 
 output names, so ``n:mean:0`` in a function body still resolves); it loses its op attrs, which
 a function call must not carry, and they move to ``node.meta`` (:data:`NPU_ATTRS_META`).
 
+A body with control flow (the recurrent ops' ``tf.scan``) traces into a function whose
+``While`` node names further functions (its cond and body). Those travel with it, renamed
+``<function stem>_<name>__tf2npu`` so that they are recognisably tf2npu's and never collide
+with a user's functions (:func:`traced_dependencies`).
+
 Tracing a body costs milliseconds, so traced ``FunctionDef``s are cached per process.
 """
 
@@ -24,12 +29,20 @@ from tf2npu.graph.npu_ops.catalogue import NPU_OPS
 from tf2npu.graph.npu_ops.nodes import NPU_ATTRS_META, NPU_OP_META
 from tf2npu.graph.npu_ops.opdef import TYPE_ATTR, NpuOpDef, build_attrs, dtype_name
 
-__all__ = ["FUNCTION_SUFFIX", "function_name", "materialize", "traced_function_def"]
+__all__ = [
+    "FUNCTION_SUFFIX",
+    "function_name",
+    "materialize",
+    "rename_dependencies",
+    "traced_dependencies",
+    "traced_function_def",
+]
 
 #: Suffix of every function :func:`materialize` adds to the library.
 FUNCTION_SUFFIX = "__tf2npu"
 
 _TRACED: dict[str, bytes] = {}  # function name -> serialized FunctionDef
+_DEPENDENCIES: dict[str, tuple[bytes, ...]] = {}  # function name -> its nested functions
 
 
 def materialize(graph: Graph) -> int:
@@ -66,9 +79,11 @@ def _materialize_node(root: Graph, node: Node, op: NpuOpDef) -> None:
     if name not in root.functions:
         from tensorflow.core.framework import function_pb2
 
-        fd = function_pb2.FunctionDef()
-        fd.ParseFromString(traced_function_def(op, attrs, name))
-        root.functions[name] = function_from_proto(fd, root)
+        for serialized in (*traced_dependencies(op, attrs, name),
+                           traced_function_def(op, attrs, name)):
+            fd = function_pb2.FunctionDef()
+            fd.ParseFromString(serialized)
+            root.functions[fd.signature.name] = function_from_proto(fd, root)
     node.meta[NPU_OP_META] = op.name
     node.meta[NPU_ATTRS_META] = attrs
     node.op = name
@@ -95,12 +110,22 @@ def traced_function_def(op: NpuOpDef, attrs: Mapping[str, Any], name: str) -> by
     process; materialize and the client emission share the cache)."""
     cached = _TRACED.get(name)
     if cached is None:
-        cached = _TRACED[name] = _trace(op, attrs, name).SerializeToString()
+        fd, dependencies = _trace(op, attrs, name)
+        _DEPENDENCIES[name] = tuple(d.SerializeToString() for d in dependencies)
+        cached = _TRACED[name] = fd.SerializeToString()
     return cached
 
 
-def _trace(op: NpuOpDef, attrs: Mapping[str, Any], name: str) -> Any:
-    """Trace ``op.body`` into a FunctionDef named ``name`` with the op's argument names."""
+def traced_dependencies(op: NpuOpDef, attrs: Mapping[str, Any], name: str) -> tuple[bytes, ...]:
+    """The serialized functions the FunctionDef ``name`` calls (``While`` cond and body ...),
+    renamed to end in :data:`FUNCTION_SUFFIX`; empty for a body without control flow."""
+    traced_function_def(op, attrs, name)
+    return _DEPENDENCIES[name]
+
+
+def _trace(op: NpuOpDef, attrs: Mapping[str, Any], name: str) -> tuple[Any, list[Any]]:
+    """Trace ``op.body`` into a FunctionDef named ``name`` with the op's argument names; with
+    the functions it calls, renamed (see the module docstring)."""
     import tensorflow as tf
 
     specs = [
@@ -112,7 +137,8 @@ def _trace(op: NpuOpDef, attrs: Mapping[str, Any], name: str) -> Any:
     def call(*tensors: Any) -> Any:
         return op.body(*tensors, **kwargs)
 
-    fd = tf.function(call, autograph=False).get_concrete_function(*specs).function_def
+    concrete = tf.function(call, autograph=False).get_concrete_function(*specs)
+    fd = concrete.function_def
     outputs = fd.signature.output_arg
     if len(outputs) != len(op.outputs):
         raise InternalError(
@@ -127,7 +153,57 @@ def _trace(op: NpuOpDef, attrs: Mapping[str, Any], name: str) -> Any:
     fd.signature.name = name
     fd.ClearField("attr")
     fd.ClearField("arg_attr")
-    return fd
+    return fd, rename_dependencies(fd, concrete.graph.as_graph_def().library.function, name)
+
+
+def rename_dependencies(fd: Any, library: Any, name: str) -> list[Any]:
+    """Copies of the functions of ``library`` that ``fd`` calls (at any depth; a traced
+    gradient leaves the loops it rewrote unused) renamed ``<stem>_<old>__tf2npu``, and every
+    ``func`` attr in them and in ``fd`` updated."""
+    stem = name[: -len(FUNCTION_SUFFIX)]
+    by_name = {dep.signature.name: dep for dep in library}
+    called = _called(fd, by_name)
+    renamed = {old: f"{stem}_{old}{FUNCTION_SUFFIX}" for old in called}
+    dependencies = []
+    for dep in (by_name[old] for old in called):
+        copy = type(dep)()
+        copy.CopyFrom(dep)
+        copy.signature.name = renamed[dep.signature.name]
+        dependencies.append(copy)
+    for function in (fd, *dependencies):
+        for node in function.node_def:
+            node.op = renamed.get(node.op, node.op)  # a direct call of a library function
+            for value in node.attr.values():
+                _rename_func_attr(value, renamed)
+    return dependencies
+
+
+def _called(fd: Any, library: Mapping[str, Any]) -> list[str]:
+    """Names of the ``library`` functions ``fd`` calls, directly or through them (in order)."""
+    found: list[str] = []
+    pending = [fd]
+    while pending:
+        for node in pending.pop().node_def:
+            callees = [node.op, *(f for v in node.attr.values() for f in _func_names(v))]
+            for callee in callees:
+                if callee in library and callee not in found:
+                    found.append(callee)
+                    pending.append(library[callee])
+    return found
+
+
+def _func_names(value: Any) -> list[str]:
+    kind = value.WhichOneof("value")
+    if kind == "func":
+        return [value.func.name]
+    return [f.name for f in value.list.func] if kind == "list" else []
+
+
+def _rename_func_attr(value: Any, renamed: Mapping[str, str]) -> None:
+    kind = value.WhichOneof("value")
+    funcs = [value.func] if kind == "func" else list(value.list.func) if kind == "list" else []
+    for func in funcs:
+        func.name = renamed.get(func.name, func.name)
 
 
 def _needs_tf(node: Node) -> Tf2NpuError:

@@ -42,10 +42,11 @@ _DTYPE_NAMES = {DT_FLOAT: "DT_FLOAT", DT_INT32: "DT_INT32", DT_UINT8: "DT_UINT8"
 #: The one polymorphic type attr every NPU op has (``add_npu_node(dtype=...)`` sets it).
 TYPE_ATTR = "T"
 
-_KINDS = ("int", "float", "bool", "type")
+_KINDS = ("int", "float", "bool", "type", "string")
 # AttrValue oneof field per kind.
-_FIELD = {"int": "i", "float": "f", "bool": "b", "type": "type"}
-_NOUN = {"int": "an int", "float": "a float", "bool": "a bool", "type": "a DataType enum int"}
+_FIELD = {"int": "i", "float": "f", "bool": "b", "type": "type", "string": "s"}
+_NOUN = {"int": "an int", "float": "a float", "bool": "a bool", "type": "a DataType enum int",
+         "string": "a str"}
 
 
 def dtype_name(dtype: int) -> str:
@@ -69,11 +70,11 @@ class ArgDef:
 
 @dataclass(frozen=True, slots=True)
 class AttrDef:
-    """A declared attr besides ``T``: name, kind (int, float, bool, type) and default."""
+    """A declared attr besides ``T``: name, kind (int, float, bool, type, string), default."""
 
     name: str
     kind: str
-    default: int | float | bool
+    default: int | float | bool | str
     doc: str
     allowed: tuple[int, ...] = ()
 
@@ -117,7 +118,7 @@ class NpuOpDef:
         types = self.type_attrs(attrs)
         return tuple(arg.resolve(types) for arg in self.outputs)
 
-    def body_kwargs(self, attrs: Mapping[str, Any]) -> dict[str, int | float | bool]:
+    def body_kwargs(self, attrs: Mapping[str, Any]) -> dict[str, int | float | bool | str]:
         """The non-type attrs as Python values (what ``body`` takes as keywords)."""
         return {
             spec.name: attr_python_value(spec, attrs[spec.name])
@@ -126,10 +127,11 @@ class NpuOpDef:
         }
 
 
-def attr_python_value(spec: AttrDef, value: Any) -> int | float | bool:
+def attr_python_value(spec: AttrDef, value: Any) -> int | float | bool | str:
     field = _FIELD[spec.kind]
-    result: int | float | bool = getattr(value, field)
-    return result
+    result: int | float | bool | bytes = getattr(value, field)
+    # A string attr is bytes in the proto; bodies and users compare it with str.
+    return result.decode() if isinstance(result, bytes) else result
 
 
 def build_attrs(
@@ -182,6 +184,8 @@ def _to_proto(op: NpuOpDef, spec: AttrDef, value: Any, proto: Any) -> Any:
         )
     if spec.kind == "type":
         _check_dtype(op, spec.name, value, spec.allowed)
+    if spec.kind == "string" and isinstance(value, str):
+        value = value.encode()
     return proto(**{field: value})
 
 
@@ -190,6 +194,8 @@ def _python_kind_ok(kind: str, value: Any) -> bool:
         return isinstance(value, bool)
     if kind == "float":
         return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "string":
+        return isinstance(value, (str, bytes))
     return isinstance(value, int) and not isinstance(value, bool)
 
 

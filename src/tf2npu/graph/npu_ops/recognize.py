@@ -46,9 +46,22 @@ def recognize(graph: Graph) -> int:
                 _restore(node, definition)
                 changed += 1
     if called:
-        for name in called - _referenced_functions(graph):
-            del graph.functions[name]
+        _drop_unused(graph, called)
     return changed
+
+
+def _drop_unused(graph: Graph, called: set[str]) -> None:
+    """Drop the NPU-op functions no node calls any more, then the tf2npu functions only those
+    called (the ``While`` cond and body of a recurrent op), until none is left over."""
+    for name in called - _referenced_functions(graph):
+        del graph.functions[name]
+    while True:
+        referenced = _referenced_functions(graph)
+        unused = [n for n in graph.functions if n.endswith(FUNCTION_SUFFIX) and n not in referenced]
+        if not unused:
+            return
+        for name in unused:
+            del graph.functions[name]
 
 
 def _emitted_op(graph: Graph, node: Node) -> NpuOpDef | None:
