@@ -23,3 +23,10 @@ def _runtime_artifacts_in_a_temporary_folder(
     yield
     settings.use(before)
     hook.set_npu_by_default(by_default)
+
+
+@pytest.fixture(autouse=True)
+def _no_inherited_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest-xdist starts its workers with ``COLUMNS=80``, which our consoles honour as the
+    user's choice; tests that want a width set it themselves."""
+    monkeypatch.delenv("COLUMNS", raising=False)

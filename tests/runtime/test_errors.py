@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import runpy
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -57,18 +61,24 @@ def test_library_frames_are_those_of_the_installed_packages() -> None:
 
 def test_library_roots_are_the_real_folders_under_tf2npu_runs_module_swap() -> None:
     """``tf2npu run`` binds ``sys.modules["tensorflow"]`` to the v1 API module; the folder of
-    TensorFlow is still the real package's, so its deeper frames stay library frames."""
-    import tensorflow
+    TensorFlow is still the real package's, so its deeper frames stay library frames.
 
-    from tf2npu import compat
-    from tf2npu.runtime.errors import is_library_file, library_roots
-
-    real = str(Path(tensorflow.__file__).resolve().parent / "python" / "framework" / "ops.py")
-    was_active = compat.is_active()
-    compat.activate()
-    try:
-        assert is_library_file(real)
-        assert str(Path(tensorflow.__file__).resolve().parent) + "/" in library_roots()
-    finally:
-        if not was_active:
-            compat.deactivate()
+    In a fresh interpreter: activate() disables v2 behaviour for the whole process, and undoing
+    it fails once any test before has built a graph (TF allows eager only at start-up)."""
+    code = textwrap.dedent(
+        """
+        from pathlib import Path
+        import tensorflow
+        from tf2npu import compat
+        from tf2npu.runtime.errors import is_library_file, library_roots
+        real = Path(tensorflow.__file__).resolve().parent
+        compat.activate()
+        print(is_library_file(str(real / "python" / "framework" / "ops.py")))
+        print(str(real) + "/" in library_roots())
+        """
+    )
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=240)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["True", "True"]
