@@ -722,3 +722,40 @@ def test_strict_options_makes_an_unknown_key_an_error(tmp_path):
     assert done.returncode == 1
     assert "unknown NpuOptimizer option 'enable_auto_mix_precision'" in done.stderr
     assert read_summary(tmp_path / "tf2npu-run")["options_unknown"] == []
+
+
+BAD_CONFIG_SCRIPT = """\
+import tensorflow as tf
+from npu_bridge.npu_init import *
+x = tf.constant(1.0) * 2
+config = tf.ConfigProto()
+custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+custom_op.name = "NpuOptimizer"
+custom_op.parameter_map[{key!r}].s = tf.compat.as_bytes({value!r})
+with tf.Session(config=config) as sess:
+    print(sess.run(x))
+"""
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+@needs_runtime
+@pytest.mark.parametrize(
+    ("key", "value", "line", "message"),
+    [
+        ("fusion_switch_file", "/nowhere/switch.cfg", 9,
+         "fusion_switch_file = '/nowhere/switch.cfg': cannot read the file (No such file or "
+         "directory); give the path of an existing JSON file"),
+        ("precision_mode", "fp99", 8,
+         "option 'precision_mode' = 'fp99' is not valid; use one of: 'force_fp32'"),
+    ],
+)  # fmt: skip
+def test_a_bad_config_in_the_script_is_one_message_at_its_line(tmp_path, key, value, line, message):
+    """Issue 9: an option the script sets itself can only be checked when it is used; then it is
+    one message naming the script's line, exit 2, and no traceback."""
+    script = write(tmp_path / "t.py", BAD_CONFIG_SCRIPT.format(key=key, value=value))
+    done = cli("run", "t.py", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert f"tf2npu run: error: {script}:{line}: {message}" in done.stderr
+    assert read_summary(tmp_path / "tf2npu-run")["exit_status"] == 2

@@ -37,7 +37,7 @@ from tf2npu.cli.npu_flags import add_shorthands, check_option_files, cli_items
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.config.options import OPTIONS, Value
 from tf2npu.config.sources import check_env_option, from_env, option_text
-from tf2npu.errors import ConfigError, UsageError
+from tf2npu.errors import ConfigError, Tf2NpuError, UsageError
 
 NAME = "run"
 HELP = "run a TF 1.15 training script (original or migrated) on TF 2.15, with a run summary"
@@ -85,7 +85,9 @@ TF_CPP_MIN_LOG_LEVEL is set. `python -m tf2npu run ...` works the same. Details:
 
 exit codes: the script's exit status (0 ok, sys.exit(N) -> N, an uncaught exception -> 1,
 Ctrl-C -> 130); 2 bad usage before the script ran: a missing, unreadable or non-regular
-SCRIPT, a bad --option or option file, a bad AOE_MODE, an unwritable --report-dir.
+SCRIPT, a bad --option or option file, a bad AOE_MODE, an unwritable --report-dir; also 2,
+with one message at the script's line and no traceback, when the script's own NPU config is
+invalid (an option value, a missing fusion_switch_file) and the script does not catch it.
 """
 
 SUMMARY_FILE = "run_summary.json"
@@ -313,6 +315,11 @@ def run_script(script: Path, args: Sequence[str]) -> int:
     except KeyboardInterrupt as exc:
         _report_uncaught(exc)
         return exit_codes.INTERRUPTED
+    except Tf2NpuError as exc:
+        # A user error tf2npu found while the script ran (an option set in the script's own
+        # config, a switch file it names): one message at the script's line, no traceback.
+        _report_user_error(exc, path)
+        return exc.exit_code
     except Exception as exc:
         _report_uncaught(exc)
         return PYTHON_ERROR
@@ -360,6 +367,17 @@ def _report_uncaught(exc: BaseException) -> None:
         sys.excepthook(type(exc), exc.with_traceback(tb), tb)
     except Exception:
         traceback.print_exception(exc)
+
+
+def _report_user_error(exc: Tf2NpuError, script: str) -> None:
+    """``tf2npu run: error: SCRIPT:LINE: message``, LINE being the script's innermost frame."""
+    line = None
+    for frame, number in traceback.walk_tb(exc.__traceback__):
+        if os.path.realpath(frame.f_code.co_filename) == os.path.realpath(script):
+            line = number
+    where = f"{script}:{line}: " if line is not None else f"{script}: "
+    sys.stdout.flush()
+    print(f"tf2npu run: error: {where}{exc}", file=sys.stderr)
 
 
 def _script_frames(tb: TracebackType | None) -> TracebackType | None:
