@@ -329,3 +329,12 @@ def test_a_diff_reader_that_stops_early_is_not_an_error(tree, tmp_path):
     assert proc.wait() == 1  # py2.py failed, as in every run of this tree
     assert "Traceback" not in err and "BrokenPipeError" not in err
     assert (tmp_path / "o_report" / "changes.diff").exists()
+
+
+def test_piped_summary_keeps_each_finding_on_one_line(tmp_path, capsys):
+    """Issue 10: off a terminal rich wrapped at 80 columns, cutting findings mid-sentence."""
+    script = write(tmp_path / "t.py", "import tensorflow as tf\ntf.enable_eager_execution()\n")
+    assert main(["migrate", str(script), "-o", str(tmp_path / "o.py")]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    finding = [line for line in lines if "[eager_execution]" in line]
+    assert len(finding) == 1 and finding[0].rstrip().endswith("never on the NPU")

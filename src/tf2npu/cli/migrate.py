@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from tf2npu.atomic import write_text_atomic
 from tf2npu.cli import exit_codes
+from tf2npu.cli.console import make_console
 from tf2npu.errors import UsageError
 from tf2npu.migrate.model import MigrationReport
 from tf2npu.migrate.options import PRECISION_MODES, Distributed, LossScale, MigrateOptions
@@ -145,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         distributed=Distributed(args.distributed),
         entry=_entry(plan, args.entry),
     )
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     report = _run_with_progress(plan, options, args, console)
     diffs = "".join(f.diff for f in report.files)
     _write_report_set(report, plan.report_dir, formats, diffs if args.diff else None)
