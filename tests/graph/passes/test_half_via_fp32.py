@@ -138,6 +138,23 @@ def test_a_rounded_op_keeps_its_rounding_and_its_fp32_reader() -> None:
     assert graph["relu/_tf2npu_f32"].inputs == (TensorRef("out"),)
 
 
+def test_a_second_fp32_cast_of_a_half_tensor_reads_the_first() -> None:
+    """Two readers cast ``g16`` (a gradient both Conv2DBackprop* ops read): one conversion."""
+    graph = Graph()
+    half_inputs(graph, "g")
+    cast(graph, "first", "g16", HALF, FLOAT)
+    cast(graph, "second", "g16", HALF, FLOAT)
+    graph.add_node("after", "NoOp")
+    graph.add_control_input(graph["second"], "after")
+    stats = rewritten_equals(graph, ["first", "second"], {"g": spread((4, 64))})
+    assert stats == {"half_ops_via_fp32": 0, "half_casts_elided": 1}
+    assert graph["first"].op == "Cast"
+    second = graph["second"]
+    assert (second.op, second.inputs, second.control_inputs) == (
+        "Identity", (TensorRef("first"),), ("after",),
+    )
+
+
 def test_overlapping_max_pool_grad_superseded_and_float32_nodes_are_left_alone() -> None:
     graph = Graph()
     half_inputs(graph, "x", "g")

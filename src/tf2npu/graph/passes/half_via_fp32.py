@@ -15,7 +15,9 @@ the float16 kernel's result, so the graph means the same and runs faster:
 Every float16 tensor keeps its name and dtype (dumps and compare read them): the rewritten node
 becomes a ``Cast`` to float16 of its float32 twin. Where a float16 tensor is only read back
 into float32 (the precision pass's ``Cast`` to float32, lowering's own ``_tf2npu_in_f32``),
-that reader becomes an ``Identity`` of the twin, so a chain of such ops runs in float32 with a
+that reader becomes an ``Identity`` of the twin (and a second ``Cast`` of one float16
+tensor to float32, e.g. a gradient read by both ``Conv2DBackprop*`` ops, an ``Identity`` of
+the first), so a chain of such ops runs in float32 with a
 rounding only after the ROUNDED ones, and a float16 ``Cast`` nobody fetches is pruned by the
 session. The top-level graph only; superseded nodes are left alone. O(nodes + edges).
 """
@@ -96,12 +98,17 @@ class _Rewrite:
         self.stats = dict.fromkeys(STAT_KEYS, 0)
 
     def widening_cast(self, node: Node) -> None:
-        """A float16→float32 Cast of a tensor with a computed twin becomes its Identity."""
+        """A float16→float32 Cast of a tensor with a computed twin, or with an earlier Cast
+        to float32, becomes an Identity of that (one conversion per float16 tensor)."""
         source = node.inputs[0]
         twin = self.computed.get(source)
         if twin is None:
-            if not node.control_inputs:
+            earlier = self.widened.get(source)
+            if earlier is not None and self.graph[earlier.node].device == node.device:
+                twin = earlier
+            elif not node.control_inputs:
                 self.widened.setdefault(source, node.output())
+        if twin is None:
             return
         form = _Form(self.graph, node, "half via fp32 Cast")
         form.add("Identity", [twin], {"T": self.make.dtype(DT_FLOAT)}, control=True)
