@@ -3,18 +3,18 @@
 Usage: ``TF_CPP_MIN_LOG_LEVEL=2 TF_ENABLE_ONEDNN_OPTS=0 .venv/bin/python
 benchmarks/precision_cost.py [--steps N] [--rounds R] [--only NAME] [--profile NAME]``.
 
-Five small TF1 training workloads in the style of Ascend ModelZoo scripts (our own code): a
-ResNet-style CNN with batch norm (NHWC), a wide-and-deep model with embeddings, a BERT-style
-transformer encoder block, an LSTM through ``tf.compat.v1.nn.dynamic_rnn`` and a Keras model
-trained in a TF1 session. For each, one graph is built and five sessions are opened on it in
-one process: *stock* (a plain ``tf.compat.v1.Session``, what ``tf2npu run --no-npu`` gives an
-original script), *stock, NPU config* (the NPU config minus ``NpuOptimizer``: ``remapping``
-and ``memory_optimization`` off, what the engine's inner session runs with), and three
-``NpuSession`` s: ``allow_fp32_to_fp16`` (the default of a migrated training script),
-``force_fp32`` and ``must_keep_origin_dtype``. After a warm-up, steps go round the sessions
-(the order rotates every step) and the median per-step wall time of each session is taken;
-each round builds everything afresh; ratios are the median over rounds; the geometric mean is
-over workloads.
+Six small TF1 training workloads in the style of Ascend ModelZoo scripts (our own code): a
+ResNet-style CNN with batch norm (NHWC), a MobileNet-style one (depthwise convolutions), a
+wide-and-deep model with embeddings, a BERT-style transformer encoder block, an LSTM through
+``tf.compat.v1.nn.dynamic_rnn`` and a Keras model trained in a TF1 session. For each, one
+graph is built and five sessions are opened on it in one process: *stock* (a plain
+``tf.compat.v1.Session``, what ``tf2npu run --no-npu`` gives an original script), *stock, NPU
+config* (the NPU config minus ``NpuOptimizer``: ``remapping`` and ``memory_optimization`` off,
+what the engine's inner session runs with), and three ``NpuSession`` s: ``allow_fp32_to_fp16``
+(the default of a migrated training script), ``force_fp32`` and ``must_keep_origin_dtype``.
+After a warm-up, steps go round the sessions (the order rotates every step) and the median
+per-step wall time of each session is taken; each round builds everything afresh; ratios are
+the median over rounds; the geometric mean is over workloads.
 
 ``--profile NAME`` instead prints, for that workload, TensorFlow's step stats
 (``RunOptions(trace_level=FULL_TRACE)``) summed per op type for stock and the default mode,
@@ -74,12 +74,13 @@ def _conv_bn(tf: Any, x: Any, filters: int, stride: int, training: Any, name: st
 
 
 def _resnet(tf: Any) -> Built:
-    """ResNet-style: stem + 2 stages of one basic residual block each, 32x32x3, batch 32."""
+    """ResNet-style: stem conv + 3x3/2 max-pool, 2 stages of one basic block, 32x32x3, b32."""
     rng = _rng()
     images = tf.compat.v1.placeholder(tf.float32, [32, 32, 32, 3], name="images")
     labels = tf.compat.v1.placeholder(tf.int32, [32], name="labels")
     training = True
     h = tf.nn.relu(_conv_bn(tf, images, 16, 1, training, "stem"))
+    h = tf.nn.max_pool2d(h, 3, 2, "SAME")  # ResNet's stem pool: overlapping 3x3 windows
     for stage, (filters, stride) in enumerate(((16, 1), (32, 2))):
         shortcut = h
         y = tf.nn.relu(_conv_bn(tf, h, filters, stride, training, f"block{stage}_a"))
@@ -98,6 +99,32 @@ def _resnet(tf: Any) -> Built:
         train = tf.compat.v1.train.MomentumOptimizer(0.01, 0.9).minimize(loss)
     feed = {
         images: rng.standard_normal((32, 32, 32, 3)).astype("float32"),
+        labels: rng.integers(0, 10, 32).astype("int32"),
+    }
+    return Built([train, loss], tf.compat.v1.global_variables_initializer(), feed)
+
+
+def _mobilenet(tf: Any) -> Built:
+    """MobileNet-style: conv + 3 depthwise-separable blocks (BN, ReLU6), 48x48x3, batch 32."""
+    rng = _rng()
+    images = tf.compat.v1.placeholder(tf.float32, [32, 48, 48, 3], name="images")
+    labels = tf.compat.v1.placeholder(tf.int32, [32], name="labels")
+    bn = tf.compat.v1.layers.batch_normalization
+    h = tf.nn.relu6(_conv_bn(tf, images, 16, 2, True, "stem"))
+    for i, (filters, stride) in enumerate(((32, 1), (64, 2), (64, 1))):
+        with tf.compat.v1.variable_scope(f"sep{i}"):
+            depthwise = tf.compat.v1.get_variable("depthwise", [3, 3, int(h.shape[-1]), 1])
+            h = tf.nn.depthwise_conv2d(h, depthwise, [1, stride, stride, 1], "SAME")
+            h = tf.nn.relu6(bn(h, training=True, momentum=0.9))
+            h = tf.compat.v1.layers.conv2d(h, filters, 1, use_bias=False)
+            h = tf.nn.relu6(bn(h, training=True, momentum=0.9))
+    logits = tf.compat.v1.layers.dense(tf.reduce_mean(h, axis=[1, 2]), 10, name="fc")
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels, logits)
+    updates = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS)
+    with tf.control_dependencies(updates):
+        train = tf.compat.v1.train.MomentumOptimizer(0.01, 0.9).minimize(loss)
+    feed = {
+        images: rng.standard_normal((32, 48, 48, 3)).astype("float32"),
         labels: rng.integers(0, 10, 32).astype("int32"),
     }
     return Built([train, loss], tf.compat.v1.global_variables_initializer(), feed)
@@ -232,6 +259,7 @@ def _keras(tf: Any) -> Built:
 
 WORKLOADS: dict[str, Callable[[Any], Built]] = {
     "resnet": _resnet,
+    "mobilenet": _mobilenet,
     "wide_deep": _wide_deep,
     "transformer": _transformer,
     "lstm": _lstm,
