@@ -53,6 +53,8 @@ STAT_KEYS = ("half_ops_via_fp32", "half_casts_elided")
 def compute_half_in_fp32(graph: Graph) -> dict[str, int]:
     """Rewrite the top level's float16 :data:`EXACT` / :data:`ROUNDED` ops; returns stats."""
     rewrite = _Rewrite(graph)
+    if not any(_type(node, "T") == DT_HALF or _is_widening_cast(node) for node in graph):
+        return rewrite.stats  # a float32 graph: skip the topological sort
     for node in graph.toposort():
         if SUPERSEDED in node.meta:
             continue
