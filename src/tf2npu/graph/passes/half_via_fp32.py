@@ -1,8 +1,8 @@
 """Run float16 ops as float32 ops plus a rounding, bit-identical and faster (lowering's helper).
 
 TensorFlow's CPU float16 kernels convert every element to float, compute, and convert back,
-one element at a time: a float16 ``Relu`` takes ~9× the time of the float32 one, a float16
-``MaxPoolGrad`` ~4× (``benchmarks/precision_cost.py``; figures in ``docs/benchmarks.md``).
+one element at a time: a float16 ``Relu`` takes ~5× the time of the float32 one, a float16
+``MaxPoolGrad`` ~2.6× (``benchmarks/half_kernels.py``; figures in ``docs/benchmarks.md``).
 For the ops below the float32 kernel followed by a float32→float16 ``Cast`` gives *exactly*
 the float16 kernel's result, so the graph means the same and runs faster:
 
