@@ -1,4 +1,4 @@
-"""Run float16 ops as float32 ops plus a rounding, bit-identical and faster (lowering's helper).
+"""Run float16 ops as float32 ops plus a rounding: the same values, faster (lowering's helper).
 
 TensorFlow's CPU float16 kernels convert every element to float, compute, and convert back,
 one element at a time: a float16 ``Relu`` takes ~5× the time of the float32 one, a float16
@@ -8,6 +8,8 @@ the float16 kernel's result, so the graph means the same and runs faster:
 
 * :data:`EXACT` ops select, move or compare their inputs (``Relu``, ``MaxPool``, ...): on
   float16 values widened to float32 their result is a float16 value already; no rounding.
+  Bit for bit, except that :data:`ZERO_SIGN_MAY_DIFFER` ops can give ``+0.0`` where the
+  float16 kernel gives ``-0.0`` (equal values).
 * :data:`ROUNDED` ops are one IEEE operation (``+ - * /``, square root): float32 has at least
   2·11+2 significand bits, so the float32 result rounded to float16 is the correctly rounded
   float16 result, which is what the float16 kernel (computing in float) returns.
