@@ -24,6 +24,8 @@ NO_CPU_FORMS = {
     "ops_computed_in_fp32": 0,
     "matmuls_accumulated_in_fp32": 0,
     "ops_without_cpu_kernel": 0,
+    "half_ops_via_fp32": 0,
+    "half_casts_elided": 0,
 }
 
 

@@ -8,6 +8,9 @@ the decisions down in a form TensorFlow runs and reports read from the exported 
   ``_FusedMatMul``, a float16 ``Mod``) gets a CPU-runnable form under its own name
   (:func:`tf2npu.graph.passes.cpu_runnable.make_cpu_runnable`): fused ops are expanded back into
   their op chain, other ops computed in float32 between casts;
+* every float16 op whose float32 kernel plus a rounding gives the float16 kernel's result
+  bit for bit (``Relu``, ``MaxPool``, ``Add``, ``Mul``, ...) runs that way, faster
+  (:func:`tf2npu.graph.passes.half_via_fp32.compute_half_in_fp32`);
 * every live node the partition pass put in a GeOp gets the string attr :data:`GEOP_ATTR`
   naming the GeOp, so the exported graph still says which nodes the device would run;
 * a top-level live node without a device, or pinned to an NPU (``/device:NPU:0``, which no
@@ -27,6 +30,7 @@ from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.npu_ops import materialize
 from tf2npu.graph.passes.cpu_runnable import make_cpu_runnable
+from tf2npu.graph.passes.half_via_fp32 import compute_half_in_fp32
 from tf2npu.graph.passes.infra import PassContext, PassInfo, PassResult, register_pass
 
 __all__ = ["CPU_DEVICE", "GEOP_ATTR", "Lowering"]
@@ -57,6 +61,8 @@ class Lowering:
         runnable = make_cpu_runnable(
             graph, cfg.diagnostics if isinstance(cfg, EngineConfig) else None
         )
+        # After the CPU forms, whose float32 reads of float16 tensors it can short-circuit.
+        runnable.update(compute_half_in_fp32(graph))
         annotated = devices = 0
         for body in graph.walk():
             top = body is graph

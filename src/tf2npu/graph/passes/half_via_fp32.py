@@ -1,0 +1,161 @@
+"""Run float16 ops as float32 ops plus a rounding: the same values, faster (lowering's helper).
+
+TensorFlow's CPU float16 kernels convert every element to float, compute, and convert back,
+one element at a time: a float16 ``Relu`` takes ~5× the time of the float32 one, a float16
+``MaxPoolGrad`` ~2.6× (``benchmarks/half_kernels.py``; figures in ``docs/benchmarks.md``).
+For the ops below the float32 kernel followed by a float32→float16 ``Cast`` gives *exactly*
+the float16 kernel's result, so the graph means the same and runs faster:
+
+* :data:`EXACT` ops select, move or compare their inputs (``Relu``, ``MaxPool``, ...): on
+  float16 values widened to float32 their result is a float16 value already; no rounding.
+  Bit for bit, except that :data:`ZERO_SIGN_MAY_DIFFER` ops can give ``+0.0`` where the
+  float16 kernel gives ``-0.0`` (equal values).
+* :data:`ROUNDED` ops are one IEEE operation (``+ - * /``, square root): float32 has at least
+  2·11+2 significand bits, so the float32 result rounded to float16 is the correctly rounded
+  float16 result, which is what the float16 kernel (computing in float) returns.
+
+Every float16 tensor keeps its name and dtype (dumps and compare read them): the rewritten node
+becomes a ``Cast`` to float16 of its float32 twin. Where a float16 tensor is only read back
+into float32 (the precision pass's ``Cast`` to float32, lowering's own ``_tf2npu_in_f32``),
+that reader becomes an ``Identity`` of the twin (and a second ``Cast`` of one float16
+tensor to float32, e.g. a gradient read by both ``Conv2DBackprop*`` ops, an ``Identity`` of
+the first), so a chain of such ops runs in float32 with a
+rounding only after the ROUNDED ones, and a float16 ``Cast`` nobody fetches is pruned by the
+session. The top-level graph only; superseded nodes are left alone. O(nodes + edges).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tf2npu.graph._opdef import output_layout
+from tf2npu.graph.decisions import SUPERSEDED
+from tf2npu.graph.ir import Graph, Node, TensorRef
+from tf2npu.graph.passes.cpu_runnable import CPU_FORM, _Attrs, _Form, _input_dtypes
+from tf2npu.graph.precision.signature import DT_FLOAT, DT_HALF
+
+__all__ = ["EXACT", "ROUNDED", "STAT_KEYS", "ZERO_SIGN_MAY_DIFFER", "compute_half_in_fp32"]
+
+#: Ops whose float32 result on float16-representable inputs is float16-representable.
+EXACT = frozenset({
+    "Relu", "Relu6", "ReluGrad", "Relu6Grad", "MaxPool", "Maximum", "Minimum", "Neg", "Abs",
+    "Identity", "Reshape", "Squeeze", "ExpandDims",
+})
+#: EXACT ops whose float16 kernel keeps a -0.0 that the float32 kernel turns into +0.0 (or
+#: picks the other of two equal zeros): the same value, but not the same bits for zeros.
+ZERO_SIGN_MAY_DIFFER = frozenset({
+    "Relu", "Relu6", "ReluGrad", "Relu6Grad", "MaxPool", "MaxPoolGrad", "Maximum", "Minimum",
+})
+#: Ops that are one correctly rounded IEEE operation per element.
+ROUNDED = frozenset({"Add", "AddV2", "Sub", "Mul", "RealDiv", "Div", "BiasAdd", "Square", "Sqrt"})
+#: The stats :func:`compute_half_in_fp32` returns, in order.
+STAT_KEYS = ("half_ops_via_fp32", "half_casts_elided")
+
+
+def compute_half_in_fp32(graph: Graph) -> dict[str, int]:
+    """Rewrite the top level's float16 :data:`EXACT` / :data:`ROUNDED` ops; returns stats."""
+    rewrite = _Rewrite(graph)
+    if not any(_type(node, "T") == DT_HALF or _is_widening_cast(node) for node in graph):
+        return rewrite.stats  # a float32 graph: skip the topological sort
+    for node in graph.toposort():
+        if SUPERSEDED in node.meta:
+            continue
+        if _is_widening_cast(node):
+            rewrite.widening_cast(node)
+        elif _eligible(node):
+            rewrite.op(node)
+    return rewrite.stats
+
+
+def _is_widening_cast(node: Node) -> bool:
+    return node.op == "Cast" and _type(node, "SrcT") == DT_HALF and _type(node, "DstT") == DT_FLOAT
+
+
+def _eligible(node: Node) -> bool:
+    """A float16 EXACT/ROUNDED op with one float16 output (MaxPoolGrad: windows not overlapping)."""
+    if _type(node, "T") != DT_HALF:
+        return False
+    if node.op == "MaxPoolGrad":
+        ksize, strides = node.attrs.get("ksize"), node.attrs.get("strides")
+        if ksize is None or strides is None or len(ksize.list.i) != len(strides.list.i):
+            return False
+        # Overlapping windows add several gradients into one input, which the float16 kernel
+        # does with a rounding after each addition: not one operation.
+        if any(k > s for k, s in zip(ksize.list.i, strides.list.i, strict=True)):
+            return False
+    elif node.op not in EXACT and node.op not in ROUNDED:
+        return False
+    outs = output_layout(node)
+    return outs is not None and [d for _, ds in outs for d in ds] == [DT_HALF]
+
+
+class _Rewrite:
+    """The float32 twins found so far: ``twins`` hold float32 values equal to float16 ones."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.make = _Attrs()
+        #: float16 tensor -> a float32 tensor computed without a Cast from it (an EXACT result)
+        self.computed: dict[TensorRef, TensorRef] = {}
+        #: float16 tensor -> a Cast of it to float32 (one per tensor, shared by readers)
+        self.widened: dict[TensorRef, TensorRef] = {}
+        self.stats = dict.fromkeys(STAT_KEYS, 0)
+
+    def widening_cast(self, node: Node) -> None:
+        """A float16→float32 Cast of a tensor with a computed twin, or with an earlier Cast
+        to float32, becomes an Identity of that (one conversion per float16 tensor)."""
+        source = node.inputs[0]
+        twin = self.computed.get(source)
+        if twin is None:
+            earlier = self.widened.get(source)
+            if earlier is not None and self.graph[earlier.node].device == node.device:
+                twin = earlier
+            elif not node.control_inputs:
+                self.widened.setdefault(source, node.output())
+        if twin is None:
+            return
+        form = _Form(self.graph, node, "half via fp32 Cast")
+        form.add("Identity", [twin], {"T": self.make.dtype(DT_FLOAT)}, control=True)
+        self.stats["half_casts_elided"] += 1
+
+    def op(self, node: Node) -> None:
+        dtypes = _input_dtypes(node)
+        if dtypes is None or len(dtypes) != len(node.inputs):
+            return
+        inputs = [
+            self.twin(ref) if d == DT_HALF else ref
+            for ref, d in zip(node.inputs, dtypes, strict=True)
+        ]
+        op, name = node.op, node.name
+        attrs = {k: self.make.widened(v) for k, v in node.attrs.items()}
+        form = _Form(self.graph, node, f"half via fp32 {op}")
+        wide = form.add(op, inputs, attrs, tag="f32", control=True)
+        form.add("Cast", [wide.output()], self.make.cast(DT_FLOAT, DT_HALF))
+        if op not in ROUNDED:
+            self.computed[TensorRef(name)] = wide.output()
+        self.stats["half_ops_via_fp32"] += 1
+
+    def twin(self, ref: TensorRef) -> TensorRef:
+        """A float32 tensor equal to float16 ``ref``: computed, an existing Cast, or a new one."""
+        found = self.computed.get(ref) or self.widened.get(ref)
+        if found is not None:
+            return found
+        producer = self.graph[ref.node]
+        cast = self.graph.add_node(
+            self.graph.new_name(ref.node, "twin_f32"), "Cast", [ref],
+            attrs=self.make.cast(DT_HALF, DT_FLOAT), device=producer.device,
+            origin=producer.origin or (producer.name,),
+        )
+        cast.meta.update({**_carried(producer), CPU_FORM: "half via fp32 twin"})
+        self.widened[ref] = cast.output()
+        return cast.output()
+
+
+def _carried(producer: Node) -> dict[str, Any]:
+    """The producer's meta a new reader of it shares (its GeOp, its decision)."""
+    return {k: v for k, v in producer.meta.items() if k != CPU_FORM}
+
+
+def _type(node: Node, attr: str) -> int:
+    value = node.attrs.get(attr)
+    return int(value.type) if value is not None else 0

@@ -1,0 +1,246 @@
+"""float16 ops run as float32 ops plus a rounding: literal rewrites, and bit-identical values.
+
+Every numeric case runs the graph before and after the rewrite in TensorFlow and compares the
+bits of every float16 and float32 tensor the test names (NaNs compared as NaNs), on inputs
+spread over float16's whole range: subnormals, signed zeros, values near overflow, infinities.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tf2npu.graph.decisions import CLUSTER, SUPERSEDED
+from tf2npu.graph.ir import Graph, TensorRef
+from tf2npu.graph.lint import Signature
+from tf2npu.graph.passes.cpu_runnable import CPU_FORM
+from tf2npu.graph.passes.half_via_fp32 import (
+    EXACT,
+    ROUNDED,
+    ZERO_SIGN_MAY_DIFFER,
+    compute_half_in_fp32,
+)
+
+pytestmark = pytest.mark.tf
+tf = pytest.importorskip("tensorflow")
+from tensorflow.core.framework.attr_value_pb2 import AttrValue  # noqa: E402
+
+HALF, FLOAT, INT32 = 19, 1, 3
+RNG = np.random.default_rng(11)
+
+
+def typ(dtype: int) -> Any:
+    return AttrValue(type=dtype)
+
+
+def ints(*values: int) -> Any:
+    return AttrValue(list=AttrValue.ListValue(i=list(values)))
+
+
+def cast(graph: Graph, name: str, source: str, src: int, dst: int) -> None:
+    attrs = {"SrcT": typ(src), "DstT": typ(dst), "Truncate": AttrValue(b=False)}
+    graph.add_node(name, "Cast", [TensorRef(source)], attrs=attrs)
+
+
+def half_inputs(graph: Graph, *names: str) -> None:
+    """``<name>`` float32 placeholders, ``<name>16`` their float16 casts (the precision pass's)."""
+    for name in names:
+        graph.add_node(name, "Placeholder", attrs={"dtype": typ(FLOAT)})
+        cast(graph, f"{name}16", name, FLOAT, HALF)
+
+
+def spread(shape: tuple[int, ...]) -> np.ndarray[Any, Any]:
+    """float32 values over float16's range: tiny, normal, large, overflowing, special."""
+    scale = RNG.choice([1e-7, 1e-5, 1e-2, 1.0, 3.0, 300.0, 3e4, 7e4], size=shape)
+    values = (RNG.standard_normal(shape) * scale).astype(np.float32)
+    flat = values.reshape(-1)
+    special = [0.0, -0.0, np.inf, -np.inf, 65504.0, 6e-8]
+    flat[: len(special)] = special[: flat.size]
+    return values
+
+
+def run(graph: Graph, fetches: list[str], feeds: dict[str, Any]) -> list[Any]:
+    tf_graph = tf.Graph()
+    with tf_graph.as_default():
+        tf.graph_util.import_graph_def(graph.to_graph_def(), name="")
+    with tf.compat.v1.Session(graph=tf_graph) as session:
+        named = {f"{k}:0": v for k, v in feeds.items()}
+        return list(session.run([f"{f}:0" for f in fetches], named))
+
+
+def assert_same_bits(before: list[Any], after: list[Any], *, signed_zero: bool = True) -> None:
+    """The same bits; with ``signed_zero=False`` a zero may change sign (-0.0 == 0.0)."""
+    for old, new in zip(before, after, strict=True):
+        assert old.dtype == new.dtype and old.shape == new.shape
+        nan = np.isnan(old)
+        np.testing.assert_array_equal(nan, np.isnan(new))
+        if not signed_zero:
+            old, new = np.where(old == 0, 0, old), np.where(new == 0, 0, new)
+        bits = {np.float16: np.uint16, np.float32: np.uint32}[old.dtype.type]
+        np.testing.assert_array_equal(old[~nan].view(bits), new[~nan].view(bits))
+
+
+def rewritten_equals(
+    graph: Graph, fetches: list[str], feeds: dict[str, Any], *, signed_zero: bool = True
+) -> dict[str, int]:
+    """Rewrites ``graph`` (lint against before) and checks every fetch keeps its bits."""
+    before = run(graph, fetches, feeds)
+    baseline = Signature.of(graph)
+    stats = compute_half_in_fp32(graph)
+    graph.lint(baseline)
+    assert_same_bits(before, run(graph, fetches, feeds), signed_zero=signed_zero)
+    return stats
+
+
+# -- literal rewrites --------------------------------------------------------------------------
+
+
+def relu_chain() -> Graph:
+    """x → x16 (Cast) → relu (float16) → out (Cast to float32)."""
+    graph = Graph()
+    half_inputs(graph, "x")
+    graph.add_node("relu", "Relu", [TensorRef("x16")], attrs={"T": typ(HALF)})
+    cast(graph, "out", "relu", HALF, FLOAT)
+    return graph
+
+
+def test_an_exact_op_runs_in_fp32_and_its_fp32_reader_reads_the_twin() -> None:
+    graph = relu_chain()
+    graph["relu"].meta[CLUSTER] = "GeOp1_0"
+    stats = rewritten_equals(graph, ["relu", "out"], {"x": spread((4, 64))}, signed_zero=False)
+    assert stats == {"half_ops_via_fp32": 1, "half_casts_elided": 1}
+    twin, wide = graph["x16/_tf2npu_twin_f32"], graph["relu/_tf2npu_f32"]
+    assert (twin.op, twin.inputs, twin.attrs["DstT"].type) == ("Cast", (TensorRef("x16"),), FLOAT)
+    assert (wide.op, wide.inputs, wide.attrs["T"].type) == ("Relu", (twin.output(),), FLOAT)
+    relu = graph["relu"]  # the float16 tensor keeps its name and dtype, for dumps
+    assert (relu.op, relu.inputs, relu.attrs["DstT"].type) == ("Cast", (wide.output(),), HALF)
+    out = graph["out"]  # no float16 round trip: relu of float16 values is a float16 value
+    assert (out.op, out.inputs, out.attrs["T"].type) == ("Identity", (wide.output(),), FLOAT)
+    assert relu.meta[CLUSTER] == wide.meta[CLUSTER] == "GeOp1_0"
+    assert wide.meta[CPU_FORM] == "half via fp32 Relu"
+
+
+def test_a_rounded_op_keeps_its_rounding_and_its_fp32_reader() -> None:
+    graph = Graph()
+    half_inputs(graph, "x", "y")
+    graph.add_node("add", "AddV2", [TensorRef("x16"), TensorRef("y16")], attrs={"T": typ(HALF)})
+    cast(graph, "out", "add", HALF, FLOAT)
+    graph.add_node("relu", "Relu", [TensorRef("add")], attrs={"T": typ(HALF)})
+    feeds = {"x": spread((4, 64)), "y": spread((4, 64))}
+    stats = rewritten_equals(graph, ["add", "out", "relu"], feeds, signed_zero=False)
+    assert stats == {"half_ops_via_fp32": 2, "half_casts_elided": 0}
+    wide = graph["add/_tf2npu_f32"]
+    assert wide.inputs == (TensorRef("x16/_tf2npu_twin_f32"), TensorRef("y16/_tf2npu_twin_f32"))
+    assert graph["add"].op == "Cast" and graph["add"].inputs == (wide.output(),)
+    assert graph["out"].op == "Cast"  # the float32 value of a rounded result: a Cast, shared
+    assert graph["relu/_tf2npu_f32"].inputs == (TensorRef("out"),)
+
+
+def test_a_second_fp32_cast_of_a_half_tensor_reads_the_first() -> None:
+    """Two readers cast ``g16`` (a gradient both Conv2DBackprop* ops read): one conversion."""
+    graph = Graph()
+    half_inputs(graph, "g")
+    cast(graph, "first", "g16", HALF, FLOAT)
+    cast(graph, "second", "g16", HALF, FLOAT)
+    graph.add_node("after", "NoOp")
+    graph.add_control_input(graph["second"], "after")
+    stats = rewritten_equals(graph, ["first", "second"], {"g": spread((4, 64))})
+    assert stats == {"half_ops_via_fp32": 0, "half_casts_elided": 1}
+    assert graph["first"].op == "Cast"
+    second = graph["second"]
+    assert (second.op, second.inputs, second.control_inputs) == (
+        "Identity", (TensorRef("first"),), ("after",),
+    )
+
+
+def test_overlapping_max_pool_grad_superseded_and_float32_nodes_are_left_alone() -> None:
+    graph = Graph()
+    half_inputs(graph, "x", "g")
+    pool = {"ksize": ints(1, 3, 3, 1), "strides": ints(1, 2, 2, 1),
+            "padding": AttrValue(s=b"VALID"), "T": typ(HALF)}  # fmt: skip
+    graph.add_node("pool", "MaxPool", [TensorRef("x16")], attrs=pool)
+    graph.add_node("grad", "MaxPoolGrad", [TensorRef("x16"), TensorRef("pool"), TensorRef("g16")],
+                   attrs=pool)  # fmt: skip
+    graph.add_node("dead", "Relu", [TensorRef("x16")], attrs={"T": typ(HALF)})
+    graph["dead"].meta[SUPERSEDED] = "test"
+    graph.add_node("f32", "Relu", [TensorRef("x")], attrs={"T": typ(FLOAT)})
+    stats = compute_half_in_fp32(graph)
+    assert stats == {"half_ops_via_fp32": 1, "half_casts_elided": 0}  # the MaxPool only
+    assert graph["grad"].op == "MaxPoolGrad" and graph["dead"].op == "Relu"
+    assert graph["f32"].inputs == (TensorRef("x"),)
+    assert graph["grad"].inputs[1] == TensorRef("pool")
+
+
+def test_a_graph_without_float16_is_unchanged() -> None:
+    graph = Graph()
+    graph.add_node("x", "Placeholder", attrs={"dtype": typ(FLOAT)})
+    graph.add_node("relu", "Relu", [TensorRef("x")], attrs={"T": typ(FLOAT)})
+    before = graph.to_graph_def().SerializeToString(deterministic=True)
+    assert compute_half_in_fp32(graph) == {"half_ops_via_fp32": 0, "half_casts_elided": 0}
+    assert graph.to_graph_def().SerializeToString(deterministic=True) == before
+
+
+# -- bit identity, op by op --------------------------------------------------------------------
+
+ZERO_SIGN = ZERO_SIGN_MAY_DIFFER
+UNARY = sorted(EXACT & {"Relu", "Relu6", "Neg", "Abs", "Identity"} | {"Square", "Sqrt"})
+BINARY = sorted((EXACT & {"Maximum", "Minimum", "ReluGrad", "Relu6Grad"}) | (ROUNDED - {
+    "Square", "Sqrt", "BiasAdd"}))  # fmt: skip
+
+
+@pytest.mark.parametrize("op", UNARY)
+def test_unary_ops_give_the_float16_kernels_bits(op: str) -> None:
+    graph = Graph()
+    half_inputs(graph, "x")
+    graph.add_node("y", op, [TensorRef("x16")], attrs={"T": typ(HALF)})
+    cast(graph, "out", "y", HALF, FLOAT)
+    feeds = {"x": np.abs(spread((8, 128))) if op == "Sqrt" else spread((8, 128))}
+    signed = op not in ZERO_SIGN
+    stats = rewritten_equals(graph, ["y", "out"], feeds, signed_zero=signed)
+    assert stats["half_ops_via_fp32"] == 1
+
+
+@pytest.mark.parametrize("op", BINARY)
+def test_binary_ops_give_the_float16_kernels_bits(op: str) -> None:
+    graph = Graph()
+    half_inputs(graph, "x", "y", "s")
+    graph.add_node("z", op, [TensorRef("x16"), TensorRef("y16")], attrs={"T": typ(HALF)})
+    graph.add_node("b", op, [TensorRef("z"), TensorRef("s16")], attrs={"T": typ(HALF)})
+    cast(graph, "out", "b", HALF, FLOAT)
+    side = (8, 128) if op.endswith("Grad") else (128,)  # the others broadcast
+    feeds = {"x": spread((8, 128)), "y": spread((8, 128)), "s": spread(side)}
+    signed = op not in ZERO_SIGN
+    stats = rewritten_equals(graph, ["z", "b", "out"], feeds, signed_zero=signed)
+    assert stats["half_ops_via_fp32"] == 2
+
+
+def test_a_conv_net_chain_gives_the_same_bits() -> None:
+    """BiasAdd → Relu → MaxPool → MaxPoolGrad (2x2/2: no overlap) → Reshape, all float16."""
+    graph = Graph()
+    half_inputs(graph, "x", "bias", "g")
+    t = {"T": typ(HALF)}
+    graph.add_node("bias_add", "BiasAdd", [TensorRef("x16"), TensorRef("bias16")],
+                   attrs={**t, "data_format": AttrValue(s=b"NHWC")})  # fmt: skip
+    graph.add_node("relu", "Relu", [TensorRef("bias_add")], attrs=t)
+    pool = {"ksize": ints(1, 2, 2, 1), "strides": ints(1, 2, 2, 1), "padding": AttrValue(s=b"SAME"),
+            **t}  # fmt: skip
+    graph.add_node("pool", "MaxPool", [TensorRef("relu")], attrs=pool)
+    graph.add_node("grad", "MaxPoolGrad", [TensorRef("relu"), TensorRef("pool"), TensorRef("g16")],
+                   attrs=pool)  # fmt: skip
+    graph.add_node("shape", "Const", attrs={"dtype": typ(INT32), "value": AttrValue(
+        tensor=tf.make_tensor_proto(np.array([2, -1], np.int32)))})  # fmt: skip
+    graph.add_node("flat", "Reshape", [TensorRef("grad"), TensorRef("shape")],
+                   attrs={**t, "Tshape": typ(INT32)})  # fmt: skip
+    cast(graph, "pool32", "pool", HALF, FLOAT)
+    cast(graph, "out", "flat", HALF, FLOAT)
+    feeds = {"x": spread((2, 7, 7, 4)), "bias": spread((4,)), "g": spread((2, 4, 4, 4))}
+    feeds["x"][0, :2, :2, :] = 1.0  # ties inside a window: the same element must win
+    fetches = ["bias_add", "relu", "pool", "grad", "flat", "pool32", "out"]
+    stats = rewritten_equals(graph, fetches, feeds, signed_zero=False)
+    assert stats == {"half_ops_via_fp32": 5, "half_casts_elided": 2}
+    assert graph["grad/_tf2npu_f32"].inputs == (
+        TensorRef("relu/_tf2npu_f32"), TensorRef("pool/_tf2npu_f32"),
+        TensorRef("g16/_tf2npu_twin_f32"),
+    )
