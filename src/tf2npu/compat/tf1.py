@@ -144,7 +144,7 @@ def activate() -> None:
     _preload(v1)
     contrib_entries = contrib_module.build()
     tf1 = Tf1Module(real_tf, v1, contrib_entries[contrib_module.PREFIX])
-    added = {**_api_aliases(v1), **contrib_entries}
+    added = {**_api_aliases(v1), **contrib_entries, **moved_module.package_entries()}
     _State.saved = {name: sys.modules.get(name) for name in (*_SWAPPED, *added)}
     sys.modules.update(added)
     sys.modules["tensorflow"] = tf1
@@ -152,10 +152,9 @@ def activate() -> None:
     sys.modules["tensorflow.compat.v1"] = tf1
     _State.finder = contrib_module.ContribFinder()
     sys.meta_path.insert(0, _State.finder)
-    # TF 1.15-era private paths (tensorflow.python.keras.layers.LSTM, keras.layers.merge...).
+    # TF 1.15-era module paths TF 2.15 dropped (keras.layers.merge, ...ops.threadpool).
     _State.moved_finder = moved_module.MovedFinder()
     sys.meta_path.insert(0, _State.moved_finder)
-    moved_module.install_names_on_loaded()
     _State.attributes = moved_module.install_attributes()
     _State.active = True
 

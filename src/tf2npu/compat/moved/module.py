@@ -4,11 +4,12 @@ A :class:`MovedFinder` first on ``sys.meta_path`` does two things:
 
 * for a module path TF 2.15 dropped, it returns a :class:`MovedModule` view whose names
   resolve, on first use, in the module that holds them now;
-* for a module TF 2.15 still has but with names missing, it loads the real module and adds a
-  module ``__getattr__`` (PEP 562) that resolves those names, or refuses them with advice.
+* a module that does exist is left to the normal finders.
 
-Neither touches TensorFlow's files: both act on module objects in this process only.
-:func:`install_attributes` adds the renamed private attributes as read-only aliases.
+:func:`package_entries` gives the ``sys.modules`` entries that serve a package TF 2.15 keeps
+as a different object (``tensorflow.python.keras``), and :func:`install_attributes` adds the
+renamed private attributes as read-only aliases. Nothing touches TensorFlow's files: all of
+it acts on module and class objects in this process only.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import importlib.abc
 import importlib.machinery
 import sys
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from tf2npu.compat.errors import MovedImportError
@@ -57,42 +58,6 @@ class MovedModuleView(types.ModuleType):
             self._tf2npu_entry.target))))
 
 
-def add_names(module: types.ModuleType) -> None:
-    """Give ``module`` (a real TF 2.15 module) the TF 1.15 names :data:`table.NAMES` lists."""
-    names = table.NAMES[module.__name__]
-    previous: Callable[[str], Any] | None = module.__dict__.get("__getattr__")
-
-    def __getattr__(name: str) -> Any:
-        if name not in names:
-            if previous is not None:
-                return previous(name)
-            raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
-        target = names[name]
-        if target is None:
-            raise MovedImportError(table.advice_for_name(module.__name__, name),
-                                   name=module.__name__)
-        value = _resolve(target)
-        setattr(module, name, value)
-        return value
-
-    module.__getattr__ = __getattr__  # type: ignore[method-assign]
-    module._tf2npu_moved_names = True  # type: ignore[attr-defined]
-
-
-class _AddNamesLoader(importlib.abc.Loader):
-    """Loads the real module, then adds the names TF 2.15 dropped from it."""
-
-    def __init__(self, real: importlib.abc.Loader) -> None:
-        self._real = real
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
-        return self._real.create_module(spec)
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        self._real.exec_module(module)
-        add_names(module)
-
-
 class _ViewLoader(importlib.abc.Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         entry = table.moved_module(spec.name)
@@ -112,15 +77,12 @@ class MovedFinder(importlib.abc.MetaPathFinder):
         path: Sequence[str] | None,
         target: types.ModuleType | None = None,
     ) -> importlib.machinery.ModuleSpec | None:
-        moved = table.moved_module(fullname) is not None
-        if not moved and fullname not in table.NAMES:
+        if table.moved_module(fullname) is None:
             return None
         real = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if real is None or real.loader is None:
-            return importlib.machinery.ModuleSpec(fullname, _ViewLoader()) if moved else None
-        if fullname in table.NAMES:
-            real.loader = _AddNamesLoader(real.loader)
-        return real  # a module that exists after all is used as it is
+        if real is not None and real.loader is not None:
+            return real  # a module that exists after all is used as it is
+        return importlib.machinery.ModuleSpec(fullname, _ViewLoader())
 
 
 class _RenamedAttribute:
@@ -150,9 +112,41 @@ def install_attributes() -> list[tuple[type, str]]:
     return added
 
 
-def install_names_on_loaded() -> None:
-    """Add :data:`table.NAMES` to those modules that are imported already."""
-    for name in table.NAMES:
-        module = sys.modules.get(name)
-        if module is not None and "_tf2npu_moved_names" not in module.__dict__:
-            add_names(module)
+class AliasedPackageView(types.ModuleType):
+    """A package whose names come from an API module first, then from the package itself.
+
+    Its ``__path__`` stays the real package's, so private submodules still import from it.
+    """
+
+    def __init__(self, real: types.ModuleType, api: types.ModuleType, note: str) -> None:
+        super().__init__(real.__name__, f"{real.__name__} under tf2npu run: {note}.")
+        self.__path__ = list(getattr(real, "__path__", []))
+        self.__file__ = real.__file__
+        self._tf2npu_real = real
+        self._tf2npu_api = api
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_tf2npu_"):
+            raise AttributeError(name)
+        if not name.startswith("__") and hasattr(self._tf2npu_api, name):
+            return getattr(self._tf2npu_api, name)
+        return getattr(self._tf2npu_real, name)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(dir(self._tf2npu_api)) | set(dir(self._tf2npu_real)))
+
+
+def package_entries() -> dict[str, types.ModuleType]:
+    """``sys.modules`` entries serving :data:`table.PACKAGES` (the package, its submodules)."""
+    entries: dict[str, types.ModuleType] = {}
+    for entry in table.PACKAGES:
+        real = importlib.import_module(entry.path)
+        api = importlib.import_module("tensorflow")
+        for part in entry.target[len("tf."):].split("."):
+            api = getattr(api, part)
+        entries[entry.path] = AliasedPackageView(real, api, entry.note)
+        for name in dir(api):
+            value = getattr(api, name)
+            if not name.startswith("_") and isinstance(value, types.ModuleType):
+                entries[f"{entry.path}.{name}"] = value
+    return entries

@@ -4,9 +4,9 @@ Three kinds of entry, all data:
 
 * :data:`MODULES`: a module path TF 2.15 no longer has → the module that holds the same
   objects now (its names are looked up there, lazily).
-* :data:`NAMES`: a module TF 2.15 still has, but without some names TF 1.15 exported →
-  ``"module:attr"`` of the same object in TF 2.15 (the implementation TF 1.15 used when v2
-  behaviour is disabled), or ``None`` when TF 2.15 has none: the import then fails with advice.
+* :data:`PACKAGES`: a package TF 2.15 still has, but as a different object than TF 1.15's →
+  the API module that is TF 1.15's object; the package and its public submodules are served
+  from it.
 * :data:`ATTRIBUTES`: a private attribute a class had in TF 1.15 and that TF 2.15 renamed →
   the new attribute name (read-only alias; an instance value of the old name still wins).
 """
@@ -47,25 +47,27 @@ MODULES: tuple[MovedModule, ...] = (
     ),
 )
 
-_LEGACY_LAYERS = "tensorflow.python.keras.layers"
-_RECURRENT = "tensorflow.python.keras.layers.recurrent"
+@dataclass(frozen=True)
+class AliasedPackage:
+    """``path`` and its public submodules are, for scripts, the API module ``target``."""
 
-#: Names TF 1.15's ``tensorflow.python.keras.layers`` exported that TF 2.15's copy does not.
-#: With v2 behaviour disabled TF 1.15 exported the v1 recurrent layers, which TF 2.15 still
-#: ships in ``recurrent``; the other modules (normalization, wrappers, noise, local) are gone.
-NAMES: dict[str, dict[str, str | None]] = {
-    _LEGACY_LAYERS: {
-        **{n: f"{_RECURRENT}:{n}" for n in ("GRU", "GRUCell", "LSTM", "LSTMCell")},
-        **dict.fromkeys(
-            (
-                "BatchNormalization", "LayerNormalization", "Bidirectional", "TimeDistributed",
-                "Wrapper", "GaussianNoise", "GaussianDropout", "AlphaDropout",
-                "LocallyConnected1D", "LocallyConnected2D", "CuDNNGRU", "CuDNNLSTM",
-                "DenseFeatures",
-            )
-        ),
-    },
-}
+    path: str
+    target: str
+    note: str
+
+
+#: In TF 1.15 ``tensorflow.python.keras`` *was* ``tf.keras``: ``from tensorflow.python.keras.
+#: layers import Dense`` gave ``tf.keras.layers.Dense``, and scripts (DeepCTR) mix both forms
+#: in one model. TF 2.15 keeps a frozen, separate copy there whose layers cannot join a
+#: tf.keras model, so the package and its public submodules (``layers``, ``backend``,
+#: ``initializers``, ``models``...) resolve to ``tf.keras`` (keras 2.15, v1 API) again. Private
+#: deeper paths (``tensorflow.python.keras.engine.base_layer``) stay TF 2.15's copy.
+PACKAGES: tuple[AliasedPackage, ...] = (
+    AliasedPackage(
+        "tensorflow.python.keras", "tf.compat.v1.keras",
+        "tf.keras (keras 2.15, v1 API), as in TF 1.15 where both were one package",
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -98,13 +100,3 @@ ATTRIBUTES: tuple[RenamedAttribute, ...] = (
 def moved_module(path: str) -> MovedModule | None:
     """The entry for module ``path``, if TF 2.15 moved it."""
     return next((entry for entry in MODULES if entry.path == path), None)
-
-
-def advice_for_name(module: str, name: str) -> str:
-    """Why ``from <module> import <name>`` fails under tf2npu run, and what to write instead."""
-    return (
-        f"{module}.{name} is not in TF 2.15 (TF 1.15 had it; TF 2.15's private "
-        f"tensorflow.python.keras is a frozen subset whose layers do not mix with tf.keras "
-        f"models): use tf.keras.layers.{name} and take the script's other Keras classes "
-        f"from tf.keras too (see docs/tf1-compat.md)"
-    )
