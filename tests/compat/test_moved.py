@@ -137,3 +137,19 @@ def test_keras_shape_is_the_static_shape(run_tf1: Callable[[str], str]) -> None:
         """
     )
     assert out.strip() == "(None, 4, 5, 3) (None, 2, 3, 2)"
+
+
+def test_distort_image_ops_imports_and_refuses_calls(run_tf1: Callable[[str], str]) -> None:
+    out = run_tf1(
+        """
+        import tensorflow as tf
+        from tensorflow.contrib.image.python.ops import distort_image_ops
+        for call in (lambda: distort_image_ops.random_hsv_in_yiq(None, 0.1),
+                     lambda: tf.contrib.image.rotate):
+            try:
+                call()
+            except AttributeError as err:
+                print(type(err).__name__, "tfa.image" in str(err))
+        """
+    )
+    assert out.splitlines() == ["ContribAttributeError True"] * 2

@@ -22,7 +22,7 @@ import types
 from collections.abc import Sequence
 from typing import Any
 
-from tf2npu.compat.errors import MovedImportError
+from tf2npu.compat.errors import ContribAttributeError, MovedImportError
 from tf2npu.compat.moved import table
 
 
@@ -58,8 +58,26 @@ class MovedModuleView(types.ModuleType):
             self._tf2npu_entry.target))))
 
 
+class ContribParent(types.ModuleType):
+    """``tensorflow.contrib.<m>[.python...]`` above a served path: its other names get advice."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name, f"{name}: only the internal modules tf2npu run serves.")
+        self.__path__: list[str] = []
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        from tf2npu.compat.contrib import table as contrib_table
+
+        short = self.__name__.split(".")[2]
+        raise ContribAttributeError(contrib_table.advice_for(short, name))
+
+
 class _ViewLoader(importlib.abc.Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        if table.is_contrib_parent(spec.name):
+            return ContribParent(spec.name)
         entry = table.moved_module(spec.name)
         assert entry is not None  # MovedFinder only hands out specs for table entries
         return MovedModuleView(entry)
@@ -77,6 +95,8 @@ class MovedFinder(importlib.abc.MetaPathFinder):
         path: Sequence[str] | None,
         target: types.ModuleType | None = None,
     ) -> importlib.machinery.ModuleSpec | None:
+        if table.is_contrib_parent(fullname):
+            return importlib.machinery.ModuleSpec(fullname, _ViewLoader(), is_package=True)
         if table.moved_module(fullname) is None:
             return None
         real = importlib.machinery.PathFinder.find_spec(fullname, path)

@@ -45,6 +45,11 @@ MODULES: tuple[MovedModule, ...] = (
         "tf2npu.compat.moved.threadpool",
         "tf2npu's re-implementation over TF 2.15's ThreadPoolHandle/ThreadPoolDataset ops",
     ),
+    MovedModule(
+        "tensorflow.contrib.image.python.ops.distort_image_ops",
+        "tf2npu.compat.moved.distort_image_ops",
+        "importable; its HSV-in-YIQ ops have no TF 2.15 kernel and raise with advice when called",
+    ),
 )
 
 @dataclass(frozen=True)
@@ -95,6 +100,13 @@ ATTRIBUTES: tuple[RenamedAttribute, ...] = (
         "tensorflow.python.framework.tensor:Tensor", "_keras_shape", "keras.backend:int_shape"
     ),
 )
+
+
+def is_contrib_parent(path: str) -> bool:
+    """Whether ``path`` is a ``tensorflow.contrib`` package above a :data:`MODULES` entry."""
+    return path.startswith("tensorflow.contrib.") and any(
+        entry.path.startswith(path + ".") for entry in MODULES
+    )
 
 
 def moved_module(path: str) -> MovedModule | None:
