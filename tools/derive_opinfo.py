@@ -11,7 +11,9 @@ Output (``--out``): ``src/tf2npu/graph/opinfo/data/ops.tsv``, UTF-8, LF, one hea
 row per TF op type sorted by name. Rows: every white-listed op, plus the host-only ops of
 ``HOST_OPS`` (well-known TF ops absent from the list). Columns:
 
-* ``op``, ``device`` (in the white list), ``gray``, ``heavy`` -- facts of the white list;
+* ``op``, ``device`` (in the white list, or one of ``ADAPTER_OPS``: device-only ops the adapter
+  registers itself that this snapshot of the list lacks), ``gray``, ``heavy`` -- facts of the
+  white list;
 * ``ge_op`` -- the GE op type: ``GE_NAMES`` when listed there, else the same name when the
   ops-info file has it, else the ``Resource``-less name (``ResourceApplyAdam`` -> ``ApplyAdam``)
   and the name + ``D`` (GE's constant-attribute variant: ``ApplyAdam`` -> ``ApplyAdamD``),
@@ -147,6 +149,18 @@ PRECISION_OVERRIDES: dict[str, tuple[str, str]] = {
     "DepthwiseConv2dNativeBackpropInput": _CONV_LIKE,
 }
 
+# TF op types the adapter registers itself (tf_adapter's REGISTER_OP) for ops only the device
+# runs -- their CPU kernels are empty stubs -- that this snapshot of the white list does not
+# carry under their TF spelling: TF type -> GE type. They are device ops like the listed ones.
+ADAPTER_OPS: dict[str, str] = {
+    "DynamicRnn": "DynamicRNN",
+    "DynamicGruV2": "DynamicGRUV2",
+    "DynamicAUGRU": "DynamicAUGRU",
+    "DropOutGenMaskV3": "DropOutGenMaskV3",
+    "DropOutDoMaskV3": "DropOutDoMaskV3",
+}
+_ADAPTER_NOTE = "registered by the TF adapter itself; not in this snapshot of the white list"
+
 # Well-known TF op types absent from the white list, shipped so that their host-only category
 # is data (``get`` classifies other unlisted names by the same patterns).
 HOST_OPS = _names(
@@ -202,6 +216,8 @@ def ge_name(op: str, kernels: Mapping[str, Kernel]) -> str:
     """The GE op type of TF op ``op`` (see the module docstring), ``""`` when none is known."""
     if op in GE_NAMES:
         return GE_NAMES[op]
+    if op in ADAPTER_OPS:
+        return ADAPTER_OPS[op] if ADAPTER_OPS[op] in kernels else ""
     resource = op.startswith(("ResourceApply", "ResourceSparseApply"))
     stem = op.removeprefix("Resource") if resource else op
     for candidate in (op, stem, stem + "D"):
@@ -233,7 +249,9 @@ def _row(op: str, flags: Mapping[str, bool] | None, kernels: Mapping[str, Kernel
     fp32 = "" if floats is None else str(int("float32" in floats))
     cls, source, why = precision(op, listed, kernel)
     notes = [why] if why else []
-    if ge and op not in GE_NAMES and ge != op:
+    if op in ADAPTER_OPS:
+        notes.append(_ADAPTER_NOTE)
+    elif ge and op not in GE_NAMES and ge != op:
         notes.append(f"GE name by rule: {ge}")
     if listed and not ge:
         notes.append("no AI-Core kernel in the ops-info file (AI-CPU or framework op)")
@@ -281,6 +299,7 @@ def _load(path: Path) -> dict[str, Any]:
 def derive(data_dir: Path) -> str:
     """The text of ``ops.tsv`` for the vendor files in ``data_dir``."""
     white = _load(data_dir / WHITE_LIST)
+    white = {**{op: {} for op in ADAPTER_OPS if op not in white}, **white}
     info = _load(data_dir / OPS_INFO)
     kernels = {name: _kernel(name, entry) for name, entry in info.items()}
     ops = sorted(set(white) | {op for op in HOST_OPS if op not in white})

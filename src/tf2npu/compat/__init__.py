@@ -8,12 +8,13 @@ importing it stays cheap and TF-free.
 
 from __future__ import annotations
 
-from tf2npu.compat.errors import ContribAttributeError, ContribImportError
+from tf2npu.compat.errors import ContribAttributeError, ContribImportError, MovedImportError
 from tf2npu.compat.tf1 import activate, deactivate, is_active
 
 __all__ = [
     "ContribAttributeError",
     "ContribImportError",
+    "MovedImportError",
     "activate",
     "deactivate",
     "is_active",

@@ -18,3 +18,13 @@ class ContribAttributeError(Tf2NpuError, AttributeError):
 
 class ContribImportError(Tf2NpuError, ImportError):
     """``import tensorflow.contrib.<module>`` of a module that is not provided."""
+
+
+class MovedImportError(Tf2NpuError, ImportError):
+    """A TF 1.15-era private path or name (``tensorflow.python...``, ``keras.layers.<old>``)
+    that TF 2.15 no longer has and tf2npu run cannot map to the same object.
+
+    An ``ImportError`` (not an ``AttributeError``) because scripts reach these names with
+    ``from <module> import <name>``, where Python would replace an ``AttributeError`` by a
+    bare "cannot import name" and lose the advice.
+    """

@@ -25,6 +25,7 @@ import types
 from typing import Any
 
 from tf2npu.compat.contrib import module as contrib_module
+from tf2npu.compat.moved import module as moved_module
 
 _SWAPPED = ("tensorflow", "tensorflow.compat", "tensorflow.compat.v1")
 
@@ -35,6 +36,8 @@ class _State:
     active = False
     saved: dict[str, types.ModuleType | None] = {}  # noqa: RUF012 - replaced, never mutated
     finder: contrib_module.ContribFinder | None = None
+    moved_finder: moved_module.MovedFinder | None = None
+    attributes: list[tuple[type, str]] = []  # noqa: RUF012 - replaced, never mutated
     v2_was_enabled = True
 
 
@@ -141,7 +144,7 @@ def activate() -> None:
     _preload(v1)
     contrib_entries = contrib_module.build()
     tf1 = Tf1Module(real_tf, v1, contrib_entries[contrib_module.PREFIX])
-    added = {**_api_aliases(v1), **contrib_entries}
+    added = {**_api_aliases(v1), **contrib_entries, **moved_module.package_entries()}
     _State.saved = {name: sys.modules.get(name) for name in (*_SWAPPED, *added)}
     sys.modules.update(added)
     sys.modules["tensorflow"] = tf1
@@ -149,6 +152,10 @@ def activate() -> None:
     sys.modules["tensorflow.compat.v1"] = tf1
     _State.finder = contrib_module.ContribFinder()
     sys.meta_path.insert(0, _State.finder)
+    # TF 1.15-era module paths TF 2.15 dropped (keras.layers.merge, ...ops.threadpool).
+    _State.moved_finder = moved_module.MovedFinder()
+    sys.meta_path.insert(0, _State.moved_finder)
+    _State.attributes = moved_module.install_attributes()
     _State.active = True
 
 
@@ -168,11 +175,15 @@ def deactivate() -> None:
             sys.modules[name] = previous
     for name in [n for n in sys.modules if n.startswith(contrib_module.PREFIX + ".")]:
         del sys.modules[name]  # aliases imported later (tensorflow.contrib.slim → tf_slim)
-    if _State.finder in sys.meta_path:
-        sys.meta_path.remove(_State.finder)
+    for finder in (_State.finder, _State.moved_finder):
+        if finder in sys.meta_path:
+            sys.meta_path.remove(finder)
+    for cls, attr in _State.attributes:
+        delattr(cls, attr)
     if _State.v2_was_enabled:
         sys.modules["tensorflow"].compat.v1.enable_v2_behavior()
     _State.saved, _State.finder, _State.active = {}, None, False
+    _State.moved_finder, _State.attributes = None, []
 
 
 def is_active() -> bool:

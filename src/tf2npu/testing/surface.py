@@ -24,6 +24,7 @@ MODULES = (
     "npu_bridge.npu_init",
     "npu_bridge.estimator.npu_ops",
     "npu_bridge.estimator.npu_unary_ops",
+    "npu_bridge.estimator.npu_aicore_ops",
     "npu_bridge.estimator.npu.npu_config",
     "npu_bridge.estimator.npu.npu_estimator",
     "npu_bridge.estimator.npu.npu_hook",

@@ -33,3 +33,12 @@ def test_system_ops() -> None:
 def test_unknown_op_names_the_op() -> None:
     with pytest.raises(AttributeError, match="'hcom_all_reduce' has no CPU implementation"):
         get_gen_ops().hcom_all_reduce  # noqa: B018
+
+
+def test_aicore_ops_resolve_to_their_library() -> None:
+    from npu_bridge.estimator.npu_aicore_ops import npu_aicore_ops
+
+    assert get_gen_ops().fast_gelu == npu_aicore_ops.fast_gelu
+    assert get_gen_ops().drop_out_do_mask_v3 == npu_aicore_ops.drop_out_do_mask_v3
+    with pytest.raises(AttributeError, match=r"available: .*fast_gelu_grad.*gelu_grad"):
+        get_gen_ops().fast_gelu_v2  # noqa: B018

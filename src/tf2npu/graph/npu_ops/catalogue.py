@@ -7,6 +7,8 @@ from types import MappingProxyType
 
 from tf2npu.graph.npu_ops.adam import ADAM_APPLY_ONE, ADAM_APPLY_ONE_WITH_DECAY
 from tf2npu.graph.npu_ops.dropout import DROPOUT_DO_MASK, DROPOUT_GEN_MASK
+from tf2npu.graph.npu_ops.dropout_v3 import DROPOUT_DO_MASK_V3, DROPOUT_GEN_MASK_V3
+from tf2npu.graph.npu_ops.fast_gelu import FAST_GELU, FAST_GELU_GRAD
 from tf2npu.graph.npu_ops.gelu import GELU, GELU_GRAD
 from tf2npu.graph.npu_ops.gru import DYNAMIC_AUGRU, DYNAMIC_GRU_V2
 from tf2npu.graph.npu_ops.lars import LARS_V2
@@ -32,6 +34,10 @@ NPU_OPS: Mapping[str, NpuOpDef] = MappingProxyType(
             DYNAMIC_GRU_V2,
             DYNAMIC_AUGRU,
             LARS_V2,
+            FAST_GELU,
+            FAST_GELU_GRAD,
+            DROPOUT_GEN_MASK_V3,
+            DROPOUT_DO_MASK_V3,
         )
     }
 )

@@ -235,6 +235,16 @@ def _no_gradient_defined(op: Any, *grads: Any) -> Any:
     )
 
 
+def _fast_gelu_gradient(op: Any, grad: Any) -> Any:
+    """``FastGeluGrad(dy, x)``, as the real adapter's registered ``FastGelu`` gradient."""
+    return emit("FastGeluGrad", [grad, op.inputs[0]])[0]
+
+
+def _do_mask_v3_gradient(op: Any, grad: Any) -> list[Any]:
+    """The same byte mask and keep probability applied to the incoming gradient."""
+    return [emit("DropOutDoMaskV3", [grad, op.inputs[1], op.inputs[2]])[0], None, None]
+
+
 _GRADIENTS = {
     "Gelu": _gelu_gradient,
     "DropOutDoMask": _do_mask_gradient,
@@ -242,6 +252,8 @@ _GRADIENTS = {
     "DynamicRnn": _body_gradient,
     "DynamicGruV2": _body_gradient,
     "DynamicAUGRU": _body_gradient,
+    "FastGelu": _fast_gelu_gradient,
+    "DropOutDoMaskV3": _do_mask_v3_gradient,
 }
 #: Ops whose outputs carry no gradient at all (TensorFlow then treats them as constants).
-_NOT_DIFFERENTIABLE = frozenset({"DropOutGenMask"})
+_NOT_DIFFERENTIABLE = frozenset({"DropOutGenMask", "DropOutGenMaskV3"})

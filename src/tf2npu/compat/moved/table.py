@@ -1,0 +1,114 @@
+"""The table of TF 1.15-era paths that TF 2.15 moved or dropped, and where each went.
+
+Three kinds of entry, all data:
+
+* :data:`MODULES`: a module path TF 2.15 no longer has → the module that holds the same
+  objects now (its names are looked up there, lazily).
+* :data:`PACKAGES`: a package TF 2.15 still has, but as a different object than TF 1.15's →
+  the API module that is TF 1.15's object; the package and its public submodules are served
+  from it.
+* :data:`ATTRIBUTES`: a private attribute a class had in TF 1.15 and that TF 2.15 renamed →
+  the new attribute name (read-only alias; an instance value of the old name still wins).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+_KERAS_215 = "keras 2.15's keras.layers (what `from keras.layers import ...` gives)"
+
+
+@dataclass(frozen=True)
+class MovedModule:
+    """``path`` is gone in TF 2.15; its names now live in module ``target``."""
+
+    path: str
+    target: str
+    note: str
+
+
+#: Standalone Keras 2.2 (the ``keras`` package TF 1.15 scripts used) split ``keras.layers``
+#: into these modules; keras 2.15 has them all in ``keras.layers``, the same classes.
+_KERAS_LAYER_MODULES = (
+    "advanced_activations", "convolutional", "convolutional_recurrent", "core",
+    "cudnn_recurrent", "embeddings", "local", "merge", "noise", "normalization", "pooling",
+    "recurrent", "wrappers",
+)
+
+MODULES: tuple[MovedModule, ...] = (
+    *(
+        MovedModule(f"keras.layers.{name}", "keras.layers", _KERAS_215)
+        for name in _KERAS_LAYER_MODULES
+    ),
+    MovedModule(
+        "tensorflow.python.data.experimental.ops.threadpool",
+        "tf2npu.compat.moved.threadpool",
+        "tf2npu's re-implementation over TF 2.15's ThreadPoolHandle/ThreadPoolDataset ops",
+    ),
+    MovedModule(
+        "tensorflow.contrib.image.python.ops.distort_image_ops",
+        "tf2npu.compat.moved.distort_image_ops",
+        "importable; its HSV-in-YIQ ops have no TF 2.15 kernel and raise with advice when called",
+    ),
+)
+
+@dataclass(frozen=True)
+class AliasedPackage:
+    """``path`` and its public submodules are, for scripts, the API module ``target``."""
+
+    path: str
+    target: str
+    note: str
+
+
+#: In TF 1.15 ``tensorflow.python.keras`` *was* ``tf.keras``: ``from tensorflow.python.keras.
+#: layers import Dense`` gave ``tf.keras.layers.Dense``, and scripts (DeepCTR) mix both forms
+#: in one model. TF 2.15 keeps a frozen, separate copy there whose layers cannot join a
+#: tf.keras model, so the package and its public submodules (``layers``, ``backend``,
+#: ``initializers``, ``models``...) resolve to ``tf.keras`` (keras 2.15, v1 API) again. Private
+#: deeper paths (``tensorflow.python.keras.engine.base_layer``) stay TF 2.15's copy.
+PACKAGES: tuple[AliasedPackage, ...] = (
+    AliasedPackage(
+        "tensorflow.python.keras", "tf.compat.v1.keras",
+        "tf.keras (keras 2.15, v1 API), as in TF 1.15 where both were one package",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class RenamedAttribute:
+    """``owner`` (``"module:Class"``) had ``old``; TF 2.15 calls the same thing ``new``.
+
+    ``new`` is an attribute name, or ``"module:function"`` computing the value from the object.
+    """
+
+    owner: str
+    old: str
+    new: str
+
+
+#: ``Layer._layers`` (the tracked sub-layers; a functional model's layers, InputLayer first)
+#: became ``_self_tracked_trackables`` in TF 2.5; scripts that walk or edit it still work.
+ATTRIBUTES: tuple[RenamedAttribute, ...] = (
+    RenamedAttribute("keras.src.engine.base_layer:Layer", "_layers", "_self_tracked_trackables"),
+    RenamedAttribute(
+        "keras.src.engine.base_layer_v1:Layer", "_layers", "_self_tracked_trackables"
+    ),
+    # Standalone Keras 2.2 set ``tensor._keras_shape`` on every layer output: its static
+    # shape as a tuple (None for unknown dims), what keras 2.15's backend.int_shape returns.
+    RenamedAttribute(
+        "tensorflow.python.framework.tensor:Tensor", "_keras_shape", "keras.backend:int_shape"
+    ),
+)
+
+
+def is_contrib_parent(path: str) -> bool:
+    """Whether ``path`` is a ``tensorflow.contrib`` package above a :data:`MODULES` entry."""
+    return path.startswith("tensorflow.contrib.") and any(
+        entry.path.startswith(path + ".") for entry in MODULES
+    )
+
+
+def moved_module(path: str) -> MovedModule | None:
+    """The entry for module ``path``, if TF 2.15 moved it."""
+    return next((entry for entry in MODULES if entry.path == path), None)

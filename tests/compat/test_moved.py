@@ -1,0 +1,155 @@
+"""tf2npu.compat.moved: TF 1.15-era private paths and names served on TF 2.15."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from tf2npu.compat.errors import MovedImportError
+from tf2npu.compat.moved import table
+from tf2npu.compat.moved.module import MovedFinder, MovedModuleView
+from tf2npu.errors import Tf2NpuError
+
+
+def test_table_keras_layer_modules_point_at_keras_layers() -> None:
+    entry = table.moved_module("keras.layers.convolutional")
+    assert entry is not None and entry.target == "keras.layers"
+    assert table.moved_module("keras.layers.Conv2D") is None
+
+
+def test_finder_ignores_other_modules() -> None:
+    assert MovedFinder().find_spec("json", None) is None
+    assert MovedFinder().find_spec("keras.layers", None) is None
+
+
+def test_tensorflow_python_keras_is_the_only_aliased_package() -> None:
+    assert [(p.path, p.target) for p in table.PACKAGES] == [
+        ("tensorflow.python.keras", "tf.compat.v1.keras")
+    ]
+
+
+def test_view_of_missing_name_is_an_import_error_with_advice() -> None:
+    entry = table.moved_module("keras.layers.merge")
+    assert entry is not None
+    view = MovedModuleView(entry)
+    with pytest.raises(MovedImportError, match=r"keras\.layers\.merge\.NoSuchLayer .*keras") as e:
+        _ = view.NoSuchLayer
+    assert isinstance(e.value, Tf2NpuError)
+
+
+def test_standalone_keras_layout_resolves_to_keras_215(run_tf1: Callable[[str], str]) -> None:
+    out = run_tf1(
+        """
+        import keras
+        from keras.layers.convolutional import Conv3D, MaxPooling3D, AveragePooling3D
+        from keras.layers.merge import add
+        from keras.layers.normalization import BatchNormalization
+        import keras.layers.core as core
+        print(Conv3D is keras.layers.Conv3D, MaxPooling3D is keras.layers.MaxPooling3D,
+              add is keras.layers.add, BatchNormalization is keras.layers.BatchNormalization,
+              core.Dense is keras.layers.Dense)
+        """
+    )
+    assert out.split() == ["True"] * 5
+
+
+def test_tensorflow_python_keras_is_tf_keras_again(run_tf1: Callable[[str], str]) -> None:
+    out = run_tf1(
+        """
+        import tensorflow as tf
+        from tensorflow.python.keras.layers import LSTM, Dense, Layer, BatchNormalization
+        from tensorflow.python.keras import backend as K
+        from tensorflow.python.keras.initializers import glorot_normal
+        from tensorflow.python.keras.models import Model
+        import tensorflow.python.keras.engine.base_layer as private
+        print(LSTM is tf.keras.layers.LSTM, Dense is tf.keras.layers.Dense,
+              BatchNormalization is tf.keras.layers.BatchNormalization,
+              K is tf.keras.backend, glorot_normal is tf.keras.initializers.glorot_normal,
+              Model is tf.keras.Model, private.__name__)
+
+        class Scale(Layer):  # a script's layer on the private path, in a tf.keras model
+            def build(self, shape):
+                self.w = self.add_weight("w", shape[1:], initializer="ones")
+            def call(self, x):
+                return x * self.w
+
+        inp = tf.keras.layers.Input((2,))
+        model = tf.keras.Model(inp, tf.keras.layers.Dense(1)(Scale()(inp)))
+        model.compile("sgd", "mse")
+        import numpy as np
+        model.fit(np.array([[1.0, 2.0]]), np.array([[1.0]]), verbose=0)
+        print(len(model.trainable_weights))
+        """
+    )
+    assert out.split() == ["True"] * 6 + ["tensorflow.python.keras.engine.base_layer", "3"]
+
+
+def test_model_layers_alias_tracks_sublayers(run_tf1: Callable[[str], str]) -> None:
+    out = run_tf1(
+        """
+        import tensorflow as tf
+        inp = tf.keras.layers.Input((3,))
+        model = tf.keras.Model(inp, tf.keras.layers.Dense(2, name="d")(inp))
+        print([type(l).__name__ for l in model._layers])
+        before = [l.name for l in model.layers]
+        saved = model._layers.copy()
+        model._layers.clear()
+        print(len(model.layers))
+        model._layers.extend(saved)
+        print([l.name for l in model.layers] == before, "d" in before)
+        """
+    )
+    assert out.splitlines() == ["['InputLayer', 'Dense']", "0", "True True"]
+
+
+def test_threadpool_runs_pipeline_unchanged(run_tf1: Callable[[str], str]) -> None:
+    out = run_tf1(
+        """
+        import tensorflow as tf
+        from tensorflow.python.data.experimental.ops import threadpool
+        ds = tf.data.Dataset.range(5).map(lambda x: x * 2)
+        pool = threadpool.PrivateThreadPool(2, display_name="pool")
+        ds = threadpool.override_threadpool(ds, pool)
+        iterator = ds.make_initializable_iterator()
+        it = iterator.get_next()
+        ops = {op.type for op in tf.get_default_graph().get_operations()}
+        print("ThreadPoolDataset" in ops, "ThreadPoolHandle" in ops)
+        with tf.Session() as sess:
+            sess.run(iterator.initializer)
+            print([int(sess.run(it)) for _ in range(5)])
+        try:
+            threadpool.override_threadpool(ds, 4)
+        except TypeError as err:
+            print("PrivateThreadPool" in str(err))
+        """
+    )
+    assert out.splitlines() == ["True True", "[0, 2, 4, 6, 8]", "True"]
+
+
+def test_keras_shape_is_the_static_shape(run_tf1: Callable[[str], str]) -> None:
+    out = run_tf1(
+        """
+        import keras
+        inp = keras.layers.Input((4, 5, 3))
+        out = keras.layers.Conv2D(2, 3)(inp)
+        print(inp._keras_shape, out._keras_shape)
+        """
+    )
+    assert out.strip() == "(None, 4, 5, 3) (None, 2, 3, 2)"
+
+
+def test_distort_image_ops_imports_and_refuses_calls(run_tf1: Callable[[str], str]) -> None:
+    out = run_tf1(
+        """
+        import tensorflow as tf
+        from tensorflow.contrib.image.python.ops import distort_image_ops
+        for call in (lambda: distort_image_ops.random_hsv_in_yiq(None, 0.1),
+                     lambda: tf.contrib.image.rotate):
+            try:
+                call()
+            except AttributeError as err:
+                print(type(err).__name__, "tfa.image" in str(err))
+        """
+    )
+    assert out.splitlines() == ["ContribAttributeError True"] * 2
