@@ -33,6 +33,7 @@ SUMMARY_KEYS = {
     "options_without_effect": list,
     "options_unknown": list,
     "exit_status": int,
+    "job_environment": dict,
 }
 
 
@@ -760,3 +761,40 @@ def test_a_bad_config_in_the_script_is_one_message_at_its_line(tmp_path, key, va
     assert "Traceback" not in done.stderr
     assert f"tf2npu run: error: {script}:{line}: {message}" in done.stderr
     assert read_summary(tmp_path / "tf2npu-run")["exit_status"] == 2
+
+
+ENV_SCRIPT = """\
+import os
+names = ("RANK_SIZE", "RANK_ID", "DEVICE_ID", "ASCEND_DEVICE_ID", "DEVICE_INDEX")
+print(" ".join(os.environ[n] for n in names))
+"""
+JOB_VARIABLES = ("RANK_SIZE", "RANK_ID", "POD_NAME", "DEVICE_ID", "ASCEND_DEVICE_ID",
+                 "DEVICE_INDEX")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("given", "printed", "added"),
+    [
+        ({}, "1 0 0 0 0", {"RANK_SIZE": "1", "RANK_ID": "0", "ASCEND_DEVICE_ID": "0",
+                           "DEVICE_ID": "0", "DEVICE_INDEX": "0"}),
+        ({"DEVICE_ID": "5", "RANK_SIZE": "1", "RANK_ID": "0"}, "1 0 5 5 5",
+         {"ASCEND_DEVICE_ID": "5", "DEVICE_INDEX": "5"}),
+    ],
+)  # fmt: skip
+def test_the_script_gets_a_one_device_job_environment(
+    tmp_path, monkeypatch, capsys, no_tf, given, printed, added
+):
+    """Real NPU scripts read os.environ["RANK_SIZE"] and friends, which their launch scripts
+    always export; unset ones get a one-device job's values for the script's lifetime."""
+    for name in JOB_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in given.items():
+        monkeypatch.setenv(name, value)
+    script = write(tmp_path / "t.py", ENV_SCRIPT)
+    assert main(["run", "--report-dir", str(tmp_path / "r"), str(script)]) == 0
+    out, err = capsys.readouterr()
+    assert out == printed + "\n"
+    shown = " ".join(f"{k}={v}" for k, v in added.items())
+    assert f"tf2npu run: one-device job environment: {shown} (were unset)\n" in err
+    assert read_summary(tmp_path / "r")["job_environment"] == added
+    assert not any(name in os.environ for name in added)  # restored after the script

@@ -12,6 +12,7 @@ from tf2npu.config.sources import (
     from_run_config,
     parse_text,
     resolve,
+    single_rank_environment,
     split_config_proto,
 )
 from tf2npu.errors import ConfigError, UnknownNameError
@@ -330,3 +331,18 @@ def test_ints_beyond_int64_are_refused(call, message):
         call()
     assert str(err.value) == message
     assert resolve(cli=[f"graph_exec_timeout={2**63 - 1}"]).get("graph_exec_timeout") == 2**63 - 1
+
+
+@pytest.mark.parametrize(
+    ("env", "added"),
+    [
+        ({}, {"RANK_SIZE": "1", "RANK_ID": "0", "ASCEND_DEVICE_ID": "0", "DEVICE_ID": "0",
+              "DEVICE_INDEX": "0"}),
+        ({"POD_NAME": "2", "RANK_SIZE": "8", "ASCEND_DEVICE_ID": "4"},
+         {"DEVICE_ID": "4", "DEVICE_INDEX": "4"}),
+        ({"RANK_SIZE": "1", "RANK_ID": "0", "ASCEND_DEVICE_ID": "1", "DEVICE_ID": "1",
+          "DEVICE_INDEX": "1"}, {}),
+    ],
+)  # fmt: skip
+def test_single_rank_environment_fills_only_what_is_unset(env, added):
+    assert single_rank_environment(env) == added

@@ -36,7 +36,12 @@ from tf2npu.cli.console import make_console
 from tf2npu.cli.npu_flags import add_shorthands, check_option_files, cli_items
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.config.options import OPTIONS, Value
-from tf2npu.config.sources import check_env_option, from_env, option_text
+from tf2npu.config.sources import (
+    check_env_option,
+    from_env,
+    option_text,
+    single_rank_environment,
+)
 from tf2npu.errors import ConfigError, Tf2NpuError, UsageError
 
 NAME = "run"
@@ -79,6 +84,7 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
   options_unknown             parameter_map keys that are no option (ignored, as the adapter
                               does; --strict-options makes them an error)
   exit_status                 the script's exit status
+  job_environment             RANK_SIZE, RANK_ID, DEVICE_ID, ... set because they were unset
 Without --report-dir it goes to ./tf2npu-run, and the summary says so.
 TensorFlow's start-up lines (oneDNN, CPU features) are hidden unless --verbose or
 TF_CPP_MIN_LOG_LEVEL is set. `python -m tf2npu run ...` works the same. Details: docs/run.md.
@@ -184,7 +190,8 @@ def run(args: argparse.Namespace) -> int:
         strict_options=plan.strict_options,
     )
     check_values(settings.overrides)
-    check_environment(os.environ, settings.overrides)
+    job = single_rank_environment(os.environ)
+    check_environment({**os.environ, **job}, settings.overrides)
     check_option_files(settings.overrides)
     check_output_dir(args.report_dir, "--report-dir")
     if not args.verbose:
@@ -192,10 +199,19 @@ def run(args: argparse.Namespace) -> int:
         # INFO lines and keeps its warnings. A value the user set is theirs.
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     _enter_tf1_environment()
+    if job and not args.quiet:
+        shown = " ".join(f"{k}={v}" for k, v in job.items())
+        print(f"tf2npu run: one-device job environment: {shown} (were unset)", file=sys.stderr)
     stats = runtime.reset_stats()
     start = time.perf_counter()
-    status = run_script(plan.script, plan.script_args)
+    os.environ.update(job)
+    try:
+        status = run_script(plan.script, plan.script_args)
+    finally:
+        for name in job:  # the script's lifetime only: a caller of main() keeps its environment
+            os.environ.pop(name, None)
     summary = stats.summary(wall_seconds=time.perf_counter() - start, exit_status=status)
+    summary["job_environment"] = job
     json_path = plan.report_dir / SUMMARY_FILE
     written = _write_summary(json_path, summary)
     if not args.quiet:

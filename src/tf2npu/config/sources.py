@@ -313,6 +313,31 @@ def _int64(name: str, value: int, where: str | None) -> int:
 
 # -- (d) environment ---------------------------------------------------------------------------
 
+DEVICE_ID_VARIABLES = ("ASCEND_DEVICE_ID", "DEVICE_ID", "DEVICE_INDEX")
+"""The names real launch scripts give the device number; a one-device job sets them alike."""
+
+
+def single_rank_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables a one-device Ascend job has that ``env`` lacks, with their values.
+
+    Real NPU scripts read ``os.environ["RANK_SIZE"]``, ``["RANK_ID"]`` or ``["DEVICE_ID"]``
+    directly, because their launch scripts (``train_full_1p.sh``) always export them. Unset
+    ones get the one-device values: ``RANK_SIZE=1``, ``RANK_ID=0`` (unless ``POD_NAME`` gives
+    the rank), and the device number the other device variables agree on (else 0).
+
+    >>> single_rank_environment({"DEVICE_ID": "3"})
+    {'RANK_SIZE': '1', 'RANK_ID': '0', 'ASCEND_DEVICE_ID': '3', 'DEVICE_INDEX': '3'}
+    """
+    added: dict[str, str] = {}
+    if not env.get("RANK_SIZE"):
+        added["RANK_SIZE"] = "1"
+    if not env.get("RANK_ID") and not env.get("POD_NAME"):
+        added["RANK_ID"] = "0"
+    device = next((env[v] for v in DEVICE_ID_VARIABLES if env.get(v)), "0")
+    added.update({v: device for v in DEVICE_ID_VARIABLES if not env.get(v)})
+    return added
+
+
 
 def from_env(env: Mapping[str, str]) -> tuple[EnvSettings, dict[str, Value]]:
     """Engine-relevant environment variables, and the ``aoe_mode`` fallback from ``AOE_MODE``."""
