@@ -26,12 +26,11 @@ Example:
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import tensorflow as tf
 
-from npu_bridge.estimator.npu_ops import _noise_shape, get_seed
+from npu_bridge.estimator.npu_ops import _two_op_dropout
 from npu_bridge.estimator.npu_unary_ops import _like
 from tf2npu.graph.npu_ops.client import emit
 
@@ -93,24 +92,6 @@ def dropout_v3(
             "npu_aicore_ops.dropout_v3 is not compatible with eager execution; build the "
             "model in a graph (`with tf.Graph().as_default():`)"
         )
-    x = tf.convert_to_tensor(x, name="x")
-    if not x.dtype.is_floating:
-        raise ValueError(
-            f"npu_aicore_ops.dropout_v3: x is a {x.dtype.name} tensor; it must be floating "
-            "point because kept elements are scaled by 1/keep_prob: cast it first"
-        )
-    if isinstance(keep_prob, numbers.Real) and not 0 < float(keep_prob) <= 1:
-        raise ValueError(
-            f"npu_aicore_ops.dropout_v3: keep_prob={keep_prob!r} is outside (0, 1]; give the "
-            "probability of KEEPING an element, e.g. 0.9"
-        )
-    if isinstance(keep_prob, float) and keep_prob == 1:
-        return x
-    if isinstance(keep_prob, numbers.Real):
-        keep_prob = float(keep_prob)
-    graph_seed, op_seed = get_seed(seed)
-    shape = _noise_shape(x, noise_shape)
-    mask = npu_aicore_ops.drop_out_gen_mask_v3(
-        shape, keep_prob, seed=graph_seed or 0, seed2=op_seed or 0, name=name
-    )
-    return npu_aicore_ops.drop_out_do_mask_v3(x, mask, keep_prob, name=name)
+    gen, do = npu_aicore_ops.drop_out_gen_mask_v3, npu_aicore_ops.drop_out_do_mask_v3
+    return _two_op_dropout("npu_aicore_ops.dropout_v3", gen, do, x, keep_prob, noise_shape, seed,
+                          name)  # fmt: skip

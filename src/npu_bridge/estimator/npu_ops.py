@@ -125,28 +125,43 @@ def dropout(
             ``noise_shape`` with fewer elements than ``x``.
     """
     _require_graph("dropout")
+    gen, do = npu_unary_ops.drop_out_gen_mask, npu_unary_ops.drop_out_do_mask
+    return _two_op_dropout("npu_ops.dropout", gen, do, x, keep_prob, noise_shape, seed, name)
+
+
+def _two_op_dropout(
+    api: str,
+    gen_mask: Any,
+    do_mask: Any,
+    x: Any,
+    keep_prob: Any,
+    noise_shape: Any,
+    seed: int | None,
+    name: str | None,
+) -> Any:
+    """A mask op then an apply op, as ``dropout`` and ``npu_aicore_ops.dropout_v3`` build them;
+    ``api`` names the caller in errors; ``gen_mask``/``do_mask`` are the two op callables. A
+    Python ``keep_prob`` of 1.0 returns ``x`` itself."""
     x = tf.convert_to_tensor(x, name="x")
     if not x.dtype.is_floating:
         raise ValueError(
-            f"npu_ops.dropout: x is a {x.dtype.name} tensor; it must be floating point because "
+            f"{api}: x is a {x.dtype.name} tensor; it must be floating point because "
             "kept elements are scaled by 1/keep_prob: cast it first, e.g. tf.cast(x, tf.float32)"
         )
     if isinstance(keep_prob, numbers.Real) and not 0 < float(keep_prob) <= 1:
         raise ValueError(
-            f"npu_ops.dropout: keep_prob={keep_prob!r} is outside (0, 1]; give the probability "
+            f"{api}: keep_prob={keep_prob!r} is outside (0, 1]; give the probability "
             "of KEEPING an element, e.g. 0.9 (not TF2's rate)"
         )
     if isinstance(keep_prob, float) and keep_prob == 1:
         return x
     if isinstance(keep_prob, numbers.Real):
-        # The real DropOutGenMask takes float or half: an int 1 would be refused by the op.
+        # The real mask ops take float or half: an int 1 would be refused by the op.
         keep_prob = float(keep_prob)
     graph_seed, op_seed = get_seed(seed)
     shape = _noise_shape(x, noise_shape)
-    mask = npu_unary_ops.drop_out_gen_mask(
-        shape, keep_prob, seed=graph_seed or 0, seed2=op_seed or 0, name=name
-    )
-    return npu_unary_ops.drop_out_do_mask(x, mask, keep_prob, name=name)
+    mask = gen_mask(shape, keep_prob, seed=graph_seed or 0, seed2=op_seed or 0, name=name)
+    return do_mask(x, mask, keep_prob, name=name)
 
 
 def _noise_shape(x: Any, noise_shape: Any) -> Any:

@@ -34,15 +34,24 @@ def mask_bytes(elements: int) -> int:
     return -(-elements // _BLOCK_BITS) * _BLOCK_BITS // 8
 
 
-def _gen_mask(shape: Any, prob: Any, *, seed: int, seed2: int) -> Any:
+def draw_kept(shape: Any, prob: Any, align: int, *, seed: int, seed2: int) -> Any:
+    """Keep flags (bool, 1-D) for ``prod(shape)`` elements, padded with False to a multiple of
+    ``align``: element ``i`` is kept when its float32 uniform draw is below ``prob``. Shared by
+    the bit mask (``DropOutGenMask``) and the byte mask (``DropOutGenMaskV3``)."""
     import tensorflow as tf
 
     count = tf.reduce_prod(tf.cast(shape, tf.int64))
-    padded = (count + _BLOCK_BITS - 1) // _BLOCK_BITS * _BLOCK_BITS
+    padded = (count + align - 1) // align * align
     uniform = tf.raw_ops.RandomUniform(
         shape=tf.reshape(padded, [1]), dtype=tf.float32, seed=seed, seed2=seed2
     )
-    kept = tf.logical_and(uniform < tf.cast(prob, tf.float32), tf.range(padded) < count)
+    return tf.logical_and(uniform < tf.cast(prob, tf.float32), tf.range(padded) < count)
+
+
+def _gen_mask(shape: Any, prob: Any, *, seed: int, seed2: int) -> Any:
+    import tensorflow as tf
+
+    kept = draw_kept(shape, prob, _BLOCK_BITS, seed=seed, seed2=seed2)
     bits = tf.reshape(tf.cast(kept, tf.int32), [-1, 8])
     weights = tf.constant([1, 2, 4, 8, 16, 32, 64, 128], tf.int32)
     return tf.cast(tf.reduce_sum(bits * weights, axis=1), tf.uint8)
@@ -57,6 +66,22 @@ def _do_mask(x: Any, mask: Any, keep_prob: Any) -> Any:
     return x * tf.cast(tf.reshape(bits, tf.shape(x)), x.dtype) / keep_prob
 
 
+GEN_MASK_INPUTS = (
+    ArgDef("shape", "the shape of the tensor to drop out (1-D)", type_attr="Tshape"),
+    ArgDef("prob", "the keep probability (scalar)"),
+)
+GEN_MASK_ATTRS = (
+    AttrDef("seed", "int", 0, "op-level seed; with seed2 = 0 too, nondeterministic"),
+    AttrDef("seed2", "int", 0, "second seed (graph-level seed, as TF's get_seed)"),
+    AttrDef("Tshape", "type", DT_INT32, "dtype of the shape input",
+            allowed=(DT_INT32, DT_INT64)),
+)  # fmt: skip
+GEN_MASK_EXACTNESS = (
+    "statistically equivalent, not bit-identical to the device (a different generator: "
+    "TF's Philox RandomUniform, float32 uniforms compared with prob)"
+)
+"""What both mask generators (bit and byte mask) share: inputs, attrs, how exact they are."""
+
 DROPOUT_GEN_MASK = NpuOpDef(
     name="DropOutGenMask",
     summary="Random keep-mask for dropout, packed one bit per element.",
@@ -64,23 +89,12 @@ DROPOUT_GEN_MASK = NpuOpDef(
         "bit i = (u_i < prob) for i < prod(shape), u_i ~ U[0, 1); "
         "output length = ceil(prod(shape) / 128) · 16 bytes"
     ),
-    inputs=(
-        ArgDef("shape", "the shape of the tensor to drop out (1-D)", type_attr="Tshape"),
-        ArgDef("prob", "the keep probability (scalar)"),
-    ),
+    inputs=GEN_MASK_INPUTS,
     outputs=(ArgDef("y", "the packed mask (1-D uint8)", type_attr="", dtype=DT_UINT8),),
     dtypes=(DT_FLOAT, DT_HALF),
-    attrs=(
-        AttrDef("seed", "int", 0, "op-level seed; with seed2 = 0 too, nondeterministic"),
-        AttrDef("seed2", "int", 0, "second seed (graph-level seed, as TF's get_seed)"),
-        AttrDef("Tshape", "type", DT_INT32, "dtype of the shape input",
-                allowed=(DT_INT32, DT_INT64)),
-    ),
+    attrs=GEN_MASK_ATTRS,
     body=_gen_mask,
-    exactness=(
-        "statistically equivalent, not bit-identical to the device (a different generator: "
-        "TF's Philox RandomUniform, float32 uniforms compared with prob)"
-    ),
+    exactness=GEN_MASK_EXACTNESS,
 )
 
 DROPOUT_DO_MASK = NpuOpDef(

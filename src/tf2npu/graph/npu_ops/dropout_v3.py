@@ -12,16 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from tf2npu.graph.npu_ops.opdef import (
-    DT_FLOAT,
-    DT_HALF,
-    DT_INT32,
-    DT_INT64,
-    DT_UINT8,
-    ArgDef,
-    AttrDef,
-    NpuOpDef,
+from tf2npu.graph.npu_ops.dropout import (
+    GEN_MASK_ATTRS,
+    GEN_MASK_EXACTNESS,
+    GEN_MASK_INPUTS,
+    draw_kept,
 )
+from tf2npu.graph.npu_ops.opdef import DT_FLOAT, DT_HALF, DT_UINT8, ArgDef, NpuOpDef
 
 __all__ = ["DROPOUT_DO_MASK_V3", "DROPOUT_GEN_MASK_V3", "mask_v3_bytes"]
 
@@ -36,13 +33,7 @@ def mask_v3_bytes(elements: int) -> int:
 def _gen_mask_v3(shape: Any, prob: Any, *, seed: int, seed2: int) -> Any:
     import tensorflow as tf
 
-    count = tf.reduce_prod(tf.cast(shape, tf.int64))
-    padded = (count + _ALIGN - 1) // _ALIGN * _ALIGN
-    uniform = tf.raw_ops.RandomUniform(
-        shape=tf.reshape(padded, [1]), dtype=tf.float32, seed=seed, seed2=seed2
-    )
-    kept = tf.logical_and(uniform < tf.cast(prob, tf.float32), tf.range(padded) < count)
-    return tf.cast(kept, tf.uint8)
+    return tf.cast(draw_kept(shape, prob, _ALIGN, seed=seed, seed2=seed2), tf.uint8)
 
 
 def _do_mask_v3(x: Any, mask: Any, keep_prob: Any) -> Any:
@@ -59,23 +50,12 @@ DROPOUT_GEN_MASK_V3 = NpuOpDef(
         "y_i = (u_i < prob) for i < prod(shape), u_i ~ U[0, 1), else 0; "
         "output length = ceil(prod(shape) / 16) · 16 bytes"
     ),
-    inputs=(
-        ArgDef("shape", "the shape of the tensor to drop out (1-D)", type_attr="Tshape"),
-        ArgDef("prob", "the keep probability (scalar)"),
-    ),
+    inputs=GEN_MASK_INPUTS,
     outputs=(ArgDef("y", "the byte mask (1-D uint8)", type_attr="", dtype=DT_UINT8),),
     dtypes=(DT_FLOAT, DT_HALF),
-    attrs=(
-        AttrDef("seed", "int", 0, "op-level seed; with seed2 = 0 too, nondeterministic"),
-        AttrDef("seed2", "int", 0, "second seed (graph-level seed, as TF's get_seed)"),
-        AttrDef("Tshape", "type", DT_INT32, "dtype of the shape input",
-                allowed=(DT_INT32, DT_INT64)),
-    ),
+    attrs=GEN_MASK_ATTRS,
     body=_gen_mask_v3,
-    exactness=(
-        "statistically equivalent, not bit-identical to the device (a different generator: "
-        "TF's Philox RandomUniform, float32 uniforms compared with prob)"
-    ),
+    exactness=GEN_MASK_EXACTNESS,
 )
 
 DROPOUT_DO_MASK_V3 = NpuOpDef(
