@@ -7,10 +7,10 @@ unwritable folder is reported in one line at once, not as a traceback after a lo
 from __future__ import annotations
 
 import argparse
-import os
 import stat
 from pathlib import Path
 
+from tf2npu.atomic import probe_writable
 from tf2npu.errors import UsageError
 
 
@@ -98,9 +98,7 @@ def _write_problem(folder: Path) -> str | None:
     """Why no file can be written in ``folder`` (created if missing), or None."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        probe = folder / f".tf2npu-probe-{os.getpid()}"
-        probe.write_bytes(b"")
-        probe.unlink()
+        probe_writable(folder)
     except OSError as exc:
         return exc.strerror or type(exc).__name__
     return None
