@@ -1,0 +1,6 @@
+"""Debugging tools that read what a run left on disk: dumps, graphs, comparisons, overflow.
+
+Everything in this package imports without TensorFlow: a user compares two dump trees, or
+reads an overflow dump, on any machine. The runtime side that *writes* dumps lives in
+:mod:`tf2npu.runtime.dump`. See ``docs/debugging.md``.
+"""
