@@ -14,15 +14,15 @@ def _runtime_artifacts_in_a_temporary_folder(
     """NPU sessions write check_result.tf.json and dumps into the working directory, as the
     adapter does; in tests they go to a temporary folder so the checkout stays clean. Importing
     ``npu_bridge.npu_init`` makes every later session an NPU session (the adapter's side
-    effect); that is undone after each test too."""
-    from tf2npu.runtime import hook, settings
+    effect); each test gets a fresh :class:`~tf2npu.runtime.context.RuntimeContext`, so that is
+    undone after it too."""
+    from tf2npu.runtime.context import RuntimeContext, use_context
+    from tf2npu.runtime.settings import RuntimeSettings
 
-    before = settings.current()
-    by_default = hook.npu_by_default()
-    settings.configure(report_dir=tmp_path_factory.mktemp("runtime-artifacts"))
+    fresh = RuntimeSettings(report_dir=tmp_path_factory.mktemp("runtime-artifacts"))
+    before = use_context(RuntimeContext(settings=fresh))
     yield
-    settings.use(before)
-    hook.set_npu_by_default(by_default)
+    use_context(before)
 
 
 @pytest.fixture(autouse=True)

@@ -13,21 +13,17 @@ tf = pytest.importorskip("tensorflow")
 @pytest.fixture(autouse=True)
 def runtime(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Hook installed; artifacts (check_result.tf.json, dumps) in a temporary folder."""
-    from tf2npu.runtime import configure, install, is_installed, reset_stats, uninstall
-    from tf2npu.runtime.compile import _CHECK_RESULT
-    from tf2npu.runtime.settings import reset
+    from tf2npu.runtime import configure, install, is_installed, uninstall
+    from tf2npu.runtime.context import RuntimeContext, use_context
 
     was_installed = is_installed()
     install()
-    reset()
+    before = use_context(RuntimeContext())
     configure(report_dir=tmp_path_factory.mktemp("artifacts"))
-    reset_stats()
     yield
     if not was_installed:  # importing npu_bridge installs it for the rest of the process
         uninstall()
-    reset()
-    reset_stats()
-    _CHECK_RESULT.reset()
+    use_context(before)
 
 
 def npu_config(**options: Any) -> Any:

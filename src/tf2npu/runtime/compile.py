@@ -1,9 +1,11 @@
 """One client graph through the graph engine, as a session sees it: decide, check, lower.
 
 :func:`compile_graph` is what a sync runs: the engine over the exported client graph, the
-adapter's artifacts (``PRINT_MODEL=1`` dumps, ``check_result.tf.json``), the run-time errors
-the real adapter raises when its graph cannot run, and, with ``--execution xla``, the XLA marks
-on the GeOps. It returns the decided IR (for fetch aliases) and the ``GraphDef`` to import.
+run-time errors the real adapter raises when its graph cannot run, and, with ``--execution
+xla``, the XLA marks on the GeOps. It returns the decided IR (for fetch aliases) and the
+``GraphDef`` to import. The adapter's artifacts are written by two run instruments defined
+here: :class:`CheckResult` (``check_result.tf.json``) and :class:`PrintModelDumps`
+(``PRINT_MODEL=1``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tf2npu.atomic import write_text_atomic
 from tf2npu.config.options import NpuOptions
@@ -22,9 +24,22 @@ from tf2npu.errors import GraphError
 from tf2npu.graph.decisions import Diagnostic
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.report.summary import GraphSummary
+from tf2npu.runtime.instruments import CompileEvent, RunInstrument, SessionInfo
 from tf2npu.runtime.settings import RuntimeSettings
 
-__all__ = ["CHECK_RESULT", "Compiled", "cannot_run", "compile_graph", "report_dir"]
+if TYPE_CHECKING:
+    from tf2npu.graph.passes.infra import PassInstrument
+    from tf2npu.runtime.context import RuntimeContext
+
+__all__ = [
+    "CHECK_RESULT",
+    "CheckResult",
+    "Compiled",
+    "PrintModelDumps",
+    "cannot_run",
+    "compile_graph",
+    "report_dir",
+]
 
 CHECK_RESULT = "check_result.tf.json"
 _LOG = logging.getLogger("tf2npu.runtime")
@@ -50,30 +65,31 @@ def compile_graph(
     settings: RuntimeSettings,
     *,
     graph_num: int,
-    stubs: frozenset[str] = frozenset(),
+    stubs: frozenset[str] | None = None,
+    instruments: Sequence[RunInstrument] = (),
+    session: SessionInfo | None = None,
 ) -> Compiled:
     """Run the engine over ``graph_def`` and return what the mirror imports.
 
-    ``stubs`` are the stand-ins of a small change (:mod:`tf2npu.runtime.delta`): they and the
-    placements they alone caused are kept out of ``check_result.tf.json``.
+    ``stubs`` are the stand-ins of a small change (:mod:`tf2npu.runtime.delta`), None for a
+    whole graph. ``instruments`` add pass instruments and see the result (before an error is
+    raised, so ``check_result.tf.json`` lists the ops of a graph that cannot run).
 
     Raises:
         GraphError: the engine found an error the real adapter fails on (named, with the fix).
     """
-    from tf2npu.graph.dumps import PrintModel
     from tf2npu.graph.engine import run_engine
     from tf2npu.graph.partition import GRAPH_NUM
-    from tf2npu.graph.passes.infra import PassInstrument
     from tf2npu.graph.report import summarize
 
     graph = Graph.from_graph_def(graph_def)
     graph.meta[GRAPH_NUM] = graph_num
-    instruments: list[PassInstrument[Any]] = []
-    if options.env.print_model:
-        instruments.append(PrintModel(report_dir(settings)))
-    run = run_engine(graph, options, instruments=instruments)
+    passes = [p for i in instruments for p in i.pass_instruments(options)]
+    run = run_engine(graph, options, instruments=passes)
     summary = summarize(run, f"graph {graph_num}")
-    _CHECK_RESULT.add(summary, report_dir(settings), _stub_context(run.graph, stubs))
+    event = CompileEvent(session, graph_num, run.graph, summary, stubs)
+    for instrument in instruments:
+        instrument.on_compile(event)
     if summary.errors:
         raise GraphError(cannot_run(graph_num, summary.errors))
     _log_findings(graph_num, summary)
@@ -144,7 +160,21 @@ def _stub_context(graph: Graph, stubs: frozenset[str]) -> frozenset[str]:
     return frozenset(excluded)
 
 
-class _CheckResultFile:
+class PrintModelDumps(RunInstrument):
+    """``PRINT_MODEL=1``: the adapter's ``BeforeSubGraph_*/AfterSubGraph_*`` graph dumps."""
+
+    def __init__(self, ctx: RuntimeContext) -> None:
+        self._ctx = ctx
+
+    def pass_instruments(self, options: NpuOptions) -> list[PassInstrument[Any]]:
+        from tf2npu.graph.dumps import PrintModel
+
+        if not options.env.print_model:
+            return []
+        return [PrintModel(report_dir(self._ctx.settings))]
+
+
+class CheckResult(RunInstrument):
     """``check_result.tf.json``: every unsupported op of every graph this process compiled.
 
     The adapter deletes an old copy on first use and writes the file when its last session
@@ -152,10 +182,15 @@ class _CheckResultFile:
     that crashes still leaves it.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, ctx: RuntimeContext) -> None:
+        self._ctx = ctx
         self._ops: dict[str, dict[str, Any]] = {}
         self._started: set[Path] = set()
         self._lock = threading.Lock()
+
+    def on_compile(self, event: CompileEvent) -> None:
+        excluded = _stub_context(event.graph, event.stubs or frozenset())
+        self.add(event.summary, report_dir(self._ctx.settings), excluded)
 
     def add(
         self, summary: GraphSummary, directory: Path, excluded: frozenset[str] = frozenset()
@@ -184,6 +219,3 @@ class _CheckResultFile:
         with self._lock:
             self._ops.clear()
             self._started.clear()
-
-
-_CHECK_RESULT = _CheckResultFile()

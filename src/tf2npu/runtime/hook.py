@@ -18,8 +18,8 @@ from typing import Any
 
 from tf2npu.config.sources import NPU_OPTIMIZER
 from tf2npu.runtime import watch
-from tf2npu.runtime.settings import current
-from tf2npu.runtime.stats import run_stats
+from tf2npu.runtime.context import context
+from tf2npu.runtime.instruments import SessionInfo
 
 __all__ = [
     "NPU_OPTIMIZER",
@@ -34,7 +34,7 @@ __all__ = [
 _lock = threading.Lock()
 _STOCK: list[Any] = []
 """``Session`` and ``InteractiveSession`` (filled by :func:`install`)."""
-_state = {"installed": False, "npu_by_default": False}
+_state = {"installed": False}
 
 
 def install() -> None:
@@ -67,7 +67,7 @@ def uninstall() -> None:
             cls.__new__ = staticmethod(_stock_new)
         watch.uninstall()
         _state["installed"] = False
-        _state["npu_by_default"] = False
+        context().npu_by_default = False
 
 
 def is_installed() -> bool:
@@ -77,11 +77,11 @@ def is_installed() -> bool:
 
 def set_npu_by_default(enabled: bool) -> None:
     """Whether sessions without ``NpuOptimizer`` become NPU sessions (``npu_init``'s effect)."""
-    _state["npu_by_default"] = enabled
+    context().npu_by_default = enabled
 
 
 def npu_by_default() -> bool:
-    return _state["npu_by_default"]
+    return context().npu_by_default
 
 
 def has_npu_optimizer(config: Any) -> bool:
@@ -111,9 +111,24 @@ def _stock_new(cls: type, *args: Any, **kwargs: Any) -> Any:
 def _new(cls: type, *args: Any, **kwargs: Any) -> Any:
     picked = _pick(cls, args, kwargs)
     session: Any = object.__new__(picked)
-    if picked in _STOCK:  # its steps and fetched values are watched (runtime.watch)
-        watch.mark(session)
+    if picked in _STOCK:  # its runs reach the instruments (runtime.watch)
+        _mark_stock(session, args, kwargs)
     return session
+
+
+def _mark_stock(session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Announce a stock session to the instruments and have its runs reach them."""
+    from tensorflow.python.framework import ops
+
+    graph = kwargs.get("graph", args[1] if len(args) > 1 else None)
+    if graph is None:  # what BaseSession.__init__ will use
+        graph = ops.get_default_graph()
+    ctx = context()
+    info = SessionInfo(ctx.next_session_key(), npu=False, graph=graph)
+    instruments = ctx.instruments
+    for instrument in instruments:
+        instrument.on_session(info)
+    watch.mark(session, info, instruments)
 
 
 def _pick(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> type:
@@ -125,8 +140,6 @@ def _pick(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> type:
     if cls not in swaps:
         return cls
     config = kwargs.get("config", args[2] if len(args) > 2 else None)
-    npu = current().npu and (has_npu_optimizer(config) or npu_by_default())
-    if not npu:
-        run_stats().add_session(npu=False)
-        return cls
-    return swaps[cls]
+    ctx = context()
+    npu = ctx.settings.npu and (has_npu_optimizer(config) or ctx.npu_by_default)
+    return swaps[cls] if npu else cls

@@ -26,24 +26,20 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tf2npu.config.options import NpuOptions
 from tf2npu.graph.decisions import SUPERSEDED, Superseded, replacement_of
-from tf2npu.graph.ir import Graph, TensorRef, is_reserved_name
-from tf2npu.runtime.settings import RuntimeSettings
-from tf2npu.runtime.stats import run_stats
+from tf2npu.graph.ir import ORIGIN_ATTR, Graph, TensorRef, is_reserved_name
+from tf2npu.runtime.instruments import RunInstrument, SessionInfo, SyncEvent
+
+if TYPE_CHECKING:
+    from tf2npu.runtime.context import RuntimeContext
 
 __all__ = ["GraphMirror", "SyncRecord"]
 
-#: Process-wide graph number, as the adapter numbers the graphs it partitions (dump names).
-_GRAPH_NUMBERS = itertools.count(1)
-#: Keys of the mirrors' figures in the run stats: unlike ``id()``, never reused by a later
-#: mirror once one is freed (an eval session's mirror often lands at a training one's address).
-_MIRROR_KEYS = itertools.count(1)
 #: A change of at most 1/_DELTA_SHARE of the graph's ops goes through the engine on its own.
 _DELTA_SHARE = 10
 
@@ -73,12 +69,22 @@ class _Aliases:
 class GraphMirror:
     """Keeps :attr:`graph` equal to the engine's output for the client graph, incrementally."""
 
-    def __init__(self, client: Any, options: NpuOptions, settings: RuntimeSettings) -> None:
+    def __init__(
+        self,
+        client: Any,
+        options: NpuOptions,
+        ctx: RuntimeContext,
+        instruments: Sequence[RunInstrument] = (),
+    ) -> None:
         import tensorflow as tf
 
         self.client = client
         self.options = options
-        self.settings = settings
+        self.ctx = ctx
+        self.settings = ctx.settings
+        self.instruments = list(instruments)
+        self.session: SessionInfo | None = None
+        """The session this mirror serves, once it is made (events name it)."""
         self.graph = tf.Graph()
         self.syncs: list[SyncRecord] = []
         self.last_summary: Any = None
@@ -90,8 +96,6 @@ class GraphMirror:
         self._aliases = _Aliases()
         self._client_ops = 0
         self._client_functions: set[str] = set()
-        self._figures: tuple[int, int, int, Counter[str]] = (0, 0, 0, Counter())
-        self._stats_key = next(_MIRROR_KEYS)
         self._tensors: dict[str, Any] = {}
         self._ops: dict[str, Any] = {}
 
@@ -115,8 +119,11 @@ class GraphMirror:
         new_ops = client_ops[self._client_ops :]
         functions = set(self.client._functions)  # private: TF has no public listing
         delta = None
-        if self.syncs and new_ops and functions <= self._client_functions and (
-            len(new_ops) * _DELTA_SHARE <= len(client_ops)
+        if (
+            self.syncs
+            and new_ops
+            and functions <= self._client_functions
+            and (len(new_ops) * _DELTA_SHARE <= len(client_ops))
         ):
             delta = delta_graph_def(self.client, new_ops)
         graph_def = delta.graph_def if delta is not None else self.client.as_graph_def()
@@ -130,12 +137,16 @@ class GraphMirror:
         if not new_nodes and not new_functions:
             self._version = version
             return
+        stubs = delta.stubs if delta is not None else None
+        graph_num = self.ctx.next_graph_num()
         compiled = compile_graph(
             graph_def,
             self.options,
             self.settings,
-            graph_num=next(_GRAPH_NUMBERS),
-            stubs=delta.stubs if delta is not None else frozenset(),
+            graph_num=graph_num,
+            stubs=stubs,
+            instruments=self.instruments,
+            session=self.session,
         )
         engined = time.perf_counter()
         out = compiled.graph_def
@@ -154,7 +165,10 @@ class GraphMirror:
         self._ops.clear()
         imported = time.perf_counter()
         self.last_summary = compiled.summary
-        self._record(compiled.summary, delta.stubs if delta is not None else None)
+        if self.session is not None:
+            event = SyncEvent(self.session, graph_num, compiled, renamed, stubs)
+            for instrument in self.instruments:
+                instrument.on_sync(event)
         self.syncs.append(
             SyncRecord(
                 client_nodes=len(client_ops),
@@ -167,24 +181,6 @@ class GraphMirror:
             )
         )
         self._version = version
-
-    def _record(self, summary: Any, stubs: frozenset[str] | None) -> None:
-        """This graph's figures for the run summary: a full compile's, or added to them."""
-        host = sum(1 for op in summary.host_ops if stubs is None or op.name not in stubs)
-        figures = (len(summary.geops), host, summary.casts_inserted, Counter(summary.fusions))
-        if stubs is not None:
-            geops, host_ops, casts, fusions = self._figures
-            figures = (
-                geops + figures[0], host_ops + figures[1], casts + figures[2], fusions + figures[3]
-            )
-        self._figures = figures
-        run_stats().record_graph(
-            self._stats_key,
-            geops=figures[0],
-            host_ops=figures[1],
-            casts=figures[2],
-            fusions=figures[3],
-        )
 
     def _follow_aliases(self, out: Any, stubs: frozenset[str]) -> None:
         """Point reads of earlier superseded nodes at what replaced them in the mirror.
@@ -314,7 +310,7 @@ class GraphMirror:
             pass
         try:
             op = self.graph.get_operation_by_name(mirror_name)
-            origin = op.get_attr("_tf2npu_origin")
+            origin = op.get_attr(ORIGIN_ATTR)
         except (KeyError, ValueError):
             return None
         names = [o.decode() if isinstance(o, bytes) else str(o) for o in origin]

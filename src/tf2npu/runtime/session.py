@@ -27,14 +27,15 @@ from tensorflow.python.framework import errors as _errors
 
 from tf2npu.config.sources import resolve
 from tf2npu.errors import InternalError
+from tf2npu.runtime.context import context, session_instruments
 from tf2npu.runtime.errors import created_at
-from tf2npu.runtime.hook import npu_by_default, stock_session
-from tf2npu.runtime.loop import check_loop, is_loop_run
+from tf2npu.runtime.hook import stock_session
+from tf2npu.runtime.instruments import RunHooks, RunSignature, SessionInfo
+from tf2npu.runtime.loop import TrainingSteps, check_loop, is_loop_run
 from tf2npu.runtime.mirror import GraphMirror
 from tf2npu.runtime.protos import npu_session_config, without_npu_optimizer
-from tf2npu.runtime.settings import current, overrides_as_cli
-from tf2npu.runtime.stats import record_options, run_stats
-from tf2npu.runtime.watch import RunWatch, WatchedCallable, WatchPlan
+from tf2npu.runtime.settings import overrides_as_cli
+from tf2npu.runtime.watch import HookedCallable
 
 __all__ = ["NpuInteractiveSession", "NpuSession"]
 
@@ -51,10 +52,11 @@ class _NpuSessionMixin:
     _inner: Any
 
     def _npu_config(self, config: Any) -> Any:
-        return npu_session_config(config) if npu_by_default() else config
+        return npu_session_config(config) if context().npu_by_default else config
 
     def _npu_setup(self, target: str, config: Any) -> None:
-        settings = current()
+        ctx = context()
+        settings = ctx.settings
         try:
             options = resolve(
                 config=config,
@@ -65,13 +67,15 @@ class _NpuSessionMixin:
         except Exception:
             _Session.close(self)
             raise
-        stats = run_stats()
-        stats.add_session(npu=True)
-        record_options(stats, options)
         self._npu_options = options
-        self._mirror = GraphMirror(self._graph, options, settings)
+        self._instruments = session_instruments(options, ctx)
+        self._mirror = GraphMirror(self._graph, options, ctx, self._instruments)
+        self._info = SessionInfo(ctx.next_session_key(), True, self._graph, options, self._mirror)
+        self._mirror.session = self._info
+        for instrument in self._instruments:
+            instrument.on_session(self._info)
         self._inner = stock_session(target, self._mirror.graph, without_npu_optimizer(config))
-        self._watch = RunWatch(self._graph)
+        self._steps = TrainingSteps(self._graph)
         self._loop_checked = False
         self._plans: dict[tuple[tuple[Any, ...], tuple[Any, ...]], _RunPlan] = {}
 
@@ -91,19 +95,19 @@ class _NpuSessionMixin:
         plan = self._plan(target_list, fetch_list)
         feeds = {mirror.tensor(key.deref().name).ref(): value for key, value in feed_dict.items()}
         repeat = plan.repeat if handle is None else 1
-        # A partial run can fetch only what its setup named: no loss-scale extras.
-        watch = plan.watch if handle is None else plan.watch.without_extras()
-        fetches = plan.fetches[: len(fetch_list) + len(watch.extras)]
+        # A partial run can fetch only what its setup named: no instrument extras.
+        hooks = plan.hooks if handle is None else plan.hooks.without_extras()
+        fetches = plan.fetches[: len(fetch_list) + len(hooks.extras)]
         try:
             for _ in range(repeat - 1):
                 loop = self._inner._do_run(handle, plan.targets, fetches, feeds, options, None)
-                self._watch.after_run(watch, loop, steps=int(watch.step))
+                hooks.after_run(loop)
             result = self._inner._do_run(
                 handle, plan.targets, fetches, feeds, options, run_metadata
             )
         except _errors.OpError as err:
             raise self._client_error(err) from None
-        return self._watch.after_run(watch, result, steps=int(watch.step))
+        return hooks.after_run(result)
 
     def _plan(self, target_list: Sequence[Any], fetch_list: Sequence[Any]) -> _RunPlan:
         """What a (targets, fetches) signature runs in the mirror, cached until the next sync.
@@ -118,17 +122,25 @@ class _NpuSessionMixin:
             if len(self._plans) > _MAX_PLANS:
                 self._plans.clear()
             mirror = self._mirror
-            ops = list(target_list) + [t.op for t in fetch_list]
             repeat = self._repeat(target_list)
-            watch = self._watch.plan(ops, fetch_list, step=repeat > 1 or self._is_step(ops))
+            hooks = self._hooks(target_list, fetch_list, step=repeat > 1 or None)
             plan = self._plans[key] = _RunPlan(
                 targets=[mirror.op(op.name) for op in target_list],
-                fetches=[mirror.tensor(t.name) for t in [*fetch_list, *watch.extras]],
+                fetches=[mirror.tensor(t.name) for t in fetch_list] + hooks.extras,
                 repeat=repeat,
-                watch=watch,
+                hooks=hooks,
                 syncs=syncs,
             )
         return plan
+
+    def _hooks(
+        self, targets: Sequence[Any], fetches: Sequence[Any], *, step: bool | None = None
+    ) -> RunHooks:
+        """The instruments' hooks for runs of ``targets`` and ``fetches`` (client objects)."""
+        if step is None:
+            step = self._is_step([*targets, *(t.op for t in fetches)])
+        run = RunSignature(self._info, tuple(targets), tuple(fetches), step)
+        return RunHooks.plan(self._instruments, run)
 
     def _repeat(self, target_list: Sequence[Any]) -> int:
         """N for a run of ``IterationOp`` (after the adapter's checks), else 1."""
@@ -141,7 +153,8 @@ class _NpuSessionMixin:
         return n
 
     def _is_step(self, ops: Sequence[Any]) -> bool:
-        return self._watch.is_step(ops)
+        """Whether a run of ``ops`` (targets and fetched tensors' ops) is a training step."""
+        return bool(ops) and self._steps.is_step(ops)
 
     def _client_error(self, err: Any) -> Any:
         """``err`` re-raised against the client op its node stands for (name and traceback)."""
@@ -175,9 +188,8 @@ class _NpuSessionMixin:
         mirror = self._mirror
         mirror.sync()
         handler = session_lib._FetchHandler(self._graph, fetches, {})
-        ops = list(handler.targets()) + [t.op for t in handler.fetches()]
-        watch = WatchPlan(step=self._is_step(ops), names=tuple(t.name for t in handler.fetches()))
-        fetched = [mirror.tensor(t.name) for t in handler.fetches()]
+        hooks = self._hooks(handler.targets(), handler.fetches())
+        fetched = [mirror.tensor(t.name) for t in handler.fetches()] + hooks.extras
         targets = [mirror.op(op.name) for op in handler.targets()]
         if len(fetched) == 1 and not targets:  # keep TF's single-tensor fast path
             inner = self._inner.make_callable(fetched[0], accept_options=accept_options)
@@ -193,14 +205,16 @@ class _NpuSessionMixin:
                 return result
 
         def run_callable(*args: Any, **kwargs: Any) -> Any:
-            results = self._watch.after_run(watch, values(*args, **kwargs), steps=int(watch.step))
-            return handler.build_results(self, results)
+            return handler.build_results(self, hooks.after_run(values(*args, **kwargs)))
 
         return run_callable
 
     def _make_callable_from_options(self, callable_options: Any) -> Any:
         mirror = self._mirror
         mirror.sync()
+        fetches = [self._graph.as_graph_element(n) for n in callable_options.fetch]
+        targets = [self._graph.get_operation_by_name(n) for n in callable_options.target]
+        hooks = self._hooks(targets, fetches)
         mapped = type(callable_options)()
         mapped.CopyFrom(callable_options)
         for field in (mapped.feed, mapped.fetch):
@@ -211,12 +225,9 @@ class _NpuSessionMixin:
         for connection in mapped.tensor_connection:
             connection.from_tensor = mirror.mirror_name(_tensor_name(connection.from_tensor))
             connection.to_tensor = mirror.mirror_name(_tensor_name(connection.to_tensor))
+        mapped.fetch.extend(t.name for t in hooks.extras)
         inner = self._inner._make_callable_from_options(mapped)
-        fetches = [self._graph.as_graph_element(n) for n in callable_options.fetch]
-        ops = [t.op for t in fetches]
-        ops += [self._graph.get_operation_by_name(n) for n in callable_options.target]
-        watch = WatchPlan(step=self._is_step(ops), names=tuple(t.name for t in fetches))
-        return WatchedCallable(inner, self._watch, watch)
+        return HookedCallable(inner, hooks)
 
     def partial_run_setup(self, fetches: Any, feeds: Any = None) -> Any:
         mirror = self._mirror
@@ -258,7 +269,7 @@ class _RunPlan:
     targets: list[Any]
     fetches: list[Any]
     repeat: int
-    watch: WatchPlan
+    hooks: RunHooks
     syncs: int
 
 

@@ -1,8 +1,8 @@
-"""Process-wide runtime settings: what ``tf2npu run`` (or a test) asks of every NPU session.
+"""Runtime settings: what ``tf2npu run`` (or a test) asks of every NPU session.
 
-A script builds its sessions itself, deep inside Estimator, Keras or its own code, so the only
-way to reach them is process-wide state read when a session is created. It is a frozen
-dataclass swapped as a whole by :func:`configure`, so a session sees one consistent value.
+They live in the :class:`~tf2npu.runtime.context.RuntimeContext` (the one piece of process-wide
+state), as a frozen dataclass swapped as a whole by :func:`configure`, so a session sees one
+consistent value.
 """
 
 from __future__ import annotations
@@ -39,12 +39,11 @@ class RuntimeSettings:
     """True (``--strict-options``): an unknown ``parameter_map`` key is an error, not ignored."""
 
 
-_current = RuntimeSettings()
-
-
 def current() -> RuntimeSettings:
     """The settings in force."""
-    return _current
+    from tf2npu.runtime.context import context
+
+    return context().settings
 
 
 def configure(
@@ -68,7 +67,8 @@ def configure(
         UsageError: an unknown execution mode.
         tf2npu.errors.ConfigError: a bad ``KEY=VALUE`` (unknown option, wrong type).
     """
-    global _current
+    from tf2npu.runtime.context import context
+
     changes: dict[str, object] = {}
     if npu is not None:
         changes["npu"] = npu
@@ -77,16 +77,16 @@ def configure(
     if execution is not None:
         if execution not in EXECUTION_MODES:
             raise UsageError(
-                f"--execution {execution!r} is not a mode; use one of: "
-                f"{', '.join(EXECUTION_MODES)}"
+                f"--execution {execution!r} is not a mode; use one of: {', '.join(EXECUTION_MODES)}"
             )
         changes["execution"] = execution
     if report_dir is not None:
         changes["report_dir"] = Path(report_dir)
     if strict_options is not None:
         changes["strict_options"] = strict_options
-    _current = replace(_current, **changes)  # type: ignore[arg-type]
-    return _current
+    ctx = context()
+    ctx.settings = replace(ctx.settings, **changes)  # type: ignore[arg-type]
+    return ctx.settings
 
 
 def reset() -> None:
@@ -96,8 +96,9 @@ def reset() -> None:
 
 def use(settings: RuntimeSettings) -> None:
     """Put ``settings`` in force as they are (tests restore what they found)."""
-    global _current
-    _current = settings
+    from tf2npu.runtime.context import context
+
+    context().settings = settings
 
 
 def overrides_as_cli(overrides: Mapping[str, Value]) -> list[str]:

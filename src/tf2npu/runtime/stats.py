@@ -1,7 +1,9 @@
 """What the sessions of this process did, for the run summary (``run_summary.json``).
 
-Sessions record into one process-wide :class:`RunStats`; ``tf2npu run`` prints and writes it
-at exit. The JSON keys are documented in ``docs/run.md`` and stable (``schema_version`` 1).
+The :class:`RunStats` of the :class:`~tf2npu.runtime.context.RuntimeContext` is filled by the
+``StatsRecorder`` run instrument (:mod:`tf2npu.runtime.watch`); ``tf2npu run`` prints and
+writes it at exit. The JSON keys are documented in ``docs/run.md`` and stable
+(``schema_version`` 1).
 """
 
 from __future__ import annotations
@@ -188,16 +190,17 @@ def record_options(stats: RunStats, options: NpuOptions) -> None:
         )
 
 
-_stats = RunStats()
-
-
 def run_stats() -> RunStats:
-    """The process-wide counters."""
-    return _stats
+    """The counters of the context in force."""
+    from tf2npu.runtime.context import context
+
+    return context().stats
 
 
 def reset_stats() -> RunStats:
     """Start counting afresh (tests, or a runner that runs several scripts); returns the new one."""
-    global _stats
-    _stats = RunStats()
-    return _stats
+    from tf2npu.runtime.context import context
+
+    ctx = context()
+    ctx.stats = RunStats()
+    return ctx.stats

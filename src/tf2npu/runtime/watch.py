@@ -1,10 +1,12 @@
 """What every session's runs did, for the run summary: steps, non-finite values, loss scaling.
 
-Both kinds of session report here. An :class:`~tf2npu.runtime.session.NpuSession` calls its
-:class:`RunWatch` from its entry points. A stock session (no ``NpuOptimizer``, or ``--no-npu``)
-keeps its class, ``tf.compat.v1.Session``; the hook marks it when it is made, and
-:func:`install` wraps ``BaseSession``'s run entry points so a marked session's runs are seen
-too. Unmarked sessions (an NPU session's inner session, a user's subclass) pass straight through.
+:class:`StatsRecorder` is the run instrument that fills the context's
+:class:`~tf2npu.runtime.stats.RunStats`. Both kinds of session report through instruments. An
+:class:`~tf2npu.runtime.session.NpuSession` plans its runs itself. A stock session (no
+``NpuOptimizer``, or ``--no-npu``) keeps its class, ``tf.compat.v1.Session``; the hook marks it
+when it is made, and :func:`install` wraps ``BaseSession``'s run entry points so a marked
+session's runs reach the instruments too. Unmarked sessions (an NPU session's inner session, a
+user's subclass) pass straight through.
 
 Per run, cheaply: whether it is a training step (cached per fetch/target signature, see
 :class:`~tf2npu.runtime.loop.TrainingSteps`); whether a fetched scalar float is NaN or Inf (the
@@ -19,81 +21,105 @@ from __future__ import annotations
 import logging
 import math
 import threading
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tf2npu.runtime.loop import TrainingSteps
+from tf2npu.runtime.instruments import (
+    RunHook,
+    RunHooks,
+    RunInstrument,
+    RunSignature,
+    SessionInfo,
+    SyncEvent,
+)
 from tf2npu.runtime.lossscale import LossScaleRecord, reached
-from tf2npu.runtime.stats import run_stats
+from tf2npu.runtime.stats import RunStats, record_options
 
-__all__ = ["RunWatch", "WatchPlan", "WatchedCallable", "install", "mark", "uninstall"]
+if TYPE_CHECKING:
+    from tf2npu.runtime.context import RuntimeContext
+
+__all__ = ["StatsRecorder", "install", "mark", "uninstall"]
 
 _LOG = logging.getLogger("tf2npu.runtime")
 _MAX_PLANS = 1024  # signatures kept per session (a script building fetches per step churns)
 
 
-@dataclass(frozen=True)
-class WatchPlan:
-    """What to look at in the runs of one (targets, fetches) signature."""
+class StatsRecorder(RunInstrument):
+    """Fills ``ctx.stats``: sessions, options, graph figures, steps, NaN/Inf, loss scaling.
 
-    step: bool
-    names: tuple[str, ...]
-    """The run's own fetches, by name, in order (the values checked for NaN/Inf)."""
-    scales: tuple[LossScaleRecord, ...] = ()
-    """Loss-scaled updates this step runs; their tensors are fetched after the run's own."""
+    It writes to whatever :class:`RunStats` the context holds at the time, so a runner that
+    resets the counters gets the runs that follow.
+    """
 
-    def without_extras(self) -> WatchPlan:
-        """This plan fetching nothing extra (a partial run fetches only what its setup named)."""
-        return WatchPlan(step=self.step, names=self.names) if self.scales else self
+    def __init__(self, ctx: RuntimeContext) -> None:
+        self._ctx = ctx
+        self._figures: dict[int, tuple[int, int, int, Counter[str]]] = {}
+        self._lock = threading.Lock()
 
-    @property
-    def extras(self) -> list[Any]:
-        """Tensors to append to the run's fetches (pairs: finite flag, scale)."""
-        return [t for r in self.scales for t in (r.finite, r.scale)]
+    def on_session(self, session: SessionInfo) -> None:
+        stats = self._ctx.stats
+        stats.add_session(npu=session.npu)
+        if session.options is not None:
+            record_options(stats, session.options)
+
+    def on_sync(self, event: SyncEvent) -> None:
+        """This session's graph figures: a full compile's, or added to them (a small change)."""
+        summary, stubs = event.compiled.summary, event.stubs
+        host = sum(1 for op in summary.host_ops if stubs is None or op.name not in stubs)
+        figures = (len(summary.geops), host, summary.casts_inserted, Counter(summary.fusions))
+        with self._lock:
+            if stubs is not None and event.session.key in self._figures:
+                geops, host_ops, casts, fusions = self._figures[event.session.key]
+                figures = (
+                    geops + figures[0], host_ops + figures[1], casts + figures[2],
+                    fusions + figures[3],
+                )  # fmt: skip
+            self._figures[event.session.key] = figures
+        geops, host_ops, casts, fusions = figures
+        self._ctx.stats.record_graph(
+            event.session.key, geops=geops, host_ops=host_ops, casts=casts, fusions=fusions
+        )
+
+    def plan(self, run: RunSignature) -> RunHook:
+        ops = [*run.targets, *(t.op for t in run.fetches)]
+        scales = reached(run.session.graph, ops) if run.step else ()
+        return _StatsHook(self._ctx, run, scales)
 
 
-class RunWatch:
-    """One session's view: plans per run signature, and what its runs' values say."""
+class _StatsHook(RunHook):
+    def __init__(
+        self, ctx: RuntimeContext, run: RunSignature, scales: tuple[LossScaleRecord, ...]
+    ) -> None:
+        self._ctx = ctx
+        self._step = run.step
+        self._names = tuple(t.name for t in run.fetches)
+        self._scales = scales
+        session = run.session
+        self.extras = [session.executed_tensor(t.name) for r in scales for t in (r.finite, r.scale)]
 
-    def __init__(self, graph: Any) -> None:
-        self.graph = graph
-        self._steps = TrainingSteps(graph)
+    def without_extras(self) -> RunHook:
+        hook = _StatsHook.__new__(_StatsHook)
+        hook.__dict__.update(self.__dict__, _scales=(), extras=[])
+        return hook
 
-    def is_step(self, ops: Sequence[Any]) -> bool:
-        """Whether a run of ``ops`` (targets and fetched tensors' ops) is a training step."""
-        return bool(ops) and self._steps.is_step(ops)
-
-    def plan(self, ops: Sequence[Any], fetches: Sequence[Any], *, step: bool) -> WatchPlan:
-        """The plan for a run of ``ops`` fetching the client tensors ``fetches``."""
-        scales = reached(self.graph, ops) if step else ()
-        return WatchPlan(step=step, names=tuple(t.name for t in fetches), scales=scales)
-
-    def after_run(self, plan: WatchPlan, values: Sequence[Any], *, steps: int) -> list[Any]:
-        """Record a finished run (``steps`` training steps); returns the run's own values.
-
-        ``values`` are the fetched values, the plan's extras last; they are removed here.
-        """
-        stats = run_stats()
-        if steps:
-            stats.add_steps(steps)
-        if plan.scales:
-            own = len(values) - 2 * len(plan.scales)
-            extra = values[own:]
-            finite = all(bool(extra[i]) for i in range(0, len(extra), 2))
-            stats.record_loss_scale(float(extra[-1]), skipped=not finite)
-            values = values[:own]
+    def after_run(self, values: Sequence[Any], extras: Sequence[Any]) -> None:
+        stats = self._ctx.stats
+        if self._step:
+            stats.add_steps(1)
+        if self._scales:
+            finite = all(bool(extras[i]) for i in range(0, len(extras), 2))
+            stats.record_loss_scale(float(extras[-1]), skipped=not finite)
         for value in values:  # the common case, all finite, in a few hundred nanoseconds
             if _non_finite(value):
-                _report_non_finite(plan.names, values, stats, in_step=steps > 0)
+                _report_non_finite(self._names, values, stats, in_step=self._step)
                 break
-        return list(values)
 
 
 def _report_non_finite(
-    names: Sequence[str], values: Sequence[Any], stats: Any, *, in_step: bool
+    names: Sequence[str], values: Sequence[Any], stats: RunStats, *, in_step: bool
 ) -> None:
     bad = [name for name, value in zip(names, values, strict=False) if _non_finite(value)]
     step = stats.steps
@@ -122,42 +148,58 @@ def _describe(value: Any) -> str:
     return "NaN" if math.isnan(number) else ("+Inf" if number > 0 else "-Inf")
 
 
-class WatchedCallable:
-    """A Keras-style callable (``_make_callable_from_options``) whose calls are recorded."""
+class HookedCallable:
+    """A Keras-style callable (``_make_callable_from_options``) whose calls reach the hooks.
 
-    def __init__(self, inner: Any, watch: RunWatch, plan: WatchPlan) -> None:
+    The inner callable fetches the hooks' extras after the caller's fetches; they are removed
+    from what the caller gets.
+    """
+
+    def __init__(self, inner: Any, hooks: RunHooks) -> None:
         self._inner = inner
-        self._watch = watch
-        self._plan = plan
+        self._hooks = hooks
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         result = self._inner(*args, **kwargs)
         values = result if isinstance(result, list) else [result]
-        self._watch.after_run(self._plan, values, steps=1 if self._plan.step else 0)
-        return result
+        own = self._hooks.after_run(values)
+        return own if isinstance(result, list) else own[0]
 
 
 # -- stock sessions ---------------------------------------------------------------------------
 
 _WATCH = "_tf2npu_watch"
-"""Instance attribute of a stock session the hook made: its :class:`_StockWatch` (or None)."""
+"""Instance attribute of a stock session the hook made: its :class:`_StockWatch`."""
 _lock = threading.Lock()
 _saved: dict[str, Any] = {}
 
 
-def mark(session: Any) -> None:
-    """Have ``session`` (a stock session the hook made, before ``__init__``) watched."""
-    setattr(session, _WATCH, None)  # the watch needs the graph, known after __init__
+def mark(session: Any, info: SessionInfo, instruments: Sequence[RunInstrument]) -> None:
+    """Have ``session`` (a stock session the hook made, before ``__init__``) instrumented."""
+    setattr(session, _WATCH, _StockWatch(info, instruments))
 
 
-class _StockWatch(RunWatch):
-    """A stock session's watch, with its plan cache (an NPU session caches its own plans)."""
+class _StockWatch:
+    """A stock session's instruments, with its plan cache (an NPU session caches its own)."""
 
-    def __init__(self, graph: Any) -> None:
-        super().__init__(graph)
-        self.plans: dict[tuple[int, ...], tuple[WatchPlan, tuple[Any, ...]]] = {}
+    def __init__(self, info: SessionInfo, instruments: Sequence[RunInstrument]) -> None:
+        from tf2npu.runtime.loop import TrainingSteps
 
-    def run_plan(self, targets: Sequence[Any], fetches: Sequence[Any]) -> WatchPlan:
+        self.info = info
+        self.instruments = list(instruments)
+        self.steps = TrainingSteps(info.graph)
+        self.plans: dict[tuple[int, ...], tuple[RunHooks, tuple[Any, ...]]] = {}
+
+    def is_step(self, ops: Sequence[Any]) -> bool:
+        return bool(ops) and self.steps.is_step(ops)
+
+    def hooks(self, targets: Sequence[Any], fetches: Sequence[Any]) -> RunHooks:
+        """The hooks for a run of ``targets`` and ``fetches`` (client objects)."""
+        ops = [*targets, *(t.op for t in fetches)]
+        run = RunSignature(self.info, tuple(targets), tuple(fetches), self.is_step(ops))
+        return RunHooks.plan(self.instruments, run)
+
+    def run_hooks(self, targets: Sequence[Any], fetches: Sequence[Any]) -> RunHooks:
         # Keyed by id(): hashing a Tensor asks TF whether it runs eagerly (microseconds). The
         # entry holds the objects, so their ids cannot be reused while it is cached.
         key = (*map(id, targets), -1, *map(id, fetches))
@@ -165,19 +207,12 @@ class _StockWatch(RunWatch):
         if hit is None:
             if len(self.plans) > _MAX_PLANS:
                 self.plans.clear()
-            ops = list(targets) + [t.op for t in fetches]
-            plan = self.plan(ops, fetches, step=self.is_step(ops))
-            hit = self.plans[key] = (plan, (*targets, *fetches))
+            hit = self.plans[key] = (self.hooks(targets, fetches), (*targets, *fetches))
         return hit[0]
 
 
 def _watch_of(session: Any) -> _StockWatch | None:
-    state = session.__dict__
-    if _WATCH not in state:
-        return None
-    watch: _StockWatch | None = state[_WATCH]
-    if watch is None:
-        watch = state[_WATCH] = _StockWatch(session._graph)
+    watch: _StockWatch | None = session.__dict__.get(_WATCH)
     return watch
 
 
@@ -185,46 +220,54 @@ def _do_run(self: Any, handle: Any, target_list: Any, fetch_list: Any, *rest: An
     watch = _watch_of(self)
     if watch is None or handle is not None:  # partial runs: no step, values come piecewise
         return _saved["_do_run"](self, handle, target_list, fetch_list, *rest)
-    plan = watch.run_plan(target_list, fetch_list)
-    fetches = list(fetch_list) + plan.extras if plan.scales else fetch_list
+    hooks = watch.run_hooks(target_list, fetch_list)
+    fetches = [*fetch_list, *hooks.extras] if hooks.extras else fetch_list
     values = _saved["_do_run"](self, handle, target_list, fetches, *rest)
-    return watch.after_run(plan, values, steps=1 if plan.step else 0)
+    return hooks.after_run(values)
 
 
 def _make_callable(
     self: Any, fetches: Any, feed_list: Any = None, accept_options: bool = False
 ) -> Any:
-    inner = _saved["make_callable"](self, fetches, feed_list, accept_options)
     watch = _watch_of(self)
     if watch is None or feed_list is not None:  # with a feed list it runs through _do_run
-        return inner
+        return _saved["make_callable"](self, fetches, feed_list, accept_options)
     from tensorflow.python.client import session as session_lib
 
     handler = session_lib._FetchHandler(self._graph, fetches, {})
-    ops = list(handler.targets()) + [t.op for t in handler.fetches()]
-    step = watch.is_step(ops)
+    hooks = watch.hooks(handler.targets(), handler.fetches())
+    if not hooks.extras:
+        inner = _saved["make_callable"](self, fetches, feed_list, accept_options)
 
-    def run_callable(*args: Any, **kwargs: Any) -> Any:
-        result = inner(*args, **kwargs)
-        if step:  # values come back in the fetches' structure: steps are counted, not checked
-            run_stats().add_steps(1)
-        return result
+        def run_callable(*args: Any, **kwargs: Any) -> Any:
+            result = inner(*args, **kwargs)
+            hooks.after_run([])  # values come back in the fetches' structure: not checked
+            return result
 
-    return run_callable
+        return run_callable
+    inner = _saved["make_callable"](self, [fetches, list(hooks.extras)], None, accept_options)
+
+    def run_extras(*args: Any, **kwargs: Any) -> Any:
+        values, extras = inner(*args, **kwargs)
+        hooks.after_run(list(extras))  # own values keep the fetches' structure: not checked
+        return values
+
+    return run_extras
 
 
 def _make_callable_from_options(self: Any, callable_options: Any) -> Any:
-    inner = _saved["_make_callable_from_options"](self, callable_options)
     watch = _watch_of(self)
     if watch is None:
-        return inner
+        return _saved["_make_callable_from_options"](self, callable_options)
     graph = self._graph
     fetches = [graph.as_graph_element(name) for name in callable_options.fetch]
-    ops = [t.op for t in fetches] + [
-        graph.get_operation_by_name(n) for n in callable_options.target
-    ]
-    plan = WatchPlan(step=watch.is_step(ops), names=tuple(t.name for t in fetches))
-    return WatchedCallable(inner, watch, plan)
+    targets = [graph.get_operation_by_name(n) for n in callable_options.target]
+    hooks = watch.hooks(targets, fetches)
+    if hooks.extras:
+        callable_options = type(callable_options).FromString(callable_options.SerializeToString())
+        callable_options.fetch.extend(t.name for t in hooks.extras)
+    inner = _saved["_make_callable_from_options"](self, callable_options)
+    return HookedCallable(inner, hooks)
 
 
 _WRAPPERS = {

@@ -20,8 +20,17 @@ _XLA_DEVICE = "XLA_CPU_JIT"
 
 
 _REF_PRODUCERS = frozenset(
-    {"VariableV2", "Variable", "TemporaryVariable", "RefIdentity", "RefSwitch", "RefEnter",
-     "RefMerge", "RefExit", "RefNextIteration"}
+    {
+        "VariableV2",
+        "Variable",
+        "TemporaryVariable",
+        "RefIdentity",
+        "RefSwitch",
+        "RefEnter",
+        "RefMerge",
+        "RefExit",
+        "RefNextIteration",
+    }
 )
 _DT_STRING = 7
 _DT_REF_OFFSET = 100

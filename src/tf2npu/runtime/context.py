@@ -1,0 +1,125 @@
+"""``RuntimeContext``: everything the sessions of this process share, in one place.
+
+A script builds its sessions deep inside Estimator, Keras or its own code, so they can only
+reach what ``tf2npu run`` (or ``npu_bridge``'s install) asked for through process-wide state.
+That state is this one object: the settings, whether sessions are NPU sessions by default,
+the run counters, the graph and model numbers, and the process-wide :class:`RunInstrument`s.
+The session hook reads it once per session and passes it on explicitly (``NpuSession`` ->
+``GraphMirror`` -> ``compile_graph``); nothing below the hook looks it up again.
+
+Instruments that depend on a session's own options (a tensor dump set in its ``parameter_map``)
+are made per session by the factories in :data:`SESSION_INSTRUMENTS`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from tf2npu.runtime.instruments import RunInstrument
+from tf2npu.runtime.settings import RuntimeSettings
+from tf2npu.runtime.stats import RunStats
+
+if TYPE_CHECKING:
+    from tf2npu.config.options import NpuOptions
+
+__all__ = [
+    "SESSION_INSTRUMENTS",
+    "RuntimeContext",
+    "context",
+    "session_instruments",
+    "use_context",
+]
+
+
+@dataclass
+class RuntimeContext:
+    """The sessions' shared state (see the module docstring)."""
+
+    settings: RuntimeSettings = field(default_factory=RuntimeSettings)
+    stats: RunStats = field(default_factory=RunStats)
+    npu_by_default: bool = False
+    """``npu_init``'s side effect: sessions without ``NpuOptimizer`` become NPU sessions."""
+    extra_instruments: list[RunInstrument] = field(default_factory=list)
+    """Process-wide instruments a tool added (a golden dump for ``--no-npu --dump``)."""
+    _graph_numbers: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _session_keys: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _model_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _builtin: list[RunInstrument] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        from tf2npu.runtime.compile import CheckResult, PrintModelDumps
+        from tf2npu.runtime.watch import StatsRecorder
+
+        self.check_result = CheckResult(self)
+        self._builtin = [StatsRecorder(self), self.check_result, PrintModelDumps(self)]
+
+    @property
+    def instruments(self) -> list[RunInstrument]:
+        """The process-wide instruments, built-in first."""
+        return [*self._builtin, *self.extra_instruments]
+
+    def next_graph_num(self) -> int:
+        """The next graph number (the adapter numbers the graphs it partitions)."""
+        with self._lock:
+            return next(self._graph_numbers)
+
+    def next_session_key(self) -> int:
+        with self._lock:
+            return next(self._session_keys)
+
+    def next_model_id(self) -> int:
+        """The next dump model id (one per GeOp of a run signature)."""
+        with self._lock:
+            return next(self._model_ids)
+
+    def close(self) -> None:
+        """Flush every instrument (``tf2npu run`` at exit)."""
+        for instrument in self.instruments:
+            instrument.close()
+
+
+SessionInstrumentFactory = Callable[["NpuOptions", RuntimeContext], RunInstrument | None]
+"""Makes a session's own instrument from its options, or None when they do not ask for it."""
+
+
+def _dump_instrument(options: NpuOptions, ctx: RuntimeContext) -> RunInstrument | None:
+    from tf2npu.runtime.dump import session_dump
+
+    return session_dump(options, ctx)
+
+
+SESSION_INSTRUMENTS: list[SessionInstrumentFactory] = [_dump_instrument]
+
+
+def session_instruments(options: NpuOptions, ctx: RuntimeContext) -> list[RunInstrument]:
+    """The instruments of one NPU session: the process-wide ones, then its own."""
+    own = [i for i in (factory(options, ctx) for factory in SESSION_INSTRUMENTS) if i]
+    return [*ctx.instruments, *own]
+
+
+_context: RuntimeContext | None = None
+_context_lock = threading.Lock()
+
+
+def context() -> RuntimeContext:
+    """The context in force (made on first use)."""
+    global _context
+    if _context is None:
+        with _context_lock:
+            if _context is None:
+                _context = RuntimeContext()
+    return _context
+
+
+def use_context(ctx: RuntimeContext) -> RuntimeContext:
+    """Put ``ctx`` in force; returns the one it replaces (tests restore it)."""
+    global _context
+    with _context_lock:
+        previous = context() if _context is not None else RuntimeContext()
+        _context = ctx
+    return previous

@@ -1,0 +1,185 @@
+"""Run instruments: the one seam through which tools see what sessions compile and run.
+
+The graph engine has :mod:`tf2npu.graph.instruments` around its passes; this is the same shape
+around sessions (TVM's ``instrument.py``). An instrument is told when a session starts, when the
+engine compiled a graph (its decisions) and when the mirror imported it (the names it runs
+under), and it may *plan* each run signature: name extra tensors to fetch with the run and read
+their values after it. The run summary counters, ``check_result.tf.json``, ``PRINT_MODEL`` dumps
+and tensor dumps are all instruments; ``session.py`` knows none of them.
+
+Extra fetches only ever name tensors the run computes anyway (an instrument must not make a run
+execute more), so fetching them changes no value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tf2npu.config.options import NpuOptions
+    from tf2npu.graph.ir import Graph
+    from tf2npu.graph.passes.infra import PassInstrument
+    from tf2npu.graph.report.summary import GraphSummary
+    from tf2npu.runtime.compile import Compiled
+    from tf2npu.runtime.mirror import GraphMirror
+
+__all__ = [
+    "CompileEvent",
+    "RunHook",
+    "RunHooks",
+    "RunInstrument",
+    "RunSignature",
+    "SessionInfo",
+    "SyncEvent",
+]
+
+
+@dataclass(frozen=True, eq=False)
+class SessionInfo:
+    """One session as instruments see it."""
+
+    key: int
+    """Unique for the life of the process (unlike ``id()``)."""
+    npu: bool
+    graph: Any
+    """The client (user's) ``tf.Graph``."""
+    options: NpuOptions | None = None
+    """The session's resolved options (NPU sessions)."""
+    mirror: GraphMirror | None = None
+    """The graph the session executes when it is not ``graph`` (NPU sessions)."""
+
+    def executed_tensor(self, name: str) -> Any:
+        """The tensor the session executes for the client tensor ``name``."""
+        if self.mirror is not None:
+            return self.mirror.tensor(name)
+        return self.graph.get_tensor_by_name(name)
+
+    @property
+    def executed_graph(self) -> Any:
+        """The ``tf.Graph`` the session runs (the mirror for an NPU session)."""
+        return self.mirror.graph if self.mirror is not None else self.graph
+
+
+@dataclass(frozen=True, eq=False)
+class CompileEvent:
+    """The engine ran over a client graph (emitted before a failing compile raises)."""
+
+    session: SessionInfo | None
+    graph_num: int
+    graph: Graph
+    """The IR after every pass: its nodes carry the engine's decisions."""
+    summary: GraphSummary
+    stubs: frozenset[str] | None
+    """For a small change compiled on its own (:mod:`tf2npu.runtime.delta`), the stand-ins of
+    the earlier nodes and the placements they alone caused; None for a whole-graph compile."""
+
+
+@dataclass(frozen=True, eq=False)
+class SyncEvent:
+    """The mirror imported a compile: ``renamed`` maps IR names to the names it runs under."""
+
+    session: SessionInfo
+    graph_num: int
+    compiled: Compiled
+    renamed: Mapping[str, str]
+    stubs: frozenset[str] | None
+
+
+@dataclass(frozen=True, eq=False)
+class RunSignature:
+    """A (targets, fetches) signature of one session, planned once and reused per run."""
+
+    session: SessionInfo
+    targets: tuple[Any, ...]
+    """Client ops."""
+    fetches: tuple[Any, ...]
+    """Client tensors."""
+    step: bool
+    """Whether a run of it is a training step (it applies an optimizer)."""
+
+    def executed_roots(self) -> list[Any]:
+        """The executed graph's ops the run asks for (targets and fetched tensors' ops)."""
+        session = self.session
+        if session.mirror is None:
+            return [*self.targets, *(t.op for t in self.fetches)]
+        mirror = session.mirror
+        return [mirror.op(op.name) for op in self.targets] + [
+            mirror.tensor(t.name).op for t in self.fetches
+        ]
+
+
+class RunHook:
+    """What an instrument does around the runs of one signature.
+
+    ``extras`` are tensors of the executed graph to fetch with each run; :meth:`after_run` gets
+    the run's own values and the extras' values, in that order.
+    """
+
+    extras: Sequence[Any] = ()
+
+    def after_run(self, values: Sequence[Any], extras: Sequence[Any]) -> None:
+        """One run finished (a loop of ``iterations_per_loop`` calls this per iteration)."""
+
+    def without_extras(self) -> RunHook | None:
+        """This hook for a run that can fetch nothing extra (a partial run); None drops it."""
+        return None if self.extras else self
+
+
+class RunInstrument:
+    """Base class: every hook does nothing. Subclasses override what they need."""
+
+    def on_session(self, session: SessionInfo) -> None:
+        """A session was created (NPU or stock)."""
+
+    def pass_instruments(self, options: NpuOptions) -> list[PassInstrument[Any]]:
+        """Instruments to put around the graph engine's passes for a compile."""
+        return []
+
+    def on_compile(self, event: CompileEvent) -> None:
+        """The engine compiled a client graph."""
+
+    def on_sync(self, event: SyncEvent) -> None:
+        """The mirror imported a compiled graph."""
+
+    def plan(self, run: RunSignature) -> RunHook | None:
+        """The hook for runs of ``run`` (None: nothing to do)."""
+        return None
+
+    def close(self) -> None:
+        """The process is done with sessions (``tf2npu run`` calls it at exit): flush."""
+
+
+@dataclass
+class RunHooks:
+    """The hooks of several instruments for one signature, as one: extras concatenated."""
+
+    hooks: Sequence[RunHook] = ()
+    extras: list[Any] = field(default_factory=list)
+    _spans: list[tuple[int, int]] = field(default_factory=list)
+
+    @classmethod
+    def plan(cls, instruments: Sequence[RunInstrument], run: RunSignature) -> RunHooks:
+        hooks = [h for h in (i.plan(run) for i in instruments) if h is not None]
+        extras: list[Any] = []
+        spans = []
+        for hook in hooks:
+            spans.append((len(extras), len(extras) + len(hook.extras)))
+            extras.extend(hook.extras)
+        return cls(hooks, extras, spans)
+
+    def after_run(self, values: Sequence[Any]) -> list[Any]:
+        """Hand each hook its values; returns the run's own values (the extras removed)."""
+        own = len(values) - len(self.extras)
+        run_values, extra_values = values[:own], values[own:]
+        for hook, (start, end) in zip(self.hooks, self._spans, strict=True):
+            hook.after_run(run_values, extra_values[start:end])
+        return list(run_values)
+
+    def without_extras(self) -> RunHooks:
+        """The hooks that fetch nothing extra (a partial run fetches only what its setup named)."""
+        if not self.extras:
+            return self
+        hooks = [h for h in (hook.without_extras() for hook in self.hooks) if h is not None]
+        return RunHooks(hooks, [], [(0, 0)] * len(hooks))
