@@ -11,8 +11,8 @@ import pytest
 
 from tf2npu.config.fusion_switch import FusionSwitch
 from tf2npu.config.options import NpuOptions
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import PLACEMENT, Diagnostics, Placement, replacement_of
-from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.fusion import known_rules
 from tf2npu.graph.ir import Graph, TensorRef
 from tf2npu.graph.lint import Signature

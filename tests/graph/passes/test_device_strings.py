@@ -6,7 +6,7 @@ import pytest
 
 from tf2npu.config.options import NpuOptions
 from tf2npu.errors import GraphError
-from tf2npu.graph.engine import EngineConfig
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.ir import FunctionGraph, Graph
 from tf2npu.graph.passes.device_strings import (
     DEVICE,

@@ -8,6 +8,7 @@ import pytest
 
 from tf2npu.config.options import NpuOptions
 from tf2npu.errors import ConfigError, GraphError
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import (
     CLUSTER,
     CLUSTERS,
@@ -17,7 +18,6 @@ from tf2npu.graph.decisions import (
     Placement,
     supersede,
 )
-from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.ir import Graph, Node, TensorRef
 from tf2npu.graph.partition import GRAPH_NUM, PARTITION, PartitionPlan, cluster_cycle
 from tf2npu.graph.passes.infra import PassContext, PassResult

@@ -12,8 +12,8 @@ tf = pytest.importorskip("tensorflow")
 from tensorflow.core.framework import attr_value_pb2  # noqa: E402
 
 from tf2npu.config.options import NpuOptions  # noqa: E402
+from tf2npu.graph.context import EngineConfig  # noqa: E402
 from tf2npu.graph.decisions import PLACEMENT, Placement  # noqa: E402
-from tf2npu.graph.engine import EngineConfig  # noqa: E402
 from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef  # noqa: E402
 from tf2npu.graph.passes.device_strings import DeviceStrings  # noqa: E402
 from tf2npu.graph.passes.infra import PassContext, PassResult  # noqa: E402

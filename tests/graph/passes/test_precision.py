@@ -16,6 +16,7 @@ from tf2npu.config.fusion_switch import FusionSwitch
 from tf2npu.config.mixlist import Mixlist
 from tf2npu.config.options import NpuOptions
 from tf2npu.errors import UnknownNameError
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import (
     PLACEMENT,
     PRECISION,
@@ -25,7 +26,6 @@ from tf2npu.graph.decisions import (
     PrecisionDecision,
     replacement_of,
 )
-from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef, is_reserved_name
 from tf2npu.graph.lint import Signature
 from tf2npu.graph.opinfo import OpInfo, OpLibrary, load_default

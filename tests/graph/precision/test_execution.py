@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from tf2npu.config.options import NpuOptions
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import PRECISION, SUPERSEDED, replacement_of
-from tf2npu.graph.engine import EngineConfig, load_passes
+from tf2npu.graph.engine import load_passes
 from tf2npu.graph.ir import Graph, TensorRef
 from tf2npu.graph.passes.infra import PassContext, PassManager
 

@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from tf2npu.errors import GraphError
-from tf2npu.graph.engine import EngineConfig
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.passes.infra import PassContext, PassInfo, PassResult, register_pass
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import SUPERSEDED
-from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.fusion import RULES, FusionRule, known_rules
 from tf2npu.graph.fusion.rewrite import rewrite
 from tf2npu.graph.ir import Graph, Node

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import re
 
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import CLUSTER, SUPERSEDED
-from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.npu_ops import materialize
 from tf2npu.graph.passes.cpu_runnable import make_cpu_runnable

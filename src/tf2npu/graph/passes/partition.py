@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from tf2npu.config.options import NpuOptions
 from tf2npu.errors import ConfigError
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import PLACEMENT, SUPERSEDED, Diagnostics
-from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.partition import PartitionPlan, partition_graph
 from tf2npu.graph.passes.infra import PassContext, PassInfo, PassResult, register_pass

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections import Counter
 
 from tf2npu.gcpause import gc_paused
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import PLACEMENT, Placement, live_nodes
-from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.passes.infra import PassContext, PassInfo, PassResult, register_pass
 from tf2npu.graph.placement import candidates, tables

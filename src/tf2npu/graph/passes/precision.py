@@ -10,8 +10,8 @@ like the top level (their signatures stay float32).
 from __future__ import annotations
 
 from tf2npu.gcpause import gc_paused
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import PRECISION, PrecisionDecision
-from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.passes.infra import PassContext, PassInfo, PassResult, register_pass
 from tf2npu.graph.precision import Mode, classify, mode_named, rewrite
