@@ -1,8 +1,8 @@
 """What every graph pass reads besides the graph: :class:`EngineConfig`.
 
-The pass manager hands it to each pass as ``ctx.options``. It lives below
-:mod:`tf2npu.graph.engine` so that passes and their helpers can name the type without importing
-the orchestrator that runs them.
+The pass manager hands it to each pass as ``ctx.config`` (a ``PassContext[EngineConfig]``). It
+lives below :mod:`tf2npu.graph.engine` so that passes and their helpers can name the type
+without importing the orchestrator that runs them.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """One engine run: options in, the decided graph and its diagnostics out.
 
 :func:`run_engine` builds the :class:`~tf2npu.graph.context.EngineConfig` every pass reads
-(``ctx.options`` of the pass manager): the resolved :class:`~tf2npu.config.options.NpuOptions`,
+(``ctx.config`` of the pass manager): the resolved :class:`~tf2npu.config.options.NpuOptions`,
 the op library, the per-op-type precision classes after ``modify_mixlist``, the fusion switch,
 and the run's diagnostics. It then runs :data:`DEFAULT_PIPELINE` over the graph.
 """
@@ -65,7 +65,7 @@ def run_engine(
     config = EngineConfig.build(options, ops)
     timer = TimePasses()
     ctx = PassContext(
-        options=config,
+        config=config,
         disabled=disabled,
         instruments=(timer, *instruments),
         verify=verify,

@@ -63,7 +63,7 @@ class Harness:
         fusion = FusionSwitch.all_on(rules) if switch is None else FusionSwitch.parse(switch, rules)
         cfg = EngineConfig.build(NpuOptions.from_values({}))
         cfg.fusion = fusion
-        result = FusionPass().run(graph, PassContext(options=cfg))
+        result = FusionPass().run(graph, PassContext(config=cfg))
         graph.lint(baseline)
         return Outcome(graph, result.stats, cfg.diagnostics)
 

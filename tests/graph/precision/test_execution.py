@@ -71,7 +71,7 @@ def engine(graph_def: Any, mode: str) -> tuple[Graph, dict[str, str]]:
     graph = Graph.from_graph_def(graph_def)
     cfg = EngineConfig.build(NpuOptions.from_values({"precision_mode": mode}))
     manager = PassManager.from_names(("device_strings", "placement", "precision"))
-    manager.run(graph, PassContext(options=cfg, verify=True))
+    manager.run(graph, PassContext(config=cfg, verify=True))
     fetch = {name: f"{replacement_of(graph, TensorRef(name))}:0" for name in FETCHES}
     return graph, fetch
 

@@ -123,10 +123,7 @@ class DeviceStrings:
         description="Normalise device strings so later passes read one form.",
     )
 
-    def run(self, graph: Graph, ctx: PassContext) -> PassResult[Graph]:
-        cfg = ctx.options
-        if not isinstance(cfg, EngineConfig):
-            raise TypeError(f"device_strings needs an EngineConfig, not {type(cfg).__name__}")
+    def run(self, graph: Graph, ctx: PassContext[EngineConfig]) -> PassResult[Graph]:
         cache: dict[str, tuple[str, str]] = {}
         counts: Counter[str] = Counter()
         for body in graph.walk():

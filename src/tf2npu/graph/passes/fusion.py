@@ -40,10 +40,8 @@ class FusionPass:
         ),
     )
 
-    def run(self, graph: Graph, ctx: PassContext) -> PassResult[Graph]:
-        cfg = ctx.options
-        if not isinstance(cfg, EngineConfig):
-            raise TypeError(f"the fusion pass needs an EngineConfig as options, not {cfg!r}")
+    def run(self, graph: Graph, ctx: PassContext[EngineConfig]) -> PassResult[Graph]:
+        cfg = ctx.config
         known_rules()  # registers the rules
         rules = [cls() for cls in RULES.values()]
         by_root: dict[str, list[FusionRule]] = {}

@@ -45,10 +45,8 @@ class Partition:
 
     info = PassInfo("partition", requires=("placement",), description=STAGES["partition"])
 
-    def run(self, graph: Graph, ctx: PassContext) -> PassResult[Graph]:
-        cfg = ctx.options
-        if not isinstance(cfg, EngineConfig):
-            raise TypeError(f"partition pass needs an EngineConfig, not {type(cfg).__name__}")
+    def run(self, graph: Graph, ctx: PassContext[EngineConfig]) -> PassResult[Graph]:
+        cfg = ctx.config
         check_options(cfg.options)
         plan = partition_graph(graph, mixed=cfg.options.mix_compile_mode)
         report(graph, plan, cfg.diagnostics)

@@ -27,10 +27,8 @@ class PrecisionPass:
         description="float16/float32 per device node by precision_mode and the mixed lists",
     )
 
-    def run(self, graph: Graph, ctx: PassContext) -> PassResult[Graph]:
-        cfg = ctx.options
-        if not isinstance(cfg, EngineConfig):
-            raise TypeError(f"the precision pass reads an EngineConfig, not {type(cfg).__name__}")
+    def run(self, graph: Graph, ctx: PassContext[EngineConfig]) -> PassResult[Graph]:
+        cfg = ctx.config
         mode = mode_named(cfg.options.effective_precision_mode)
         if mode.note:
             cfg.diagnostics.info(
