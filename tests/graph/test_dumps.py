@@ -46,7 +46,7 @@ class Cluster1:
 
 def run(graph: Graph, *instruments: object) -> None:
     manager = PassManager([Noop("placement"), Cluster1(), Noop("lowering")])
-    manager.run(graph, PassContext(options=None, instruments=instruments))  # type: ignore[arg-type]
+    manager.run(graph, PassContext(config=None, instruments=instruments))  # type: ignore[arg-type]
 
 
 def test_write_pbtxt_round_trips(tmp_path: Path) -> None:
@@ -94,5 +94,5 @@ def test_print_model_writes_before_after_and_one_file_per_geop(tmp_path: Path) -
 def test_print_model_without_geops_writes_only_the_two_graphs(tmp_path: Path) -> None:
     dumps = PrintModel(tmp_path)
     manager = PassManager([Noop("partition")])
-    manager.run(tf_graph(), PassContext(options=None, instruments=[dumps]))
+    manager.run(tf_graph(), PassContext(config=None, instruments=[dumps]))
     assert [p.name for p in dumps.written] == ["BeforeSubGraph_1.pbtxt", "AfterSubGraph_1.pbtxt"]

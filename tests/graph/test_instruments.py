@@ -64,14 +64,14 @@ class Recorder(PassInstrument[Toy]):
         self.events.append(f"{self.tag}.on_error {info.name} {exc}")
 
 
-def run(pm: PassManager[Toy], *instruments: PassInstrument[Any], verify: bool = False) -> Any:
-    return pm.run(Toy(), PassContext(options=None, instruments=instruments, verify=verify))
+def run(pm: PassManager[Toy, None], *instruments: PassInstrument[Any], verify: bool = False) -> Any:
+    return pm.run(Toy(), PassContext(config=None, instruments=instruments, verify=verify))
 
 
 def test_instrument_hooks_run_in_order_around_each_pass() -> None:
     events: list[str] = []
     run(
-        PassManager[Toy]([AddNode("a"), AddNode("b")]), Recorder("x", events), Recorder("y", events)
+        PassManager[Toy, None]([AddNode("a"), AddNode("b")]), Recorder("x", events), Recorder("y", events)
     )
     assert events == [
         "x.should_run a",
@@ -91,7 +91,7 @@ def test_instrument_hooks_run_in_order_around_each_pass() -> None:
 
 def test_should_run_false_skips_without_before_or_after() -> None:
     events: list[str] = []
-    out = run(PassManager[Toy]([AddNode("a"), AddNode("b")]), Recorder("x", events, veto="a"))
+    out = run(PassManager[Toy, None]([AddNode("a"), AddNode("b")]), Recorder("x", events, veto="a"))
     assert events == [
         "x.should_run a",
         "x.should_run b",
@@ -103,7 +103,7 @@ def test_should_run_false_skips_without_before_or_after() -> None:
 
 def test_context_disabled_passes_do_not_reach_instruments() -> None:
     events: list[str] = []
-    pm = PassManager[Toy]([AddNode("a")])
+    pm = PassManager[Toy, None]([AddNode("a")])
     pm.run(Toy(), PassContext(None, disabled=frozenset({"a"}), instruments=[Recorder("x", events)]))
     assert events == []
 
@@ -111,14 +111,14 @@ def test_context_disabled_passes_do_not_reach_instruments() -> None:
 def test_on_error_sees_the_failure_and_after_is_not_called() -> None:
     events: list[str] = []
     with pytest.raises(PassError, match="'fails' failed: RuntimeError: kaput"):
-        run(PassManager[Toy]([AddNode("a"), Fails(), AddNode("b")]), Recorder("x", events))
+        run(PassManager[Toy, None]([AddNode("a"), Fails(), AddNode("b")]), Recorder("x", events))
     assert events[-2:] == ["x.before fails ['a']", "x.on_error fails kaput"]
 
 
 def test_on_error_sees_a_lint_failure() -> None:
     events: list[str] = []
     with pytest.raises(PassError, match="'broken' left a graph that fails lint"):
-        run(PassManager[Toy]([AddNode("broken")]), Recorder("x", events), verify=True)
+        run(PassManager[Toy, None]([AddNode("broken")]), Recorder("x", events), verify=True)
     assert events[-1] == "x.on_error broken broken node"
 
 
@@ -129,21 +129,21 @@ def fake_clock() -> Iterator[float]:
 def test_time_passes_records_wall_seconds_per_pass() -> None:
     ticks = fake_clock()
     timer = TimePasses(clock=lambda: next(ticks))
-    run(PassManager[Toy]([AddNode("a"), AddNode("b")]), timer)
+    run(PassManager[Toy, None]([AddNode("a"), AddNode("b")]), timer)
     assert timer.seconds == {"a": 0.5, "b": 2.0}
     assert timer.total == 2.5
 
 
 def test_time_passes_with_the_real_clock() -> None:
     timer = TimePasses()
-    run(PassManager[Toy]([AddNode("a")]), timer)
+    run(PassManager[Toy, None]([AddNode("a")]), timer)
     assert list(timer.seconds) == ["a"] and timer.seconds["a"] >= 0.0
 
 
 def test_time_passes_drops_a_failed_pass() -> None:
     timer = TimePasses()
     with pytest.raises(PassError):
-        run(PassManager[Toy]([AddNode("a"), Fails()]), timer)
+        run(PassManager[Toy, None]([AddNode("a"), Fails()]), timer)
     assert list(timer.seconds) == ["a"]
 
 
@@ -153,7 +153,7 @@ def write_names(graph: Toy, path: Path) -> None:
 
 def test_dump_graph_writes_numbered_files_before_and_after(tmp_path: Path) -> None:
     dump = DumpGraph(tmp_path / "dumps", write_names)
-    run(PassManager[Toy]([AddNode("device_strings"), AddNode("placement")]), dump)
+    run(PassManager[Toy, None]([AddNode("device_strings"), AddNode("placement")]), dump)
     names = sorted(p.name for p in (tmp_path / "dumps").iterdir())
     assert names == [
         "01_device_strings_after.pbtxt",
@@ -181,7 +181,7 @@ def test_dump_graph_when_and_only(
     tmp_path: Path, when: Any, only: set[str] | None, expected: list[str]
 ) -> None:
     dump = DumpGraph(tmp_path, write_names, when=when, only=only)
-    run(PassManager[Toy]([AddNode("a"), AddNode("b"), AddNode("c")]), dump)
+    run(PassManager[Toy, None]([AddNode("a"), AddNode("b"), AddNode("c")]), dump)
     assert [p.name for p in dump.written] == expected
 
 
@@ -193,17 +193,17 @@ def test_dump_graph_rejects_a_bad_when(tmp_path: Path) -> None:
 def test_dump_graph_only_names_must_exist(tmp_path: Path) -> None:
     with pytest.raises(UnknownNameError, match="'fusoin'"):
         run(
-            PassManager[Toy]([AddNode("fusion")]), DumpGraph(tmp_path, write_names, only={"fusoin"})
+            PassManager[Toy, None]([AddNode("fusion")]), DumpGraph(tmp_path, write_names, only={"fusoin"})
         )
 
 
 def test_skip_passes_skips_by_name_and_reports_it() -> None:
-    out = run(PassManager[Toy]([AddNode("a"), AddNode("b"), AddNode("c")]), SkipPasses({"b"}))
+    out = run(PassManager[Toy, None]([AddNode("a"), AddNode("b"), AddNode("c")]), SkipPasses({"b"}))
     assert out.ran == ["a", "c"]
     assert out.skipped == [("b", "skipped by instrument SkipPasses")]
 
 
 def test_skip_passes_rejects_unknown_names() -> None:
     with pytest.raises(UnknownNameError) as info:
-        run(PassManager[Toy]([AddNode("a")]), SkipPasses({"zzz"}))
+        run(PassManager[Toy, None]([AddNode("a")]), SkipPasses({"zzz"}))
     assert isinstance(info.value, ConfigError) and info.value.known == ("a",)

@@ -379,7 +379,7 @@ def test_the_pass_manager_lints_the_ir_against_its_signature() -> None:
     from tf2npu.graph.passes import PassContext, PassError, PassManager
 
     g = chain()
-    ctx = PassContext(options=None, verify=True)
+    ctx = PassContext(config=None, verify=True)
     passes = [InsertAfterA("good_one"), InsertAfterA("bad_one", bad=True)]
     with pytest.raises(PassError) as caught:
         PassManager(passes).run(g, ctx, baseline=Signature.of(g))

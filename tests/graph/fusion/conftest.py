@@ -11,8 +11,8 @@ import pytest
 
 from tf2npu.config.fusion_switch import FusionSwitch
 from tf2npu.config.options import NpuOptions
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import PLACEMENT, Diagnostics, Placement, replacement_of
-from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.fusion import known_rules
 from tf2npu.graph.ir import Graph, TensorRef
 from tf2npu.graph.lint import Signature
@@ -63,7 +63,7 @@ class Harness:
         fusion = FusionSwitch.all_on(rules) if switch is None else FusionSwitch.parse(switch, rules)
         cfg = EngineConfig.build(NpuOptions.from_values({}))
         cfg.fusion = fusion
-        result = FusionPass().run(graph, PassContext(options=cfg))
+        result = FusionPass().run(graph, PassContext(config=cfg))
         graph.lint(baseline)
         return Outcome(graph, result.stats, cfg.diagnostics)
 

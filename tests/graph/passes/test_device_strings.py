@@ -6,7 +6,7 @@ import pytest
 
 from tf2npu.config.options import NpuOptions
 from tf2npu.errors import GraphError
-from tf2npu.graph.engine import EngineConfig
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.ir import FunctionGraph, Graph
 from tf2npu.graph.passes.device_strings import (
     DEVICE,
@@ -20,8 +20,8 @@ from tf2npu.graph.passes.device_strings import (
 from tf2npu.graph.passes.infra import PassContext
 
 
-def _ctx() -> PassContext:
-    return PassContext(options=EngineConfig.build(NpuOptions.from_values({})))
+def _ctx() -> PassContext[EngineConfig]:
+    return PassContext(config=EngineConfig.build(NpuOptions.from_values({})))
 
 
 @pytest.mark.parametrize(
@@ -109,8 +109,3 @@ def test_pass_rejects_unparseable_device() -> None:
         "'device:CPU:0:extra' is not job:, replica:, task: or device:; fix the tf.device(...) "
         "string (for example '/device:CPU:0') or clear it"
     )
-
-
-def test_pass_needs_engine_config() -> None:
-    with pytest.raises(TypeError, match="device_strings needs an EngineConfig, not NoneType"):
-        DeviceStrings().run(Graph(), PassContext(options=None))

@@ -78,11 +78,11 @@ class Breaker:
 
 
 def ctx(**kwargs: Any) -> PassContext:
-    return PassContext(options=None, **kwargs)
+    return PassContext(config=None, **kwargs)
 
 
-def manager(*names: str) -> PassManager[Toy]:
-    return PassManager[Toy]([AddNode(n) for n in names])
+def manager(*names: str) -> PassManager[Toy, None]:
+    return PassManager[Toy, None]([AddNode(n) for n in names])
 
 
 def test_runs_passes_in_order_and_collects_stats() -> None:
@@ -104,7 +104,7 @@ def test_continues_with_the_graph_a_pass_returns() -> None:
         def run(self, graph: Toy, ctx: PassContext) -> PassResult[Toy]:
             return PassResult(Toy({"fresh": []}), changed=True)
 
-    out = PassManager[Toy]([AddNode("a"), Replace(), AddNode("b")]).run(Toy(), ctx())
+    out = PassManager[Toy, None]([AddNode("a"), Replace(), AddNode("b")]).run(Toy(), ctx())
     assert out.graph.nodes == {"fresh": [], "b": ["fresh"]}
 
 
@@ -118,7 +118,7 @@ def test_disabled_beats_forced_beats_default() -> None:
 
 
 def test_skipped_passes_are_recorded_with_their_reason() -> None:
-    pm = PassManager[Toy]([AddNode("a"), AddNode("b"), AddNode("c", default=False)])
+    pm = PassManager[Toy, None]([AddNode("a"), AddNode("b"), AddNode("c", default=False)])
     out = pm.run(Toy(), ctx(disabled=frozenset({"b"})))
     assert out.ran == ["a"]
     assert out.skipped == [("b", "disabled by the pass context"), ("c", "disabled by default")]
@@ -141,13 +141,13 @@ def test_duplicate_names_are_rejected() -> None:
 
 def test_requirement_must_run_earlier() -> None:
     with pytest.raises(PipelineError, match=r"'b' requires pass 'a'.*does not run before"):
-        PassManager[Toy]([AddNode("b", requires=("a",)), AddNode("a")])
+        PassManager[Toy, None]([AddNode("b", requires=("a",)), AddNode("a")])
     with pytest.raises(PipelineError, match="'b' requires pass 'missing'"):
-        PassManager[Toy]([AddNode("a"), AddNode("b", requires=("missing",))])
+        PassManager[Toy, None]([AddNode("a"), AddNode("b", requires=("missing",))])
 
 
 def test_requirement_must_be_enabled() -> None:
-    pm = PassManager[Toy]([AddNode("a"), AddNode("b", requires=("a",))])
+    pm = PassManager[Toy, None]([AddNode("a"), AddNode("b", requires=("a",))])
     with pytest.raises(ConfigError, match="'b' requires pass 'a', which is disabled"):
         pm.run(Toy(), ctx(disabled=frozenset({"a"})))
     out = pm.run(Toy(), ctx(disabled=frozenset({"a", "b"})))
@@ -159,7 +159,7 @@ def test_requirement_skipped_by_an_instrument_is_an_error() -> None:
         def should_run(self, graph: object, info: PassInfo) -> bool:
             return info.name != "a"
 
-    pm = PassManager[Toy]([AddNode("a"), AddNode("b", requires=("a",))])
+    pm = PassManager[Toy, None]([AddNode("a"), AddNode("b", requires=("a",))])
     with pytest.raises(ConfigError, match="'b' requires pass 'a', which was skipped by"):
         pm.run(Toy(), ctx(instruments=[SkipA()]))
 
@@ -180,7 +180,7 @@ def test_verify_lints_after_every_pass_with_the_baseline() -> None:
 
 
 def test_verify_names_the_pass_that_broke_the_graph() -> None:
-    pm = PassManager[Toy]([AddNode("a"), Breaker(), AddNode("b")])
+    pm = PassManager[Toy, None]([AddNode("a"), Breaker(), AddNode("b")])
     with pytest.raises(PassError) as info:
         pm.run(Toy(), ctx(verify=True))
     err = info.value
@@ -193,14 +193,14 @@ def test_verify_names_the_pass_that_broke_the_graph() -> None:
 
 def test_verify_passes_the_baseline_to_lint() -> None:
     graph = Toy({"x": [], "y": ["x"]})
-    pm = PassManager[Toy]([Breaker(drop="y")])
+    pm = PassManager[Toy, None]([Breaker(drop="y")])
     pm.run(Toy({"x": [], "y": ["x"]}), ctx(verify=True))  # no baseline: only structure
     with pytest.raises(PassError, match=r"original nodes lost: \['y'\]"):
         pm.run(graph, ctx(verify=True), baseline={"x", "y"})
 
 
 def test_a_failing_pass_is_named_with_the_passes_before_it() -> None:
-    pm = PassManager[Toy]([AddNode("a"), AddNode("b"), Boom(KeyError("x")), AddNode("c")])
+    pm = PassManager[Toy, None]([AddNode("a"), AddNode("b"), Boom(KeyError("x")), AddNode("c")])
     with pytest.raises(PassError) as info:
         pm.run(Toy(), ctx())
     err = info.value
@@ -211,12 +211,12 @@ def test_a_failing_pass_is_named_with_the_passes_before_it() -> None:
 
 def test_a_failing_first_pass_says_nothing_ran_before() -> None:
     with pytest.raises(PassError, match="no passes ran before it"):
-        PassManager[Toy]([Boom(RuntimeError("bad"))]).run(Toy(), ctx())
+        PassManager[Toy, None]([Boom(RuntimeError("bad"))]).run(Toy(), ctx())
 
 
 def test_user_errors_propagate_unchanged_with_the_pass_as_context() -> None:
     user = ConfigError("iterations_per_loop must be 1 in mixed compute; set it to 1")
-    pm = PassManager[Toy]([AddNode("a"), Boom(user, name="partition")])
+    pm = PassManager[Toy, None]([AddNode("a"), Boom(user, name="partition")])
     with pytest.raises(ConfigError) as info:
         pm.run(Toy(), ctx())
     assert info.value is user
@@ -280,4 +280,4 @@ def test_a_user_error_from_lint_after_a_pass_is_still_that_pass_s_bug() -> None:
                 raise ConfigError("node 'dangling' reads missing node 'nowhere'")
 
     with pytest.raises(PassError, match=r"'breaker' left a graph that fails lint: ConfigError"):
-        PassManager[Toy]([Breaker()]).run(StrictToy(), ctx(verify=True))
+        PassManager[Toy, None]([Breaker()]).run(StrictToy(), ctx(verify=True))

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tf2npu.config.options import NpuOptions
 from tf2npu.errors import ConfigError
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import CLUSTER, supersede
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.lint import Signature
@@ -43,6 +45,13 @@ class HandSetPartition:
         return PassResult(graph, changed=True)
 
 
+def _ctx(
+    *, verify: bool = False, disabled: frozenset[str] = frozenset()
+) -> PassContext[EngineConfig]:
+    config = EngineConfig.build(NpuOptions.from_values({}))
+    return PassContext(config=config, disabled=disabled, verify=verify)
+
+
 def _graph() -> Graph:
     """x → gelu (NPU op) → relu (host, with a device) → out; ``old`` superseded by ``gelu``."""
     from tensorflow.core.framework.attr_value_pb2 import AttrValue
@@ -63,7 +72,7 @@ def _graph() -> Graph:
 def _run(graph: Graph, clusters: dict[str, str]) -> PassResult[Graph]:
     baseline = Signature.of(graph)
     result = PassManager([HandSetPartition(clusters), Lowering()]).run(
-        graph, PassContext(options=None, verify=True), baseline
+        graph, _ctx(verify=True), baseline
     )
     return result.results[-1][1]
 
@@ -113,7 +122,7 @@ def test_function_body_members_are_tagged_but_keep_no_device() -> None:
     inner = body.add_node("c", "NoOp")
     inner.meta[CLUSTER] = "GeOp2_0"
     graph.add_node("call", "f")
-    result = Lowering().run(graph, PassContext(options=None))
+    result = Lowering().run(graph, _ctx())
     assert inner.attrs[GEOP_ATTR].s == b"GeOp2_0" and inner.device == ""
     assert graph["call"].device == CPU_DEVICE
     assert dict(result.stats) == {
@@ -125,7 +134,7 @@ def test_a_second_run_changes_nothing_but_re_tags() -> None:
     graph = _graph()
     _run(graph, {"out": "GeOp1_0"})
     before = graph.to_graph_def().SerializeToString(deterministic=True)
-    result = Lowering().run(graph, PassContext(options=None))
+    result = Lowering().run(graph, _ctx())
     assert dict(result.stats) == {
         "npu_ops_materialized": 0, "nodes_annotated": 1, "devices_set": 0, **NO_CPU_FORMS,
     }
@@ -137,7 +146,7 @@ def test_lowering_requires_partition_and_is_registered() -> None:
     assert Lowering.info.requires == ("partition",)
     manager = PassManager([HandSetPartition({}), Lowering()])
     with pytest.raises(ConfigError, match="requires pass 'partition', which is disabled"):
-        manager.run(_graph(), PassContext(options=None, disabled=frozenset({"partition"})))
+        manager.run(_graph(), _ctx(disabled=frozenset({"partition"})))
 
 
 def test_nodes_pinned_to_the_npu_run_on_the_cpu() -> None:

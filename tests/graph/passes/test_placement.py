@@ -12,8 +12,8 @@ tf = pytest.importorskip("tensorflow")
 from tensorflow.core.framework import attr_value_pb2  # noqa: E402
 
 from tf2npu.config.options import NpuOptions  # noqa: E402
+from tf2npu.graph.context import EngineConfig  # noqa: E402
 from tf2npu.graph.decisions import PLACEMENT, Placement  # noqa: E402
-from tf2npu.graph.engine import EngineConfig  # noqa: E402
 from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef  # noqa: E402
 from tf2npu.graph.passes.device_strings import DeviceStrings  # noqa: E402
 from tf2npu.graph.passes.infra import PassContext, PassResult  # noqa: E402
@@ -56,7 +56,7 @@ def add(
 
 def run(g: Graph, **options: Any) -> tuple[PassResult[Graph], EngineConfig]:
     cfg = EngineConfig.build(NpuOptions.from_values(options))
-    ctx = PassContext(options=cfg)
+    ctx = PassContext(config=cfg)
     DeviceStrings().run(g, ctx)
     result = PlacementPass().run(g, ctx)
     g.lint()
@@ -667,11 +667,6 @@ def test_every_reason_slug_is_documented_and_codes_are_vendor_codes() -> None:
         assert reason.code in (0, 1, 2, 3, 4)
 
 
-def test_needs_engine_config() -> None:
-    with pytest.raises(TypeError, match="placement needs an EngineConfig, not NoneType"):
-        PlacementPass().run(Graph(), PassContext(options=None))
-
-
 def synthetic(n_layers: int) -> Graph:
     """An MLP-like training chain: per layer MatMul, BiasAdd, Relu, a host PyFunc every 50."""
     g = Graph()
@@ -698,7 +693,7 @@ def test_string_edges_are_found_on_10k_nodes() -> None:
     g = synthetic(2000)
     assert len(g) > 10_000
     cfg = EngineConfig.build(NpuOptions.from_values({"iterations_per_loop": 10}))
-    ctx = PassContext(options=cfg)
+    ctx = PassContext(config=cfg)
     DeviceStrings().run(g, ctx)
     result = PlacementPass().run(g, ctx)
     assert result.stats["host.string_edge"] == 40

@@ -16,6 +16,7 @@ from tf2npu.config.fusion_switch import FusionSwitch
 from tf2npu.config.mixlist import Mixlist
 from tf2npu.config.options import NpuOptions
 from tf2npu.errors import UnknownNameError
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import (
     PLACEMENT,
     PRECISION,
@@ -25,7 +26,6 @@ from tf2npu.graph.decisions import (
     PrecisionDecision,
     replacement_of,
 )
-from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef, is_reserved_name
 from tf2npu.graph.lint import Signature
 from tf2npu.graph.opinfo import OpInfo, OpLibrary, load_default
@@ -87,7 +87,7 @@ def config(
 
 def run(graph: Graph, cfg: EngineConfig) -> PassResult[Graph]:
     baseline = Signature.of(graph)
-    result = PrecisionPass().run(graph, PassContext(options=cfg))
+    result = PrecisionPass().run(graph, PassContext(config=cfg))
     graph.lint(baseline)
     for body in graph.walk():
         for node in body:
@@ -157,11 +157,6 @@ def test_cube_mode_keeps_dtypes_and_reports_the_approximation() -> None:
 def test_unknown_mode_is_an_error_listing_the_modes() -> None:
     with pytest.raises(UnknownNameError, match=r"'fp17'.*allow_mix_precision"):
         run(mlp_chain().g, config("fp17"))
-
-
-def test_the_pass_refuses_options_that_are_not_an_engine_config() -> None:
-    with pytest.raises(TypeError, match="EngineConfig, not dict"):
-        PrecisionPass().run(Graph(), PassContext(options={}))
 
 
 # -- allow_fp32_to_fp16 (the default) --------------------------------------------------------
@@ -512,5 +507,5 @@ def synthetic(size: int) -> Graph:
 def test_the_pass_decides_every_node_of_a_10k_node_graph(mode: str) -> None:
     """At scale every float node is judged (speed: benchmarks/graph_passes.py)."""
     graph = synthetic(10_000)
-    result = PrecisionPass().run(graph, PassContext(options=config(mode)))
+    result = PrecisionPass().run(graph, PassContext(config=config(mode)))
     assert result.stats["nodes_fp16"] + result.stats["nodes_fp32"] > 0

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from tf2npu.config.options import NpuOptions
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import PRECISION, SUPERSEDED, replacement_of
-from tf2npu.graph.engine import EngineConfig, load_passes
+from tf2npu.graph.engine import load_passes
 from tf2npu.graph.ir import Graph, TensorRef
 from tf2npu.graph.passes.infra import PassContext, PassManager
 
@@ -70,7 +71,7 @@ def engine(graph_def: Any, mode: str) -> tuple[Graph, dict[str, str]]:
     graph = Graph.from_graph_def(graph_def)
     cfg = EngineConfig.build(NpuOptions.from_values({"precision_mode": mode}))
     manager = PassManager.from_names(("device_strings", "placement", "precision"))
-    manager.run(graph, PassContext(options=cfg, verify=True))
+    manager.run(graph, PassContext(config=cfg, verify=True))
     fetch = {name: f"{replacement_of(graph, TensorRef(name))}:0" for name in FETCHES}
     return graph, fetch
 

@@ -16,6 +16,7 @@ import pytest
 
 from tf2npu.config.fusion_switch import FusionSwitch
 from tf2npu.config.options import NpuOptions
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import (
     CLUSTER,
     CLUSTERS,
@@ -26,7 +27,7 @@ from tf2npu.graph.decisions import (
     PrecisionDecision,
     supersede,
 )
-from tf2npu.graph.engine import EngineConfig, EngineRun
+from tf2npu.graph.engine import EngineRun
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.opinfo import OpLibrary
 from tf2npu.graph.passes.infra import PassResult, PipelineResult

@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from tf2npu.errors import GraphError
-from tf2npu.graph.engine import EngineConfig
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.passes.infra import PassContext, PassInfo, PassResult, register_pass
 
@@ -123,10 +123,7 @@ class DeviceStrings:
         description="Normalise device strings so later passes read one form.",
     )
 
-    def run(self, graph: Graph, ctx: PassContext) -> PassResult[Graph]:
-        cfg = ctx.options
-        if not isinstance(cfg, EngineConfig):
-            raise TypeError(f"device_strings needs an EngineConfig, not {type(cfg).__name__}")
+    def run(self, graph: Graph, ctx: PassContext[EngineConfig]) -> PassResult[Graph]:
         cache: dict[str, tuple[str, str]] = {}
         counts: Counter[str] = Counter()
         for body in graph.walk():

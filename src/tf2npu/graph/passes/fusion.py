@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import SUPERSEDED
-from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.fusion import RULES, FusionRule, known_rules
 from tf2npu.graph.fusion.rewrite import rewrite
 from tf2npu.graph.ir import Graph, Node
@@ -40,10 +40,8 @@ class FusionPass:
         ),
     )
 
-    def run(self, graph: Graph, ctx: PassContext) -> PassResult[Graph]:
-        cfg = ctx.options
-        if not isinstance(cfg, EngineConfig):
-            raise TypeError(f"the fusion pass needs an EngineConfig as options, not {cfg!r}")
+    def run(self, graph: Graph, ctx: PassContext[EngineConfig]) -> PassResult[Graph]:
+        cfg = ctx.config
         known_rules()  # registers the rules
         rules = [cls() for cls in RULES.values()]
         by_root: dict[str, list[FusionRule]] = {}

@@ -5,7 +5,8 @@ the manager owns order, checks and error context) and TVM ``ir/transform.py`` /
 ``ir/instrument.py`` (passes named by stable strings, a context that disables or forces them
 by name, dumps and timing as instruments, never code inside passes).
 
-The infra is generic over the graph type: anything with ``lint(baseline)`` will do.
+The infra is generic over the graph type (anything with ``lint(baseline)`` will do) and over
+the config the passes read (``PassContext[C].config``; the engine's is an ``EngineConfig``).
 
 >>> class Toy:
 ...     def __init__(self) -> None:
@@ -14,10 +15,10 @@ The infra is generic over the graph type: anything with ``lint(baseline)`` will 
 ...         pass
 >>> class AddNode:
 ...     info = PassInfo("add_node")
-...     def run(self, graph: Toy, ctx: PassContext) -> PassResult[Toy]:
+...     def run(self, graph: Toy, ctx: PassContext[None]) -> PassResult[Toy]:
 ...         graph.nodes.append("n")
 ...         return PassResult(graph, changed=True, stats={"added": 1})
->>> out = PassManager([AddNode()]).run(Toy(), PassContext(options=None, verify=True))
+>>> out = PassManager([AddNode()]).run(Toy(), PassContext(config=None, verify=True))
 >>> out.graph.nodes, out.stats
 (['n'], {'add_node': {'added': 1}})
 """
@@ -60,6 +61,8 @@ class LintableGraph(Protocol):
 G = TypeVar("G", bound=LintableGraph)
 Phase = Literal["run", "lint"]
 G_contra = TypeVar("G_contra", contravariant=True)
+#: The config a pipeline's passes read besides the graph (opaque to the infra).
+C = TypeVar("C")
 
 
 @dataclass(frozen=True)
@@ -111,14 +114,15 @@ class PassInstrument(Generic[G_contra]):
 
 
 @dataclass(frozen=True)
-class PassContext:
+class PassContext(Generic[C]):
     """Everything a run needs besides the graph (TVM ``PassContext``).
 
-    ``options`` is the :class:`NpuOptions` object, opaque here: passes read it, the infra does
-    not. ``disabled`` beats ``forced`` beats each pass's ``default_enabled``.
+    ``config`` is opaque here: passes read it, the infra does not (the engine's passes take a
+    ``PassContext[EngineConfig]``). ``disabled`` beats ``forced`` beats each pass's
+    ``default_enabled``.
     """
 
-    options: object
+    config: C
     disabled: frozenset[str] = frozenset()
     forced: frozenset[str] = frozenset()
     instruments: Sequence[PassInstrument[Any]] = ()
@@ -138,13 +142,13 @@ class PassContext:
         return "disabled by default"
 
 
-class GraphPass(Protocol[G]):
+class GraphPass(Protocol[G, C]):
     """A named graph transformation; it may mutate the graph in place and return it."""
 
     @property
     def info(self) -> PassInfo: ...
 
-    def run(self, graph: G, ctx: PassContext) -> PassResult[G]: ...
+    def run(self, graph: G, ctx: PassContext[C]) -> PassResult[G]: ...
 
 
 class PipelineError(InternalError):
@@ -190,10 +194,10 @@ class PipelineResult(Generic[G]):
         return {name: dict(result.stats) for name, result in self.results}
 
 
-class PassManager(Generic[G]):
+class PassManager(Generic[G, C]):
     """Runs one ordered pipeline of passes under a :class:`PassContext`."""
 
-    def __init__(self, pipeline: Sequence[GraphPass[G]]) -> None:
+    def __init__(self, pipeline: Sequence[GraphPass[G, C]]) -> None:
         self.pipeline = tuple(pipeline)
         _check_structure(self.pipeline)
 
@@ -204,11 +208,11 @@ class PassManager(Generic[G]):
     @classmethod
     def from_names(
         cls, names: Sequence[str], registry: PassRegistry | None = None
-    ) -> PassManager[Any]:
+    ) -> PassManager[Any, Any]:
         """A manager over fresh instances of the registered passes ``names``, in that order."""
         return PassManager(build_pipeline(names, PASSES if registry is None else registry))
 
-    def check_context(self, ctx: PassContext) -> None:
+    def check_context(self, ctx: PassContext[C]) -> None:
         """Reject unknown pass names and enabled passes whose requirements are off."""
         for name in sorted(ctx.disabled | ctx.forced):
             if name not in self.names:
@@ -226,7 +230,9 @@ class PassManager(Generic[G]):
                         f"disabled; enable {required!r} or disable {p.info.name!r} too"
                     )
 
-    def run(self, graph: G, ctx: PassContext, baseline: object | None = None) -> PipelineResult[G]:
+    def run(
+        self, graph: G, ctx: PassContext[C], baseline: object | None = None
+    ) -> PipelineResult[G]:
         """Run every enabled pass in order; ``baseline`` is handed to ``graph.lint``."""
         self.check_context(ctx)
         out = PipelineResult(graph)
@@ -240,7 +246,9 @@ class PassManager(Generic[G]):
             out.graph = result.graph
         return out
 
-    def _skip_reason(self, out: PipelineResult[G], info: PassInfo, ctx: PassContext) -> str | None:
+    def _skip_reason(
+        self, out: PipelineResult[G], info: PassInfo, ctx: PassContext[C]
+    ) -> str | None:
         if not ctx.is_enabled(info):
             return ctx.disabled_reason(info)
         for instrument in ctx.instruments:
@@ -256,7 +264,11 @@ class PassManager(Generic[G]):
         return None
 
     def _run_one(
-        self, p: GraphPass[G], out: PipelineResult[G], ctx: PassContext, baseline: object | None
+        self,
+        p: GraphPass[G, C],
+        out: PipelineResult[G],
+        ctx: PassContext[C],
+        baseline: object | None,
     ) -> PassResult[G]:
         info, graph = p.info, out.graph
         for instrument in ctx.instruments:
@@ -281,7 +293,7 @@ def _lint_after(
     graph: LintableGraph,
     info: PassInfo,
     ran: Sequence[str],
-    ctx: PassContext,
+    ctx: PassContext[Any],
     baseline: object | None,
 ) -> None:
     """Lint the graph a pass left; any failure, even a GraphError, is that pass's bug."""
@@ -296,12 +308,12 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _notify_error(ctx: PassContext, graph: object, info: PassInfo, exc: BaseException) -> None:
+def _notify_error(ctx: PassContext[Any], graph: object, info: PassInfo, exc: BaseException) -> None:
     for instrument in ctx.instruments:
         instrument.on_error(graph, info, exc)
 
 
-def _check_structure(pipeline: Sequence[GraphPass[Any]]) -> None:
+def _check_structure(pipeline: Sequence[GraphPass[Any, Any]]) -> None:
     seen: list[str] = []
     for p in pipeline:
         name = p.info.name
@@ -316,7 +328,7 @@ def _check_structure(pipeline: Sequence[GraphPass[Any]]) -> None:
         seen.append(name)
 
 
-PassFactory = Callable[[], GraphPass[Any]]
+PassFactory = Callable[[], GraphPass[Any, Any]]
 F = TypeVar("F", bound=PassFactory)
 
 
@@ -350,7 +362,7 @@ class PassRegistry(Mapping[str, PassFactory]):
         return len(self._factories)
 
 
-def build_pipeline(names: Sequence[str], registry: PassRegistry) -> list[GraphPass[Any]]:
+def build_pipeline(names: Sequence[str], registry: PassRegistry) -> list[GraphPass[Any, Any]]:
     """Fresh instances of the registered passes ``names``, in that order."""
     return [registry[name]() for name in names]
 

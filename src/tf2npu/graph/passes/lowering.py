@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import re
 
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import CLUSTER, SUPERSEDED
-from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.npu_ops import materialize
 from tf2npu.graph.passes.cpu_runnable import make_cpu_runnable
@@ -54,13 +54,10 @@ class Lowering:
         description="Make the partitioned graph runnable on the CPU and record GeOp membership.",
     )
 
-    def run(self, graph: Graph, ctx: PassContext) -> PassResult[Graph]:
+    def run(self, graph: Graph, ctx: PassContext[EngineConfig]) -> PassResult[Graph]:
         materialized = materialize(graph)
-        cfg = ctx.options
         # Before tagging: the nodes of a CPU form carry the replaced node's meta, cluster too.
-        runnable = make_cpu_runnable(
-            graph, cfg.diagnostics if isinstance(cfg, EngineConfig) else None
-        )
+        runnable = make_cpu_runnable(graph, ctx.config.diagnostics)
         # After the CPU forms, whose float32 reads of float16 tensors it can short-circuit.
         runnable.update(compute_half_in_fp32(graph))
         annotated = devices = 0

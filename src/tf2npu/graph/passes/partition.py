@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from tf2npu.config.options import NpuOptions
 from tf2npu.errors import ConfigError
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import PLACEMENT, SUPERSEDED, Diagnostics
-from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.partition import PartitionPlan, partition_graph
 from tf2npu.graph.passes.infra import PassContext, PassInfo, PassResult, register_pass
@@ -45,10 +45,8 @@ class Partition:
 
     info = PassInfo("partition", requires=("placement",), description=STAGES["partition"])
 
-    def run(self, graph: Graph, ctx: PassContext) -> PassResult[Graph]:
-        cfg = ctx.options
-        if not isinstance(cfg, EngineConfig):
-            raise TypeError(f"partition pass needs an EngineConfig, not {type(cfg).__name__}")
+    def run(self, graph: Graph, ctx: PassContext[EngineConfig]) -> PassResult[Graph]:
+        cfg = ctx.config
         check_options(cfg.options)
         plan = partition_graph(graph, mixed=cfg.options.mix_compile_mode)
         report(graph, plan, cfg.diagnostics)

@@ -10,8 +10,8 @@ like the top level (their signatures stay float32).
 from __future__ import annotations
 
 from tf2npu.gcpause import gc_paused
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import PRECISION, PrecisionDecision
-from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.passes.infra import PassContext, PassInfo, PassResult, register_pass
 from tf2npu.graph.precision import Mode, classify, mode_named, rewrite
@@ -27,10 +27,8 @@ class PrecisionPass:
         description="float16/float32 per device node by precision_mode and the mixed lists",
     )
 
-    def run(self, graph: Graph, ctx: PassContext) -> PassResult[Graph]:
-        cfg = ctx.options
-        if not isinstance(cfg, EngineConfig):
-            raise TypeError(f"the precision pass reads an EngineConfig, not {type(cfg).__name__}")
+    def run(self, graph: Graph, ctx: PassContext[EngineConfig]) -> PassResult[Graph]:
+        cfg = ctx.config
         mode = mode_named(cfg.options.effective_precision_mode)
         if mode.note:
             cfg.diagnostics.info(

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import Placement
-from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.ir import Graph, Node
 from tf2npu.graph.placement.reasons import host
 from tf2npu.graph.placement.tensors import DT_RESOURCE, EdgeTypes

@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tf2npu.config.precision import PrecisionClass
+from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import PLACEMENT, SUPERSEDED, Placement
-from tf2npu.graph.engine import EngineConfig
 from tf2npu.graph.ir import Graph, Node
 from tf2npu.graph.precision.modes import Mode, Policy
 from tf2npu.graph.precision.signature import FloatSignature, SignatureReader
