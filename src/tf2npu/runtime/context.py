@@ -24,7 +24,10 @@ from tf2npu.runtime.settings import RuntimeSettings
 from tf2npu.runtime.stats import RunStats
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from tf2npu.config.options import NpuOptions
+    from tf2npu.runtime.dump import DumpWriter
 
 __all__ = [
     "SESSION_INSTRUMENTS",
@@ -45,10 +48,12 @@ class RuntimeContext:
     """``npu_init``'s side effect: sessions without ``NpuOptimizer`` become NPU sessions."""
     extra_instruments: list[RunInstrument] = field(default_factory=list)
     """Process-wide instruments a tool added (a golden dump for ``--no-npu --dump``)."""
+    dump_writers: dict[Path, DumpWriter] = field(default_factory=dict)
+    """One background writer per dump folder, shared by the sessions (one ``time`` folder)."""
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _graph_numbers: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _session_keys: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _model_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _builtin: list[RunInstrument] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
@@ -65,22 +70,24 @@ class RuntimeContext:
 
     def next_graph_num(self) -> int:
         """The next graph number (the adapter numbers the graphs it partitions)."""
-        with self._lock:
+        with self.lock:
             return next(self._graph_numbers)
 
     def next_session_key(self) -> int:
-        with self._lock:
+        with self.lock:
             return next(self._session_keys)
 
     def next_model_id(self) -> int:
         """The next dump model id (one per GeOp of a run signature)."""
-        with self._lock:
+        with self.lock:
             return next(self._model_ids)
 
     def close(self) -> None:
         """Flush every instrument (``tf2npu run`` at exit)."""
         for instrument in self.instruments:
             instrument.close()
+        for writer in list(self.dump_writers.values()):
+            writer.flush()
 
 
 SessionInstrumentFactory = Callable[["NpuOptions", RuntimeContext], RunInstrument | None]

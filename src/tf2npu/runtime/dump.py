@@ -1,14 +1,644 @@
-"""Tensor dumps (work in progress in this commit series)."""
+"""Tensor dumps: the adapter's ``enable_dump`` / ``enable_dump_debug``, and golden dumps.
+
+Three run instruments share one mechanism, :class:`TensorDump`:
+
+* **NPU dump** (``enable_dump``, ``dump_path``, ``dump_step``, ``dump_mode``, ``dump_data``,
+  ``dump_layer``): for each run signature of an NPU session, every GeOp the run executes is
+  one *model*, as each run signature is one GE graph on the device. Its ops' inputs and/or
+  outputs are written per step in the device layout with msaccucmp's converted names, with the
+  model's graph JSON beside them so fused and cast ops map back to the user's ops
+  (:mod:`tf2npu.debug.dumpfile`, :mod:`tf2npu.debug.gegraph`).
+* **Overflow dump** (``enable_dump_debug``, ``dump_debug_mode``): the same ops are checked each
+  step; an op whose float16 output saturates (\\|x\\| >= 65504) or whose float output turns
+  Inf/NaN while its inputs are finite gets an ``Opdebug`` record plus its input and output
+  tensors. The CPU has no saturation mode, so where the 910 would saturate, Inf appears here.
+* **Golden dump** (``tf2npu run --no-npu --dump DIR``): every op a stock session runs, outputs
+  only, as precision_tool's ``tf/dump`` names them.
+
+How values are taken: the instrument adds the tensors to the run's fetches. Only tensors the run
+computes anyway are fetched (the ops the fetches and targets reach, outside v1 control-flow
+frames and cond branches, whose tensors may be dead), so dumping changes no value and runs
+nothing more. Files are written by one background thread per dump folder (a bounded queue: a
+run waits only when the disk falls behind). Limits, stated in ``docs/debugging.md``: nodes
+inside functions (``tf.function``, functional ``While``) are not dumped; the input of an op
+that updates a ref variable in place is read after the step, so it holds the updated value.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import atexit
+import json
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from tf2npu.debug import dumpfile, gegraph
+from tf2npu.debug.dumpfile import Kind, NpuFileName
+from tf2npu.runtime.instruments import RunHook, RunInstrument, RunSignature, SyncEvent
 
 if TYPE_CHECKING:
     from tf2npu.config.options import NpuOptions
     from tf2npu.runtime.context import RuntimeContext
-    from tf2npu.runtime.instruments import RunInstrument
+
+__all__ = ["DumpSpec", "DumpWriter", "TensorDump", "golden_dump", "session_dump"]
+
+_LOG = logging.getLogger("tf2npu.runtime")
+Flavour = Literal["npu", "overflow", "golden"]
+
+_SWITCH = frozenset({"Switch", "RefSwitch"})
+_MERGE = frozenset({"Merge", "RefMerge"})
+_ENTER = frozenset({"Enter", "RefEnter"})
+_EXIT = frozenset({"Exit", "RefExit"})
+_DUMPABLE_KINDS = frozenset("biufc")
+_FP16_MAX = 65504.0
+_STATUS_FLOAT_OVERFLOW = 0x20
+_STATUS_FP16_CONVERSION = 0x100
+
+
+# -- what to dump ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DumpSpec:
+    """One dump's settings, checked (the options' validation has run)."""
+
+    flavour: Flavour
+    path: Path
+    steps: str = ""
+    """``dump_step`` text: ``0|5|10-20``; "" = every step."""
+    mode: str = "output"
+    """``input``, ``output`` or ``all`` (golden dumps: outputs)."""
+    data: str = "tensor"
+    """``tensor`` (.npy files) or ``stats`` (one CSV per op)."""
+    layers: frozenset[str] = frozenset()
+    """``dump_layer``: only these op names (the engine's or the user's); empty = all."""
+    device_id: int = 0
+
+    def wants_step(self, step: int) -> bool:
+        return _step_in(self.steps, step)
+
+    @property
+    def kinds(self) -> tuple[Kind, ...]:
+        if self.flavour == "overflow":
+            return ("input", "output")
+        if self.mode == "input":
+            return ("input",)
+        if self.mode == "output":
+            return ("output",)
+        return ("input", "output")
+
+
+def _step_in(steps: str, step: int) -> bool:
+    if not steps:
+        return True
+    for item in steps.split("|"):
+        first, _, last = item.partition("-")
+        if int(first) <= step <= int(last or first):
+            return True
+    return False
 
 
 def session_dump(options: NpuOptions, ctx: RuntimeContext) -> RunInstrument | None:
-    return None
+    """The dump instrument an NPU session's options ask for, or None."""
+    if not (options.enable_dump or options.enable_dump_debug):
+        return None
+    layers = str(options.get("dump_layer") or "").split()
+    spec = DumpSpec(
+        flavour="npu" if options.enable_dump else "overflow",
+        path=Path(options.dump_path).absolute(),
+        steps=options.dump_step if options.enable_dump else "",
+        mode=options.dump_mode,
+        data=str(options.get("dump_data") or "tensor") if options.enable_dump else "tensor",
+        layers=frozenset(layers),
+        device_id=options.env.device_id,
+    )
+    return TensorDump(spec, ctx)
+
+
+def golden_dump(path: str | Path, ctx: RuntimeContext, steps: str = "") -> TensorDump:
+    """The instrument of ``tf2npu run --no-npu --dump DIR`` (stock sessions)."""
+    return TensorDump(DumpSpec("golden", Path(path).absolute(), steps=steps), ctx)
+
+
+# -- the instrument --------------------------------------------------------------------------
+
+
+@dataclass
+class _Model:
+    """One GeOp's ops as a run signature executes them: the dump's model."""
+
+    graph: gegraph.GeGraph
+    model_id: int
+    dir: Path
+    """``<dump_path>/<time>/<device>/<model_name>/<model_id>``."""
+    tensors: list[_Tensor] = field(default_factory=list)
+    graph_written: bool = False
+
+
+@dataclass(frozen=True)
+class _Tensor:
+    """One dumped tensor: the op (task) it belongs to, input/output, index, fetch position."""
+
+    task: int
+    op_name: str
+    op_type: str
+    kind: Kind
+    index: int
+    fetch: int
+    copy: bool
+    """A ref tensor: copy the value at once (the variable's buffer changes in the next step)."""
+
+
+class TensorDump(RunInstrument):
+    """Dumps tensors of the runs it plans (see the module docstring)."""
+
+    def __init__(self, spec: DumpSpec, ctx: RuntimeContext) -> None:
+        self.spec = spec
+        self._ctx = ctx
+        self._clusters: dict[str, tuple[gegraph.GeGraph, int]] = {}
+        """mirror node name -> (its GeOp's graph, the graph number of that compile)."""
+        self._graphs: dict[tuple[int, str], gegraph.GeGraph] = {}
+        self._writer = writer_for(ctx, spec.path)
+
+    # -- compile time: which GeOp each node belongs to ---------------------------------------
+
+    def on_sync(self, event: SyncEvent) -> None:
+        if self.spec.flavour == "golden":
+            return
+        from tf2npu.graph.report.ge_graph import ge_graphs
+
+        for graph in ge_graphs(event.compiled.graph):
+            graph = _renamed(graph, event.renamed)
+            self._graphs[(event.graph_num, graph.name)] = graph
+            for op in graph.ops:
+                self._clusters[op.name] = (graph, event.graph_num)
+
+    # -- run time ----------------------------------------------------------------------------
+
+    def plan(self, run: RunSignature) -> RunHook | None:
+        executed = _executed_ops(run.executed_roots())
+        skipped = _in_frames(executed)
+        ops = [op for op in executed if op not in skipped]
+        if self.spec.flavour == "golden":
+            return _GoldenHook(self, ops)
+        return self._npu_hook(run, {op.name: op for op in ops})
+
+    def _npu_hook(self, run: RunSignature, ops: dict[str, Any]) -> RunHook | None:
+        by_graph: dict[tuple[int, str], list[gegraph.GeOp]] = {}
+        for name in ops:
+            hit = self._clusters.get(name)
+            if hit is None:
+                continue
+            graph, graph_num = hit
+            by_graph.setdefault((graph_num, graph.name), [])
+        extras: list[Any] = []
+        positions: dict[str, int] = {}
+        models: list[_Model] = []
+        for key in sorted(by_graph):
+            graph = self._graphs[key]
+            kept = [op for op in graph.ops if op.name in ops and self._wanted(op)]
+            if not kept:
+                continue
+            model_graph = _subgraph(graph, kept)
+            model = self._model(model_graph)
+            for op in model_graph.ops:
+                self._add_tensors(model, op, ops[op.name], extras, positions)
+            if model.tensors:
+                models.append(model)
+        if not models:
+            return None
+        return _NpuHook(self, models, extras, run.session.graph)
+
+    def _wanted(self, op: gegraph.GeOp) -> bool:
+        layers = self.spec.layers
+        return not layers or op.name in layers or any(n in layers for n in op.origins)
+
+    def _model(self, graph: gegraph.GeGraph) -> _Model:
+        model_id = self._ctx.next_model_id()
+        directory = (
+            self._writer.time_dir
+            / str(self.spec.device_id)
+            / dumpfile.sanitize(graph.name)
+            / str(model_id)
+        )
+        return _Model(graph, model_id, directory)
+
+    def _add_tensors(
+        self,
+        model: _Model,
+        op: gegraph.GeOp,
+        tf_op: Any,
+        extras: list[Any],
+        positions: dict[str, int],
+    ) -> None:
+        sides: list[tuple[Kind, Sequence[Any]]] = []
+        kinds = self.spec.kinds
+        if "input" in kinds:
+            sides.append(("input", list(tf_op.inputs)))
+        if "output" in kinds:
+            sides.append(("output", list(tf_op.outputs)))
+        if self.spec.flavour == "overflow" and not any(_is_float(t) for t in tf_op.outputs):
+            return
+        for kind, tensors in sides:
+            for index, tensor in enumerate(tensors):
+                if not _dumpable(tensor):
+                    continue
+                fetch = _position(tensor, extras, positions)
+                model.tensors.append(
+                    _Tensor(op.id, op.name, op.type, kind, index, fetch, _is_ref(tensor))
+                )
+
+    def close(self) -> None:
+        self._writer.flush()
+
+
+def _position(tensor: Any, extras: list[Any], positions: dict[str, int]) -> int:
+    """Where ``tensor`` is among the extras (each tensor is fetched once)."""
+    name = tensor.name
+    if name not in positions:
+        positions[name] = len(extras)
+        extras.append(tensor)
+    return positions[name]
+
+
+class _NpuHook(RunHook):
+    """The runs of one signature: its models, and the step (execution) counter they share."""
+
+    def __init__(
+        self, dump: TensorDump, models: list[_Model], extras: list[Any], client: Any
+    ) -> None:
+        self._dump = dump
+        self._models = models
+        self.extras = extras
+        self._client = client
+        self._step = 0
+
+    def after_run(self, values: Sequence[Any], extras: Sequence[Any]) -> None:
+        step, self._step = self._step, self._step + 1
+        spec = self._dump.spec
+        if spec.flavour == "npu" and not spec.wants_step(step):
+            return
+        values = _owned(extras, self._models)
+        stamp = time.time_ns() // 1000
+        writer = self._dump._writer
+        for model in self._models:
+            if spec.flavour == "overflow":
+                _check_overflow(writer, model, step, values, stamp, self._client)
+                continue
+            if not model.graph_written:
+                writer.put_graph(model)
+            writer.put_step(model, step, values, stamp, stats=spec.data == "stats")
+
+
+class _GoldenHook(RunHook):
+    """A stock session's runs of one signature: every executed op's outputs."""
+
+    def __init__(self, dump: TensorDump, ops: Iterable[Any]) -> None:
+        self._dump = dump
+        self.extras = []
+        self._names: list[tuple[str, int]] = []
+        self._copy: list[bool] = []
+        for op in ops:
+            for index, tensor in enumerate(op.outputs):
+                if _dumpable(tensor):
+                    self.extras.append(tensor)
+                    self._names.append((op.name, index))
+                    self._copy.append(_is_ref(tensor))
+        self._step = 0
+
+    def after_run(self, values: Sequence[Any], extras: Sequence[Any]) -> None:
+        step, self._step = self._step, self._step + 1
+        if not self._dump.spec.wants_step(step):
+            return
+        owned = [np.array(v) if copy else v for v, copy in zip(extras, self._copy, strict=True)]
+        stamp = time.time_ns() // 1000
+        self._dump._writer.put_golden(step, self._names, owned, stamp)
+
+
+def _owned(extras: Sequence[Any], models: Sequence[_Model]) -> list[Any]:
+    """The fetched values, ref tensors copied now (their buffers change with the next step)."""
+    copies = {t.fetch for m in models for t in m.tensors if t.copy}
+    if not copies:
+        return list(extras)
+    return [np.array(v) if i in copies else v for i, v in enumerate(extras)]
+
+
+# -- overflow --------------------------------------------------------------------------------
+
+
+def _check_overflow(
+    writer: DumpWriter, model: _Model, step: int, values: Sequence[Any], stamp: int, client: Any
+) -> None:
+    """Record every op of ``model`` that overflowed in this step (inputs finite, output not)."""
+    by_task: dict[int, list[_Tensor]] = {}
+    for tensor in model.tensors:
+        by_task.setdefault(tensor.task, []).append(tensor)
+    for task, tensors in by_task.items():
+        inputs = [values[t.fetch] for t in tensors if t.kind == "input"]
+        outputs = [(t, values[t.fetch]) for t in tensors if t.kind == "output"]
+        if not all(_finite(v) for v in inputs):
+            continue
+        bad = [(t, v) for t, v in outputs if _overflowed(v)]
+        if not bad:
+            continue
+        if not model.graph_written:
+            writer.put_graph(model)
+        op = model.graph.ops[task]
+        record = _opdebug_record(model, op, step, bad[0][1], _created_at(client, op.origins))
+        writer.put_overflow(model, step, tensors, values, stamp + task, record)
+
+
+def _finite(value: Any) -> bool:
+    array = np.asarray(value)
+    return array.dtype.kind != "f" or bool(np.isfinite(array).all())
+
+
+def _overflowed(value: Any) -> bool:
+    array = np.asarray(value)
+    if array.dtype.kind != "f":
+        return False
+    if not np.isfinite(array).all():
+        return True
+    return array.dtype == np.float16 and array.size > 0 and float(np.abs(array).max()) >= _FP16_MAX
+
+
+def _created_at(client: Any, names: Sequence[str]) -> str:
+    """Where the user's script created the first of ``names`` that is a client op."""
+    from tf2npu.runtime.errors import created_at
+
+    for name in names:
+        try:
+            return created_at(client.get_operation_by_name(name))
+        except (KeyError, ValueError):
+            continue
+    return ""
+
+
+def _opdebug_record(
+    model: _Model, op: gegraph.GeOp, step: int, value: Any, where: str
+) -> dict[str, Any]:
+    array = np.asarray(value)
+    saturated = bool(np.isfinite(array).all())
+    fp16_cast = op.type == "Cast" and array.dtype == np.float16
+    status = _STATUS_FP16_CONVERSION if fp16_cast else _STATUS_FLOAT_OVERFLOW
+    return {
+        "AI Core": {
+            "status": status,
+            "task_id": op.id,
+            "stream_id": 0,
+            "model_id": model.model_id,
+            "step": step,
+            "op_name": op.name,
+            "op_type": op.type,
+            "origin": list(op.origins),
+            "created_at": where,
+            "kind": "saturation" if saturated else "inf_nan",
+            "dtype": dumpfile.ge_dtype(array.dtype),
+        }
+    }
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+
+class DumpWriter:
+    """Writes one dump folder's files from a background thread, in the order given.
+
+    One per ``dump_path`` per context, so every session of a run shares its ``time`` folder.
+    """
+
+    _QUEUE = 256
+    """Items in flight; a run blocks when the disk falls this far behind."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.time_dir = path / time.strftime(dumpfile.TIME_FORMAT)
+        self.files = 0
+        self.bytes = 0
+        self._golden: dict[tuple[int, str, int], Path] = {}
+        self._queue: queue.Queue[Any] = queue.Queue(self._QUEUE)
+        self._thread = threading.Thread(target=self._loop, name="tf2npu-dump", daemon=True)
+        self._thread.start()
+        self._error: BaseException | None = None
+        atexit.register(self.flush)
+
+    # -- producers (the run's thread) --------------------------------------------------------
+
+    def put_graph(self, model: _Model) -> None:
+        model.graph_written = True
+        path = model.dir / dumpfile.graph_json_name(model.model_id)
+        self._queue.put((self._write_graph, (path, model.graph)))
+
+    def put_step(
+        self, model: _Model, step: int, values: Sequence[Any], stamp: int, *, stats: bool
+    ) -> None:
+        self._queue.put((self._write_step, (model, step, values, stamp, stats)))
+
+    def put_golden(
+        self, step: int, names: Sequence[tuple[str, int]], values: Sequence[Any], stamp: int
+    ) -> None:
+        self._queue.put((self._write_golden, (step, names, values, stamp)))
+
+    def put_overflow(
+        self,
+        model: _Model,
+        step: int,
+        tensors: Sequence[_Tensor],
+        values: Sequence[Any],
+        stamp: int,
+        record: dict[str, Any],
+    ) -> None:
+        self._queue.put((self._write_overflow, (model, step, tensors, values, stamp, record)))
+
+    def flush(self) -> None:
+        """Wait until every queued file is written; re-raise a write error once."""
+        self._queue.join()
+        error, self._error = self._error, None
+        if error is not None:
+            raise OSError(f"tf2npu: writing the dump under {self.path} failed: {error}")
+
+    # -- the writer thread -------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        while True:
+            work, args = self._queue.get()
+            try:
+                if self._error is None:
+                    work(*args)
+            except OSError as err:
+                self._error = err
+                _LOG.error("tf2npu: writing the dump under %s failed: %s", self.path, err)
+            finally:
+                self._queue.task_done()
+
+    def _save(self, path: Path, value: Any) -> None:
+        array = np.asarray(value)
+        np.save(path, array, allow_pickle=False)
+        self.files += 1
+        self.bytes += array.nbytes
+
+    def _write_graph(self, path: Path, graph: gegraph.GeGraph) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        gegraph.dump(graph, path)
+
+    def _write_step(
+        self, model: _Model, step: int, values: Sequence[Any], stamp: int, stats: bool
+    ) -> None:
+        directory = model.dir / str(step)
+        directory.mkdir(parents=True, exist_ok=True)
+        rows: dict[int, list[dumpfile.TensorStats]] = {}
+        for tensor in model.tensors:
+            name = _file_name(tensor, stamp)
+            value = values[tensor.fetch]
+            if stats:
+                row = dumpfile.tensor_stats(tensor.kind, tensor.index, np.asarray(value))
+                rows.setdefault(tensor.task, []).append(row)
+            else:
+                self._save(directory / name.tensor(tensor.kind, tensor.index), value)
+        for task, task_rows in rows.items():
+            first = next(t for t in model.tensors if t.task == task)
+            dumpfile.write_stats_csv(directory / _file_name(first, stamp).stats(), task_rows)
+            self.files += 1
+
+    def _write_golden(
+        self, step: int, names: Sequence[tuple[str, int]], values: Sequence[Any], stamp: int
+    ) -> None:
+        directory = self.path / str(step)
+        directory.mkdir(parents=True, exist_ok=True)
+        for (op_name, index), value in zip(names, values, strict=True):
+            path = directory / dumpfile.golden_name(op_name, index, stamp)
+            old = self._golden.get((step, op_name, index))
+            if old is not None and old != path:  # a later run of the op replaces its values
+                old.unlink(missing_ok=True)
+            self._golden[(step, op_name, index)] = path
+            self._save(path, value)
+
+    def _write_overflow(
+        self,
+        model: _Model,
+        step: int,
+        tensors: Sequence[_Tensor],
+        values: Sequence[Any],
+        stamp: int,
+        record: dict[str, Any],
+    ) -> None:
+        directory = model.dir / str(step)
+        directory.mkdir(parents=True, exist_ok=True)
+        task = tensors[0].task
+        text = json.dumps(record, indent=1)
+        (directory / dumpfile.opdebug_name(task, 0, stamp)).write_text(text, encoding="utf-8")
+        self.files += 1
+        for tensor in tensors:
+            name = _file_name(tensor, stamp)
+            self._save(directory / name.tensor(tensor.kind, tensor.index), values[tensor.fetch])
+
+
+def _file_name(tensor: _Tensor, stamp: int) -> NpuFileName:
+    return NpuFileName(
+        dumpfile.sanitize(tensor.op_type),
+        dumpfile.sanitize(tensor.op_name),
+        tensor.task,
+        0,
+        stamp + tensor.task,
+    )
+
+
+def writer_for(ctx: RuntimeContext, path: Path) -> DumpWriter:
+    """The context's writer for ``path`` (made on first use)."""
+    with ctx.lock:
+        writer = ctx.dump_writers.get(path)
+        if writer is None:
+            writer = ctx.dump_writers[path] = DumpWriter(path)
+        return writer
+
+
+# -- which ops a run executes ----------------------------------------------------------------
+
+
+def _executed_ops(roots: Iterable[Any]) -> list[Any]:
+    """The ops a run of ``roots`` executes (data and control inputs, transitively), in
+    creation order."""
+    seen: dict[str, Any] = {}
+    stack = list(roots)
+    while stack:
+        op = stack.pop()
+        if op.name in seen:
+            continue
+        seen[op.name] = op
+        stack.extend(t.op for t in op.inputs)
+        stack.extend(op.control_inputs)
+    return sorted(seen.values(), key=lambda op: op._id)
+
+
+def _in_frames(ops: Sequence[Any]) -> set[Any]:
+    """Ops inside v1 while frames (after ``Enter``, before ``Exit``) or cond branches (after
+    ``Switch``, before ``Merge``): their tensors may be dead or per-iteration, never fetchable."""
+    members = set(ops)
+    inside: set[Any] = set()
+    for starts, stops in ((_SWITCH, _MERGE), (_ENTER, _EXIT)):
+        stack = [op for op in ops if op.type in starts]
+        seen: set[Any] = set()
+        while stack:
+            op = stack.pop()
+            if op in seen or op.type in stops:
+                continue
+            seen.add(op)
+            inside.add(op)
+            for tensor in op.outputs:
+                stack.extend(c for c in tensor.consumers() if c in members)
+            stack.extend(c for c in op._control_outputs if c in members)
+    return inside
+
+
+def _dumpable(tensor: Any) -> bool:
+    dtype = tensor.dtype.base_dtype
+    return (
+        bool(dtype.is_numpy_compatible) and np.dtype(dtype.as_numpy_dtype).kind in _DUMPABLE_KINDS
+    )
+
+
+def _is_float(tensor: Any) -> bool:
+    return bool(tensor.dtype.base_dtype.is_floating)
+
+
+def _is_ref(tensor: Any) -> bool:
+    return bool(tensor.dtype._is_ref_dtype)
+
+
+def _renamed(graph: gegraph.GeGraph, renamed: Any) -> gegraph.GeGraph:
+    """``graph`` with the IR names the mirror imported under other names replaced."""
+    if not renamed:
+        return graph
+
+    def name(text: str) -> str:
+        node, sep, index = text.rpartition(":")
+        return f"{renamed.get(node, node)}{sep}{index}" if sep else renamed.get(text, text)
+
+    ops = tuple(
+        replace(op, name=renamed.get(op.name, op.name), inputs=tuple(map(name, op.inputs)))
+        for op in graph.ops
+    )
+    return replace(graph, ops=ops)
+
+
+def _subgraph(graph: gegraph.GeGraph, kept: Sequence[gegraph.GeOp]) -> gegraph.GeGraph:
+    """``graph`` restricted to ``kept`` (in its order), ids renumbered 0..n-1."""
+    return replace(graph, ops=tuple(replace(op, id=i) for i, op in enumerate(kept)))
+
+
+def dump_figures(ctx: RuntimeContext) -> list[dict[str, Any]]:
+    """Per dump folder of this context: its path, files written and tensor bytes."""
+    for writer in ctx.dump_writers.values():
+        writer.flush()
+    return [
+        {"path": os.fspath(w.path), "files": w.files, "bytes": w.bytes}
+        for w in ctx.dump_writers.values()
+    ]
