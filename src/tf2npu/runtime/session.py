@@ -32,7 +32,7 @@ from tf2npu.runtime.hook import npu_by_default, stock_session
 from tf2npu.runtime.loop import check_loop, is_loop_run
 from tf2npu.runtime.mirror import GraphMirror
 from tf2npu.runtime.protos import npu_session_config, without_npu_optimizer
-from tf2npu.runtime.settings import current, overrides_as_cli
+from tf2npu.runtime.settings import current
 from tf2npu.runtime.stats import record_options, run_stats
 from tf2npu.runtime.watch import RunWatch, WatchedCallable, WatchPlan
 
@@ -59,7 +59,7 @@ class _NpuSessionMixin:
             options = resolve(
                 config=config,
                 env=os.environ,
-                cli=overrides_as_cli(settings.overrides),
+                overrides=settings.overrides,
                 strict=settings.strict_options,
             )
         except Exception:
