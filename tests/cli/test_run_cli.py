@@ -340,8 +340,8 @@ SUMMARY = {
     "nonfinite": None,
     "loss_scale": None,
     "wall_seconds": 12.346,
-    "options": {"enable_dump": True, "precision_mode": "allow_mix_precision"},
-    "options_without_effect": ["enable_dump"],
+    "options": {"profiling_mode": True, "precision_mode": "allow_mix_precision"},
+    "options_without_effect": ["profiling_mode"],
     "options_unknown": ["sump_mode"],
     "exit_status": 0,
 }
@@ -364,8 +364,8 @@ def test_summary_table_shows_every_counter():
         "fusions gelu x1, layer_norm x3",
         "steps 100",
         "wall time 12.35 s",
-        "options enable_dump=true, precision_mode=allow_mix_precision",
-        "without effect here enable_dump",
+        "options profiling_mode=true, precision_mode=allow_mix_precision",
+        "without effect here profiling_mode",
         "unknown, ignored sump_mode",
         "Summary: /w/r/run_summary.json",
     ):

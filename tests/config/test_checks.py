@@ -15,16 +15,10 @@ def test_device_list_rejects(value):
     assert checks.device_list(value) == 'give comma-separated device ids without spaces, e.g. "0,1"'
 
 
-@pytest.mark.parametrize("value", ["", "0", "0|5|10-20", "3-3"])
-def test_dump_step_accepts(value):
-    assert checks.dump_step(value) is None
-
-
-def test_dump_step_rejects_bad_items_and_decreasing_ranges():
-    assert 'e.g. "0|5|10-20"' in (checks.dump_step("0;5") or "")
-    assert "in '9-3' the range must increase" in (checks.dump_step("1|9-3") or "")
-    assert checks.dump_step("|".join(["1"] * 101)) is not None
-    assert checks.dump_step(5) is not None
+def test_adapter_says_quotes_the_adapter_then_gives_our_fix():
+    assert checks.adapter_says("the path d is not directory.", "create it") == (
+        'the adapter says "the path d is not directory."; create it'
+    )
 
 
 def test_ranges_and_byte_counts():

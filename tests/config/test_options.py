@@ -7,7 +7,6 @@ from dataclasses import fields
 import pytest
 
 from tf2npu.config.options import (
-    DEFAULT_PROFILING_OPTIONS,
     OPTIONS,
     ROWS,
     Effect,
@@ -99,19 +98,60 @@ def test_mixed_precision_modes():
     assert not NpuOptions.from_values({"precision_mode": "force_fp16"}).is_mixed_precision
 
 
-def test_profiling_options_default_json_only_when_profiling_is_on():
-    assert NpuOptions.from_values({}).effective_profiling_options == ""
-    on = NpuOptions.from_values({"profiling_mode": True})
-    assert on.effective_profiling_options == DEFAULT_PROFILING_OPTIONS
-    given = NpuOptions.from_values({"profiling_mode": True, "profiling_options": '{"output":"/p"}'})
-    assert given.effective_profiling_options == '{"output":"/p"}'
+def test_dump_data_and_layer_are_typed_and_profiling_is_recorded_only():
+    options = NpuOptions.from_values(
+        {"dump_data": "stats", "dump_layer": "conv1 fc", "profiling_mode": True}
+    )
+    assert (options.dump_data, options.dump_layer) == ("stats", "conv1 fc")
+    assert NpuOptions().dump_data == "tensor"
+    assert options.get("profiling_mode") is True
+    assert options.no_effect == ("profiling_mode",)
+    assert "tf2npu profile" in OPTIONS["profiling_options"].note
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["use_off_line", "in_out_pair_flag", "in_out_pair", "profiling_mode", "profiling_options"],
+)
+def test_options_nothing_reads_are_no_effect_and_reported_when_set(name):
+    spec = OPTIONS[name]
+    assert spec.effect is Effect.NO_EFFECT_HERE
+    value = {"b": not spec.default, "s": "x"}[spec.kind]
+    assert NpuOptions.from_values({name: value}).no_effect == (name,)
 
 
 def test_spec_check_tuple_requires_same_type():
     assert OPTIONS["graph_run_mode"].check(1) is None
     assert OPTIONS["graph_run_mode"].check(True) == "use one of: 0, 1"
-    assert OPTIONS["dump_mode"].check("both") == "use one of: 'input', 'output', 'all'"
     assert OPTIONS["job"].check("anything") is None
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        (
+            "dump_mode",
+            "both",
+            'the adapter says "dump mode should be one of the list:[input, output, all]"; '
+            "use one of: 'input', 'output', 'all'",
+        ),
+        (
+            "dump_debug_mode",
+            "overflow",
+            'the adapter says "dump debug mode should be one of the list:[aicore_overflow, '
+            "atomic_overflow, all]\"; use one of: 'aicore_overflow', 'atomic_overflow', 'all'",
+        ),
+        (
+            "dump_data",
+            "npy",
+            "the adapter says \"dump_data should be 'tensor' or 'stats'.\"; "
+            "use one of: 'tensor', 'stats'",
+        ),
+    ],
+)
+def test_dump_value_checks_quote_the_adapter_then_give_the_fix(name, value, expected):
+    assert OPTIONS[name].check(value) == expected
+    assert OPTIONS[name].check(OPTIONS[name].default) is None
 
 
 def test_config_package_never_imports_tensorflow():

@@ -1,5 +1,6 @@
-"""Options from a ConfigProto, NPURunConfig arguments, the CLI and the environment."""
+"""Options from a ConfigProto, NPURunConfig arguments, JSON files, the CLI and the environment."""
 
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -9,6 +10,7 @@ from tf2npu.config.sources import (
     from_cli,
     from_config_proto,
     from_env,
+    from_json_file,
     from_run_config,
     parse_text,
     resolve,
@@ -272,13 +274,13 @@ def test_env_bad_integer():
     )
 
 
-def test_resolve_precedence_proto_then_run_config_then_cli():
+def test_resolve_precedence_proto_then_run_config_then_overrides():
     config = proto({"iterations_per_loop": Attr(i=5), "dump_mode": Attr(s=b"input")})
     options = resolve(
         config=config,
         run_config={"iterations_per_loop": 50, "dump_mode": "all"},
         env={"AOE_MODE": "1", "PRINT_MODEL": "1"},
-        cli=["iterations_per_loop=7"],
+        overrides={"iterations_per_loop": 7},
     )
     assert options.iterations_per_loop == 7
     assert options.dump_mode == "all"
@@ -294,13 +296,25 @@ def test_resolve_precedence_proto_then_run_config_then_cli():
 
 
 def test_resolve_aoe_mode_from_a_source_beats_the_environment():
-    options = resolve(cli=["aoe_mode=4"], env={"AOE_MODE": "1"})
+    options = resolve(overrides={"aoe_mode": "4"}, env={"AOE_MODE": "1"})
     assert options.get("aoe_mode") == "4"
 
 
 def test_resolve_validates():
     with pytest.raises(ConfigError, match=r"^option 'iterations_per_loop' = 0 is not valid"):
-        resolve(cli=["iterations_per_loop=0"])
+        resolve(overrides={"iterations_per_loop": 0})
+
+
+def test_resolve_takes_typed_overrides_and_refuses_mistyped_or_unknown_ones():
+    assert resolve(overrides=from_cli(["enable_data_pre_proc=true"])).enable_data_pre_proc is True
+    with pytest.raises(ConfigError) as err:
+        resolve(overrides={"iterations_per_loop": "7"})
+    assert str(err.value) == (
+        "overrides: option 'iterations_per_loop' = '7' (str) is not an int; give an int, "
+        "e.g. iterations_per_loop=1"
+    )
+    with pytest.raises(UnknownNameError, match=r"unknown NpuOptimizer option 'iteration_per_loop'"):
+        resolve(overrides={"iteration_per_loop": 7})
 
 
 def test_bad_aoe_mode_names_the_variable_not_the_key():
@@ -311,13 +325,13 @@ def test_bad_aoe_mode_names_the_variable_not_the_key():
         "of: '1', '2', '4'; or unset AOE_MODE"
     )
     # Ignored (as the adapter ignores it) when a source sets aoe_mode itself.
-    assert resolve(cli=["aoe_mode=2"], env={"AOE_MODE": "9"}).get("aoe_mode") == "2"
+    assert resolve(overrides={"aoe_mode": "2"}, env={"AOE_MODE": "9"}).get("aoe_mode") == "2"
 
 
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: resolve(cli=[f"iterations_per_loop={2**63}"]),
+        (lambda: resolve(overrides=from_cli([f"iterations_per_loop={2**63}"])),
          f"--option iterations_per_loop={2**63} does not fit in a 64-bit integer (the largest "
          "is 9223372036854775807); give a smaller number, e.g. iterations_per_loop=1"),
         (lambda: from_run_config({"iterations_per_loop": -(2**63) - 1}),
@@ -330,7 +344,8 @@ def test_ints_beyond_int64_are_refused(call, message):
     with pytest.raises(ConfigError) as err:
         call()
     assert str(err.value) == message
-    assert resolve(cli=[f"graph_exec_timeout={2**63 - 1}"]).get("graph_exec_timeout") == 2**63 - 1
+    big = resolve(overrides=from_cli([f"graph_exec_timeout={2**63 - 1}"]))
+    assert big.get("graph_exec_timeout") == 2**63 - 1
 
 
 @pytest.mark.parametrize(
@@ -346,3 +361,43 @@ def test_ints_beyond_int64_are_refused(call, message):
 )  # fmt: skip
 def test_single_rank_environment_fills_only_what_is_unset(env, added):
     assert single_rank_environment(env) == added
+
+
+# -- JSON files ---------------------------------------------------------------------------------
+
+
+def test_json_file_values_are_typed(tmp_path: Path):
+    path = tmp_path / "npu.json"
+    path.write_text('{"precision_mode": "force_fp32", "mix_compile_mode": true, '
+                    '"iterations_per_loop": 1}')  # fmt: skip
+    assert from_json_file(path, "--config-from") == {
+        "precision_mode": "force_fp32",
+        "mix_compile_mode": True,
+        "iterations_per_loop": 1,
+    }
+
+
+@pytest.mark.parametrize(
+    ("content", "error", "message"),
+    [
+        ('["precision_mode"]', ConfigError,
+         "expected a JSON object of NpuOptimizer parameter_map keys to values, e.g. "
+         '{"precision_mode": "allow_mix_precision", "mix_compile_mode": true}; got a JSON list'),
+        ('{"precison_mode": "x"}', UnknownNameError,
+         "unknown NpuOptimizer option 'precison_mode'; did you mean 'precision_mode'?"),
+        ('{"iterations_per_loop": null}', ConfigError,
+         "key 'iterations_per_loop' is null; leave the key out to keep its default"),
+        ('{"mix_compile_mode": "yes"}', ConfigError,
+         "key 'mix_compile_mode': option 'mix_compile_mode' = 'yes' (str) is not a bool"),
+        ('{"a": 1,}', ConfigError, "invalid JSON at line 1, column 9"),
+    ],
+)  # fmt: skip
+def test_json_file_errors_name_the_file_the_key_and_the_fix(
+    tmp_path: Path, content, error, message
+):
+    path = tmp_path / "npu.json"
+    path.write_text(content)
+    with pytest.raises(error) as err:
+        from_json_file(path, "--config-from")
+    assert str(err.value).startswith(f"--config-from file {str(path)!r}")
+    assert message in str(err.value)

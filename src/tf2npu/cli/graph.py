@@ -7,7 +7,6 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -18,11 +17,9 @@ from tf2npu.cli.console import make_console
 from tf2npu.cli.graph_limits import check_function_depth
 from tf2npu.cli.npu_flags import add_shorthands, check_option_files, cli_items
 from tf2npu.cli.paths import check_input_file, check_output_dir, check_output_file, path_arg
-from tf2npu.config.jsonfile import load_json
-from tf2npu.config.names import unknown
-from tf2npu.config.options import OPTIONS, NpuOptions, Value
-from tf2npu.config.sources import NPU_OPTIMIZER, OPTIONS_DOC, coerce, resolve
-from tf2npu.errors import ConfigError, UsageError
+from tf2npu.config.options import NpuOptions
+from tf2npu.config.sources import from_cli, from_json_file, resolve
+from tf2npu.errors import UsageError
 
 if TYPE_CHECKING:
     from tf2npu.graph.ir import Graph
@@ -69,8 +66,6 @@ exit codes: 0 no engine errors; 1 the engine reported errors; 2 bad usage or opt
 before any work: a GRAPH that is missing, not a regular file or nests functions over 200 deep;
 an unreadable or invalid option file; an --html or --dump-dir that cannot be written.
 """
-
-CONFIG_EXAMPLE = '{"precision_mode": "allow_mix_precision", "mix_compile_mode": true}'
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -203,33 +198,6 @@ def _load(path: Path) -> Graph:
 
 def inspect_options(args: argparse.Namespace, env: Mapping[str, str]) -> NpuOptions:
     """Resolve ``--config-from``, ``--option`` and the shorthand flags (see INSPECT_EPILOG)."""
-    config = config_from(args.config_from) if args.config_from is not None else None
-    return resolve(config=config, env=env, cli=cli_items(args))
-
-
-def config_from(path: Path) -> SimpleNamespace:
-    """The ``--config-from`` file as a ``ConfigProto`` look-alike for :func:`resolve`.
-
-    The file holds one JSON object of ``parameter_map`` keys to values of the option's type.
-    """
-    source = f"--config-from file {str(path)!r}"
-    data = load_json(path, "--config-from")
-    if not isinstance(data, dict):
-        raise ConfigError(
-            f"{source}: expected a JSON object of NpuOptimizer parameter_map keys to values, "
-            f"e.g. {CONFIG_EXAMPLE}; got a JSON {type(data).__name__}"
-        )
-    values: dict[str, Value] = {}
-    for key, value in data.items():
-        if key not in OPTIONS:
-            error = unknown("NpuOptimizer option", key, OPTIONS, listed_in=OPTIONS_DOC)
-            error.args = (f"{source}: {error.args[0]}",)
-            raise error
-        if value is None:
-            raise ConfigError(
-                f"{source}: key {key!r} is null; leave the key out to keep its default"
-            )
-        values[key] = coerce(key, value, f"{source}, key {key!r}")
-    optimizer = SimpleNamespace(name=NPU_OPTIMIZER, parameter_map=values)
-    rewrite = SimpleNamespace(custom_optimizers=[optimizer])
-    return SimpleNamespace(graph_options=SimpleNamespace(rewrite_options=rewrite))
+    # The file stands for the session config; --option and the shorthands win over it.
+    values = {} if args.config_from is None else from_json_file(args.config_from, "--config-from")
+    return resolve(env=env, overrides={**values, **from_cli(cli_items(args))})

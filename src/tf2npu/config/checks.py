@@ -11,7 +11,17 @@ from collections.abc import Callable
 Check = Callable[[object], "str | None"]
 
 _DEVICE_LIST = re.compile(r"\d+(,\d+)*")
-_DUMP_ITEM = re.compile(r"(\d+)(?:-(\d+))?")
+
+
+def adapter_says(message: str, fix: str) -> str:
+    """A fix that first quotes the adapter's own ``message`` for the same mistake.
+
+    Users search for the adapter's words; the fix after them is ours.
+
+    >>> adapter_says("if use dump function, dump_path must be set.", "set dump_path")
+    'the adapter says "if use dump function, dump_path must be set."; set dump_path'
+    """
+    return f'the adapter says "{message}"; {fix}'
 
 
 def at_least(low: int) -> Check:
@@ -43,25 +53,6 @@ def device_list(value: object) -> str | None:
     if isinstance(value, str) and (value == "" or _DEVICE_LIST.fullmatch(value)):
         return None
     return 'give comma-separated device ids without spaces, e.g. "0,1"'
-
-
-def dump_step(value: object) -> str | None:
-    """`N` or `N-M` joined by `|` (at most 100, increasing), e.g. `0|5|10-20`"""
-    fix = 'give steps as N or N-M joined by "|" (at most 100 items), e.g. "0|5|10-20"'
-    if not isinstance(value, str):
-        return fix
-    if value == "":
-        return None
-    items = value.split("|")
-    if len(items) > 100:
-        return fix
-    for item in items:
-        match = _DUMP_ITEM.fullmatch(item)
-        if match is None:
-            return fix
-        if match.group(2) is not None and int(match.group(2)) < int(match.group(1)):
-            return f"{fix}; in {item!r} the range must increase"
-    return None
 
 
 def byte_count(value: object) -> str | None:

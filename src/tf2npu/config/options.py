@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, Literal
 
-from tf2npu.config import checks
+from tf2npu.config import checks, dump_steps
 
 Kind = Literal["b", "i", "s"]
 Value = bool | int | str
@@ -41,6 +41,8 @@ class OptionSpec:
     allowed: Allowed
     effect: Effect
     note: str
+    adapter_message: str = ""
+    """The adapter's own message for a value outside a tuple ``allowed`` ("" if it has none)."""
 
     def check(self, value: object) -> str | None:
         """``None`` when ``value`` is allowed, else the fix to tell the user."""
@@ -49,12 +51,15 @@ class OptionSpec:
         if isinstance(self.allowed, tuple):
             if value in self.allowed and type(value) is type(self.allowed[0]):
                 return None
-            return "use one of: " + ", ".join(repr(a) for a in self.allowed)
+            fix = "use one of: " + ", ".join(repr(a) for a in self.allowed)
+            return checks.adapter_says(self.adapter_message, fix) if self.adapter_message else fix
         return self.allowed(value)
 
 
-def _on(name: str, kind: Kind, default: Value | None, allowed: Allowed, note: str) -> OptionSpec:
-    return OptionSpec(name, kind, default, allowed, Effect.HONOURED, note)
+def _on(
+    name: str, kind: Kind, default: Value | None, allowed: Allowed, note: str, says: str = ""
+) -> OptionSpec:
+    return OptionSpec(name, kind, default, allowed, Effect.HONOURED, note, says)
 
 
 def _off(name: str, kind: Kind, default: Value | None, allowed: Allowed, why: str) -> OptionSpec:
@@ -96,9 +101,21 @@ _HCCL = "collective communication on the device (HCCL)"
 _TUNE = "device tuning (AOE / mstune)"
 _INFER = "offline / dynamic-shape inference on the device"
 _DEPLOY = "multi-device deployment"
+_IN_OUT_PAIR = (
+    "explicit offload ranges are not implemented: placement picks the device part by op "
+    "support and mix_compile_mode, whatever the range"
+)
+_PROFILE = "per-op profiling is not implemented yet; it comes with `tf2npu profile`"
 
 _ADAPTER = (
-    _on("use_off_line", "b", True, None, "False: nothing is offloaded, the graph runs as is"),
+    _off(
+        "use_off_line",
+        "b",
+        True,
+        None,
+        "every NpuOptimizer session runs through the graph engine here, also with False; "
+        "`tf2npu run --no-npu` runs the script stock",
+    ),
     _on("enable_data_pre_proc", "b", False, None, "tf.data tail + GetNext go into the device part"),
     _on("mix_compile_mode", "b", False, None, "mixed compute: several GeOps, host ops stay host"),
     _on("iterations_per_loop", "i", 1, checks.at_least(1), "steps per sess.run"),
@@ -107,8 +124,8 @@ _ADAPTER = (
     _off("task_index", "i", 0, checks.at_least(0), "parameter-server deployment"),
     _off("local_rank_id", "i", -1, checks.between(0, 7), "one process feeding several devices"),
     _off("local_device_list", "s", "", checks.device_list, "one process feeding several devices"),
-    _on("in_out_pair_flag", "b", True, None, "True: offload only the in_out_pair range"),
-    _on("in_out_pair", "s", "", None, "explicit offload range of node names"),
+    _off("in_out_pair_flag", "b", True, None, "only qualifies in_out_pair, which has no effect"),
+    _off("in_out_pair", "s", "", None, _IN_OUT_PAIR),
     _on("variable_placement", "s", "Device", ("Device", "Host"), "Host keeps variables on host"),
     _off("frozen_variable", "b", False, None, _INFER),
     _off("graph_max_parallel_model_num", "i", 1, checks.at_least(1), _INFER),
@@ -144,10 +161,23 @@ _PRECISION = (
 )
 
 _DEBUG = (
-    _on("enable_dump", "b", False, None, "dump op outputs per step"),
-    _on("dump_path", "s", "", None, "dump directory"),
-    _on("dump_step", "s", "", checks.dump_step, "steps to dump ('' = all)"),
-    _on("dump_mode", "s", "output", ("input", "output", "all"), "which side of each op to dump"),
+    _on("enable_dump", "b", False, None, "dump op tensors per step"),
+    _on(
+        "dump_path",
+        "s",
+        "",
+        None,
+        "dump directory: must exist, readable and writable (relative = to the working directory)",
+    ),
+    _on("dump_step", "s", "", dump_steps.check, "steps to dump ('' = all)"),
+    _on(
+        "dump_mode",
+        "s",
+        "output",
+        ("input", "output", "all"),
+        "which side of each op to dump",
+        says="dump mode should be one of the list:[input, output, all]",
+    ),
     _on("enable_dump_debug", "b", False, None, "overflow (inf/nan) detection dump"),
     _on(
         "dump_debug_mode",
@@ -155,9 +185,17 @@ _DEBUG = (
         "all",
         ("aicore_overflow", "atomic_overflow", "all"),
         "overflow detection mode",
+        says="dump debug mode should be one of the list:[aicore_overflow, atomic_overflow, all]",
     ),
-    _off("dump_data", "s", "tensor", ("tensor", "stats"), "statistics dumps are not implemented"),
-    _off("dump_layer", "s", "", None, "per-op dump filter is not implemented"),
+    _on(
+        "dump_data",
+        "s",
+        "tensor",
+        ("tensor", "stats"),
+        "tensor: one .npy per tensor; stats: one CSV row of statistics per tensor",
+        says="dump_data should be 'tensor' or 'stats'.",
+    ),
+    _on("dump_layer", "s", "", None, "space-separated op names to dump ('' = all ops)"),
     _off("quant_dumpable", "s", "", ("", "0", "1"), _INFER),
     _off("enable_exception_dump", "i", 2, (0, 1, 2), "device exception dumps"),
     _off("op_debug_level", "i", None, checks.between(0, 4), _BUILD),
@@ -171,8 +209,8 @@ _DEBUG = (
 )
 
 _PROFILING = (
-    _on("profiling_mode", "b", False, None, "per-op timing profile on the CPU"),
-    _on("profiling_options", "s", "", None, "what to collect (latest: JSON)"),
+    _off("profiling_mode", "b", False, None, _PROFILE),
+    _off("profiling_options", "s", "", None, _PROFILE),
 )
 
 _BUILD_OPTIONS = (
@@ -269,13 +307,6 @@ ROWS: tuple[OptionSpec, ...] = (
 """Every ``parameter_map`` key, grouped as in the reference (§2.2)."""
 OPTIONS: Mapping[str, OptionSpec] = MappingProxyType({spec.name: spec for spec in ROWS})
 
-DEFAULT_PROFILING_OPTIONS = (
-    '{"output":"./","training_trace":"on","task_time":"on","hccl":"on","aicpu":"on",'
-    '"aic_metrics":"PipeUtilization","msproftx":"off"}'
-)
-"""What the latest adapter uses when profiling is on and ``profiling_options`` is empty."""
-
-
 DEFAULT_OPP_PATH = "/usr/local/Ascend/opp"
 
 
@@ -304,12 +335,9 @@ class NpuOptions:
     Build it with :meth:`from_values` (defaults come from :data:`OPTIONS`, nowhere else).
     """
 
-    use_off_line: bool = True
     enable_data_pre_proc: bool = False
     mix_compile_mode: bool = False
     iterations_per_loop: int = 1
-    in_out_pair_flag: bool = True
-    in_out_pair: str = ""
     variable_placement: str = "Device"
     precision_mode: str | None = None
     precision_mode_v2: str | None = None
@@ -320,9 +348,9 @@ class NpuOptions:
     dump_mode: str = "output"
     enable_dump_debug: bool = False
     dump_debug_mode: str = "all"
+    dump_data: str = "tensor"
+    dump_layer: str = ""
     fusion_switch_file: str = ""
-    profiling_mode: bool = False
-    profiling_options: str = ""
     graph_run_mode: int = 1
     other: Mapping[str, Value | None] = field(default_factory=lambda: MappingProxyType({}))
     """Options with no effect here, by name (absent ones hold their default)."""
@@ -392,13 +420,6 @@ class NpuOptions:
             self.precision_mode in MIX_PRECISION_MODES
             or self.precision_mode_v2 in MIX_PRECISION_MODES_V2
         )
-
-    @property
-    def effective_profiling_options(self) -> str:
-        """``profiling_options``, or the latest adapter's built-in JSON when profiling is on."""
-        if self.profiling_mode and not self.profiling_options:
-            return DEFAULT_PROFILING_OPTIONS
-        return self.profiling_options
 
 
 def typed_field_names() -> frozenset[str]:

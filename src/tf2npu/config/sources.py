@@ -1,9 +1,10 @@
-"""Options from a ConfigProto, ``NPURunConfig`` arguments, the environment and the CLI.
+"""Options from a ConfigProto, ``NPURunConfig`` arguments, JSON files, the environment, the CLI.
 
 Precedence, lowest first: ``ConfigProto`` ``NpuOptimizer`` ``parameter_map`` < ``NPURunConfig``
-arguments < CLI ``KEY=VALUE``. The environment does not set ``parameter_map`` keys except
-``AOE_MODE``, which (as in the adapter) only fills ``aoe_mode`` when no source gave it; the other
-variables the engine needs (``PRINT_MODEL``, ``ENABLE_FORCE_V2_CONTROL``, ``RANK_SIZE``,
+arguments < overrides (typed values: CLI ``KEY=VALUE`` parsed once by :func:`from_cli`, or a
+JSON file read by :func:`from_json_file`). The environment does not set ``parameter_map`` keys
+except ``AOE_MODE``, which (as in the adapter) only fills ``aoe_mode`` when no source gave it;
+the other variables the engine needs (``PRINT_MODEL``, ``ENABLE_FORCE_V2_CONTROL``, ``RANK_SIZE``,
 ``RANK_ID``/``POD_NAME``, ``ASCEND_DEVICE_ID``/``DEVICE_ID``, ``ASCEND_OPP_PATH``) become
 :class:`EnvSettings`. TensorFlow objects are duck-typed; nothing here imports TensorFlow.
 """
@@ -11,8 +12,11 @@ variables the engine needs (``PRINT_MODEL``, ``ENABLE_FORCE_V2_CONTROL``, ``RANK
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
+from tf2npu.config.jsonfile import load_json
 from tf2npu.config.names import unknown
 from tf2npu.config.options import (
     DEFAULT_OPP_PATH,
@@ -311,7 +315,45 @@ def _int64(name: str, value: int, where: str | None) -> int:
     )
 
 
-# -- (d) environment ---------------------------------------------------------------------------
+# -- (d) JSON file -----------------------------------------------------------------------------
+
+JSON_EXAMPLE = '{"precision_mode": "allow_mix_precision", "mix_compile_mode": true}'
+"""An options file, as messages show it."""
+
+
+def from_json_file(path: str | Path, option: str) -> dict[str, Value]:
+    """The ``parameter_map`` values in the JSON file ``path`` that ``option`` names.
+
+    The file holds one JSON object of option names to values of the option's type (bool:
+    ``true``/``false``, int: a number, string: a string). The values take the place of a
+    session config's ``parameter_map``; pass them to :func:`resolve` as ``overrides``.
+
+    Raises:
+        ConfigError: an unreadable file, invalid JSON, not an object, a null or mistyped value.
+        tf2npu.errors.UnknownNameError: a key that is no option.
+    """
+    source = f"{option} file {str(path)!r}"
+    data = load_json(path, option)
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{source}: expected a JSON object of NpuOptimizer parameter_map keys to values, "
+            f"e.g. {JSON_EXAMPLE}; got a JSON {type(data).__name__}"
+        )
+    values: dict[str, Value] = {}
+    for key, value in data.items():
+        if key not in OPTIONS:
+            error = unknown("NpuOptimizer option", key, OPTIONS, listed_in=OPTIONS_DOC)
+            error.args = (f"{source}: {error.args[0]}",)
+            raise error
+        if value is None:
+            raise ConfigError(
+                f"{source}: key {key!r} is null; leave the key out to keep its default"
+            )
+        values[key] = coerce(key, value, f"{source}, key {key!r}")
+    return values
+
+
+# -- (e) environment ---------------------------------------------------------------------------
 
 DEVICE_ID_VARIABLES = ("ASCEND_DEVICE_ID", "DEVICE_ID", "DEVICE_INDEX")
 """The names real launch scripts give the device number; a one-device job sets them alike."""
@@ -388,18 +430,32 @@ def _env_int(env: Mapping[str, str], name: str, default: int) -> int:
 # -- merge -------------------------------------------------------------------------------------
 
 
+_NO_OVERRIDES: Mapping[str, Value] = MappingProxyType({})
+
+
 def resolve(
     config: Any = None,
     run_config: Mapping[str, object] | None = None,
     env: Mapping[str, str] | None = None,
-    cli: Iterable[str] = (),
+    overrides: Mapping[str, Value] = _NO_OVERRIDES,
     *,
     strict: bool = True,
 ) -> NpuOptions:
     """Merge every source (see the module docstring for precedence), then :func:`validate`.
 
-    With ``strict=False`` unknown ``parameter_map`` keys are left out and named in
-    :attr:`NpuOptions.unknown` (the real adapter ignores them); with ``strict`` they raise.
+    Args:
+        config: a ``ConfigProto`` (or look-alike) whose ``NpuOptimizer`` ``parameter_map`` is
+            read.
+        run_config: ``NPURunConfig`` arguments by name.
+        env: the environment (see :func:`from_env`).
+        overrides: typed values that win over ``config`` and ``run_config``, as
+            :func:`from_cli` and :func:`from_json_file` return them.
+        strict: ``False`` leaves unknown ``parameter_map`` keys out and names them in
+            :attr:`NpuOptions.unknown` (the real adapter ignores them); ``True`` raises.
+
+    Raises:
+        ConfigError: an invalid value or combination.
+        tf2npu.errors.UnknownNameError: an unknown option name.
     """
     settings, fallback = from_env(env or {})
     values: dict[str, Value] = {}
@@ -412,7 +468,7 @@ def resolve(
             values.update(known)
     if run_config is not None:
         values.update(from_run_config(run_config))
-    values.update(from_cli(cli))
+    values.update({key: coerce(key, value, "overrides") for key, value in overrides.items()})
     for key, value in fallback.items():
         if key not in values:
             values[key] = check_env_option(key, value)

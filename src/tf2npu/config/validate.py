@@ -1,9 +1,16 @@
-"""Constraints over resolved :class:`NpuOptions`; every error names option, value and fix."""
+"""Constraints over resolved :class:`NpuOptions`; every error names option, value and fix.
+
+With a dump switched on, ``dump_path`` is checked on the file system here, where options are
+resolved (the adapter checks it when it creates the session): it must be an existing directory
+this user can read and write, a relative path being taken from the working directory.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
+from tf2npu.config.checks import adapter_says
 from tf2npu.config.options import (
     MIX_PRECISION_MODES,
     MIX_PRECISION_MODES_V2,
@@ -97,17 +104,52 @@ def _needs_mix_compile(name: str, bad: Callable[[NpuOptions], bool]) -> Callable
     return rule
 
 
-def _dump_needs_path(o: NpuOptions) -> str | None:
-    if o.enable_dump and not o.dump_path:
-        return "option 'enable_dump' = True requires dump_path; set dump_path to a directory"
-    return None
+def _dump_switch(o: NpuOptions) -> str | None:
+    """The dump switch that is on (``enable_dump`` first), or ``None``."""
+    if o.enable_dump:
+        return "enable_dump"
+    return "enable_dump_debug" if o.enable_dump_debug else None
 
 
 def _dump_exclusive(o: NpuOptions) -> str | None:
     if o.enable_dump and o.enable_dump_debug:
         return (
-            "options 'enable_dump' = True and 'enable_dump_debug' = True are mutually "
-            "exclusive; turn one of them off"
+            "options 'enable_dump' = True and 'enable_dump_debug' = True are mutually exclusive "
+            "(the adapter's docs allow one of them per session); set enable_dump=False to "
+            "collect overflow data, or enable_dump_debug=False to dump tensors"
+        )
+    return None
+
+
+def _dump_needs_path(o: NpuOptions) -> str | None:
+    switch = _dump_switch(o)
+    if switch is None or o.dump_path:
+        return None
+    return f"option {switch!r} = True needs dump_path; " + adapter_says(
+        "if use dump function, dump_path must be set.",
+        "set dump_path to an existing directory you can read and write, e.g. dump_path=./dump "
+        "after mkdir dump",
+    )
+
+
+def _dump_path_usable(o: NpuOptions) -> str | None:
+    """The adapter's ``CheckPath``: an existing directory with read and write permission."""
+    path = o.dump_path
+    if _dump_switch(o) is None or not path:
+        return None
+    subject = f"option 'dump_path' = {path!r}"
+    if not os.path.isabs(path):
+        subject += f" (relative to the working directory: {os.path.abspath(path)!r})"
+    if not os.path.isdir(path):
+        what = "is a file, not a directory" if os.path.exists(path) else "does not exist"
+        return f"{subject} {what}; " + adapter_says(
+            f"the path {path} is not directory.",
+            f"create the directory first (mkdir -p {path}) or set dump_path to an existing one",
+        )
+    if not os.access(path, os.R_OK | os.W_OK):
+        return f"{subject} is not readable and writable by this user; " + adapter_says(
+            f"the path {path} does't have read, write permissions.",
+            f"give yourself both (chmod u+rw {path}) or set dump_path to another directory",
         )
     return None
 
@@ -170,9 +212,10 @@ _RULES: tuple[Callable[[NpuOptions], str | None], ...] = (
     _mixlist_needs_mix,
     _implmode_list,
     _needs_mix_compile("variable_placement", lambda o: o.variable_placement == "Host"),
-    _needs_mix_compile("in_out_pair", lambda o: bool(o.in_out_pair)),
-    _dump_needs_path,
+    _needs_mix_compile("in_out_pair", lambda o: bool(o.get("in_out_pair"))),
     _dump_exclusive,
+    _dump_needs_path,
+    _dump_path_usable,
     _compress_weight,
     _dynamic_dims_all_or_none,
     _hybrid_mode,

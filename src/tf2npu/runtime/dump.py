@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from tf2npu.config.dump_steps import DumpSteps
 from tf2npu.debug import dumpfile, gegraph
 from tf2npu.debug.dumpfile import Kind, NpuFileName
 from tf2npu.runtime.instruments import RunHook, RunInstrument, RunSignature, SyncEvent
@@ -72,8 +73,8 @@ class DumpSpec:
 
     flavour: Flavour
     path: Path
-    steps: str = ""
-    """``dump_step`` text: ``0|5|10-20``; "" = every step."""
+    steps: DumpSteps = field(default_factory=lambda: DumpSteps.parse(""))
+    """``dump_step``: which executions of a model (``0|5|10-20``; "" = every one)."""
     mode: str = "output"
     """``input``, ``output`` or ``all`` (golden dumps: outputs)."""
     data: str = "tensor"
@@ -83,7 +84,7 @@ class DumpSpec:
     device_id: int = 0
 
     def wants_step(self, step: int) -> bool:
-        return _step_in(self.steps, step)
+        return self.steps.includes(step)
 
     @property
     def kinds(self) -> tuple[Kind, ...]:
@@ -96,27 +97,17 @@ class DumpSpec:
         return ("input", "output")
 
 
-def _step_in(steps: str, step: int) -> bool:
-    if not steps:
-        return True
-    for item in steps.split("|"):
-        first, _, last = item.partition("-")
-        if int(first) <= step <= int(last or first):
-            return True
-    return False
-
-
 def session_dump(options: NpuOptions, ctx: RuntimeContext) -> RunInstrument | None:
     """The dump instrument an NPU session's options ask for, or None."""
     if not (options.enable_dump or options.enable_dump_debug):
         return None
-    layers = str(options.get("dump_layer") or "").split()
+    layers = options.dump_layer.split()
     spec = DumpSpec(
         flavour="npu" if options.enable_dump else "overflow",
         path=Path(options.dump_path).absolute(),
-        steps=options.dump_step if options.enable_dump else "",
+        steps=DumpSteps.parse(options.dump_step if options.enable_dump else ""),
         mode=options.dump_mode,
-        data=str(options.get("dump_data") or "tensor") if options.enable_dump else "tensor",
+        data=options.dump_data if options.enable_dump else "tensor",
         layers=frozenset(layers),
         device_id=options.env.device_id,
     )
@@ -125,7 +116,7 @@ def session_dump(options: NpuOptions, ctx: RuntimeContext) -> RunInstrument | No
 
 def golden_dump(path: str | Path, ctx: RuntimeContext, steps: str = "") -> TensorDump:
     """The instrument of ``tf2npu run --no-npu --dump DIR`` (stock sessions)."""
-    return TensorDump(DumpSpec("golden", Path(path).absolute(), steps=steps), ctx)
+    return TensorDump(DumpSpec("golden", Path(path).absolute(), DumpSteps.parse(steps)), ctx)
 
 
 # -- the instrument --------------------------------------------------------------------------

@@ -34,7 +34,6 @@ from tf2npu.runtime.instruments import RunHooks, RunSignature, SessionInfo
 from tf2npu.runtime.loop import TrainingSteps, check_loop, is_loop_run
 from tf2npu.runtime.mirror import GraphMirror
 from tf2npu.runtime.protos import npu_session_config, without_npu_optimizer
-from tf2npu.runtime.settings import overrides_as_cli
 from tf2npu.runtime.watch import HookedCallable
 
 __all__ = ["NpuInteractiveSession", "NpuSession"]
@@ -61,7 +60,7 @@ class _NpuSessionMixin:
             options = resolve(
                 config=config,
                 env=os.environ,
-                cli=overrides_as_cli(settings.overrides),
+                overrides=settings.overrides,
                 strict=settings.strict_options,
             )
         except Exception:

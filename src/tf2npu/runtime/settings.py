@@ -13,7 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from tf2npu.config.options import Value
-from tf2npu.config.sources import from_cli, option_text
+from tf2npu.config.sources import from_cli
 from tf2npu.errors import UsageError
 
 __all__ = ["EXECUTION_MODES", "RuntimeSettings", "configure", "current"]
@@ -100,7 +100,3 @@ def use(settings: RuntimeSettings) -> None:
 
     context().settings = settings
 
-
-def overrides_as_cli(overrides: Mapping[str, Value]) -> list[str]:
-    """``overrides`` back as ``KEY=VALUE`` strings (for :func:`tf2npu.config.sources.resolve`)."""
-    return [f"{key}={option_text(value)}" for key, value in overrides.items()]

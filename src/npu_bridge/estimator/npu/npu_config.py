@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 import tensorflow as tf
 
+from tf2npu.config.checks import adapter_says
 from tf2npu.config.options import OPTIONS, NpuOptions, Value
 from tf2npu.config.sources import CONFIG_OBJECTS, coerce, resolve
 from tf2npu.errors import ConfigError
@@ -272,12 +273,11 @@ class NpuExecutePlacement(enum.Enum):
     HOST = "host"
 
 
-def _require_type(owner: str, name: str, value: object, cls: type) -> None:
+def _require_type(owner: str, name: str, value: object, cls: type, says: str = "") -> None:
+    """``ValueError`` unless ``value`` is ``None`` or a ``cls``; ``says`` is the adapter's text."""
     if value is not None and not isinstance(value, cls):
-        raise ValueError(
-            f"{owner}({name}={value!r}): {name} must be a {cls.__name__} instance or None; "
-            f"build it with {cls.__name__}(...)"
-        )
+        fix = f"{name} must be a {cls.__name__} instance or None; build it with {cls.__name__}(...)"
+        raise ValueError(f"{owner}({name}={value!r}): {adapter_says(says, fix) if says else fix}")
 
 
 # -- NPURunConfig ------------------------------------------------------------------------------
@@ -317,6 +317,9 @@ _PUBLIC_ATTRIBUTES = frozenset(
     }
 )
 """NPU arguments the real class stores under their own name; the others get a ``_`` prefix."""
+
+_ADAPTER_TYPE_MESSAGES = {"dump_config": "`dump_config` must be provided with type `DumpConfig`"}
+"""The adapter's ``ValueError`` text for a config object of the wrong type, where known."""
 
 _CONFIG_OBJECT_TYPES: Mapping[str, type] = {
     "profiling_config": ProfilingConfig,
@@ -549,7 +552,8 @@ def _check_arguments(arguments: Mapping[str, Any]) -> None:
         )
     check_nonnegative_integer(arguments["enable_exception_dump"], "enable_exception_dump", where)
     for name, cls in _CONFIG_OBJECT_TYPES.items():
-        _require_type("NPURunConfig", name, arguments[name], cls)
+        says = _ADAPTER_TYPE_MESSAGES.get(name, "")
+        _require_type("NPURunConfig", name, arguments[name], cls, says)
 
 
 def _check_distribute(distribute: object, mix_compile_mode: bool, in_cluster: bool) -> None:

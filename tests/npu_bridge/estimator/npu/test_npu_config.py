@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -74,23 +76,26 @@ def test_checkpoint_secs_keeps_steps_unset() -> None:
     assert (config.save_checkpoints_steps, config.save_checkpoints_secs) == (None, 60)
 
 
-def test_arguments_become_options() -> None:
+def test_arguments_become_options(tmp_path: Path) -> None:
+    path = str(tmp_path)
+    dump = DumpConfig(True, path, "0|5", dump_data="stats", dump_layer="a b")
     config = NPURunConfig(
         iterations_per_loop=10,
         precision_mode="allow_mix_precision",
         mix_compile_mode=False,
         graph_memory_max_size=1024,
         profiling_config=ProfilingConfig(True, '{"output":"/tmp"}'),
-        dump_config=DumpConfig(enable_dump=True, dump_path="/tmp/d", dump_step="0|5"),
+        dump_config=dump,
     )
     assert config._precision_mode == "allow_mix_precision"
     options = config.npu_options()
     assert options.iterations_per_loop == 10
     assert options.precision_mode == "allow_mix_precision"
     assert options.get("graph_memory_max_size") == "1024"
-    assert (options.profiling_mode, options.profiling_options) == (True, '{"output":"/tmp"}')
-    assert (options.enable_dump, options.dump_path, options.dump_step) == (True, "/tmp/d", "0|5")
-    assert options.dump_mode == "output"
+    assert options.get("profiling_mode") is True
+    assert options.get("profiling_options") == '{"output":"/tmp"}'
+    assert (options.enable_dump, options.dump_path, options.dump_step) == (True, path, "0|5")
+    assert (options.dump_mode, options.dump_data, options.dump_layer) == ("output", "stats", "a b")
 
 
 def test_replace_keeps_npu_arguments() -> None:
@@ -113,7 +118,10 @@ def test_replace_keeps_npu_arguments() -> None:
         ({"graph_run_mode": 2}, ValueError, r"'graph_run_mode' = 2 is out of range; give 0 \(inference\) or 1"),
         ({"graph_run_mode": -1}, ValueError, r"'graph_run_mode' = -1 is out of range; give an integer >= 0"),
         ({"enable_exception_dump": -1}, ValueError, r"'enable_exception_dump' = -1"),
-        ({"dump_config": {"enable_dump": True}}, ValueError, r"dump_config must be a DumpConfig instance"),
+        ({"dump_config": {"enable_dump": True}}, ValueError,
+         r"^NPURunConfig\(dump_config=\{'enable_dump': True\}\): the adapter says \"`dump_config` must be "
+         r"provided with type `DumpConfig`\"; dump_config must be a DumpConfig instance or None; "
+         r"build it with DumpConfig\(...\)$"),
         ({"dynamic_input_config": "x"}, ValueError, r"dynamic_input_config must be a DynamicInputConfig"),
         ({"experimental_config": 1}, ValueError, r"experimental_config must be a ExperimentalConfig"),
     ],
@@ -140,8 +148,20 @@ def test_option_table_checks_run_at_construction(kwargs, message) -> None:
 
 
 def test_dump_without_path_is_rejected() -> None:
-    with pytest.raises(ConfigError, match="'enable_dump' = True requires dump_path"):
+    with pytest.raises(ConfigError, match="'enable_dump' = True needs dump_path; the adapter says"):
         NPURunConfig(dump_config=DumpConfig(enable_dump=True))
+
+
+def test_dump_path_must_be_an_existing_directory(tmp_path: Path) -> None:
+    missing = tmp_path / "none"
+    with pytest.raises(ConfigError, match=re.escape(f"the path {missing} is not directory.")):
+        NPURunConfig(dump_config=DumpConfig(enable_dump_debug=True, dump_path=str(missing)))
+
+
+def test_both_dump_switches_are_rejected(tmp_path: Path) -> None:
+    both = DumpConfig(enable_dump=True, enable_dump_debug=True, dump_path=str(tmp_path))
+    with pytest.raises(ConfigError, match="'enable_dump_debug' = True are mutually exclusive"):
+        NPURunConfig(dump_config=both)
 
 
 def test_parameter_server_mode_needs_cluster_and_strategy(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -167,7 +187,8 @@ def test_profiling_and_dump_objects_store_real_private_names() -> None:
 @pytest.mark.parametrize(
     ("build", "message"),
     [
-        (lambda: DumpConfig(dump_mode="both"), r"DumpConfig\(...\): 'dump_mode' = 'both' is not valid; use one of: 'input', 'output', 'all'"),
+        (lambda: DumpConfig(dump_mode="both"), r"DumpConfig\(...\): 'dump_mode' = 'both' is not valid; the adapter says \"dump mode should be one of the list:\[input, output, all\]\"; use one of: 'input', 'output', 'all'"),
+        (lambda: DumpConfig(dump_data="npy"), r"DumpConfig\(...\): 'dump_data' = 'npy' is not valid; the adapter says \"dump_data should be 'tensor' or 'stats'.\""),
         (lambda: DumpConfig(dump_step="5-1"), r"'dump_step' = '5-1' is not valid"),
         (lambda: DumpConfig(enable_dump="yes"), r"'enable_dump' = 'yes' \(str\) is not a bool"),
         (lambda: ProfilingConfig(enable_profiling=1), r"'profiling_mode' = 1 \(int\) is not a bool"),

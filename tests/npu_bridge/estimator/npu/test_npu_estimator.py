@@ -107,11 +107,12 @@ def test_session_config_gets_one_npu_optimizer_with_the_run_config_values(tmp_pa
 
 def test_dump_config_and_tf_config_task_are_written(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("TF_CONFIG", json.dumps({"task": {"type": "worker", "index": 0}}))
-    dump = DumpConfig(enable_dump=True, dump_path=str(tmp_path), dump_step="0|5")
+    dump = DumpConfig(True, str(tmp_path), "0|5", dump_data="stats", dump_layer="dense/MatMul")
     values = from_config_proto(estimator(tmp_path, dump_config=dump).config.session_config)
     assert (values["enable_dump"], values["dump_path"], values["dump_step"]) == (
         True, str(tmp_path), "0|5"
     )
+    assert (values["dump_data"], values["dump_layer"]) == ("stats", "dense/MatMul")
     assert (values["job"], values["task_index"]) == ("worker", 0)
 
 

@@ -36,11 +36,16 @@ def test_given_options_are_recorded_with_their_keys() -> None:
         hcom_multi_mode=True,
     )
     options = npu_plugin.resource_options()
-    assert options.profiling_mode is True
-    assert options.profiling_options == '{"output":"/tmp"}'
+    assert options.get("profiling_mode") is True
+    assert options.get("profiling_options") == '{"output":"/tmp"}'
     assert options.precision_mode == "allow_mix_precision"
     assert options.get("op_compiler_cache_mode") == "force"
-    assert options.no_effect == ("hcom_multi_mode", "op_compiler_cache_mode")
+    assert options.no_effect == (
+        "hcom_multi_mode",
+        "op_compiler_cache_mode",
+        "profiling_mode",
+        "profiling_options",
+    )
 
 
 def test_first_initialisation_wins_until_shutdown() -> None:
