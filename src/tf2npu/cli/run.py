@@ -85,6 +85,7 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
                               does; --strict-options makes them an error)
   exit_status                 the script's exit status
   job_environment             RANK_SIZE, RANK_ID, DEVICE_ID, ... set because they were unset
+  dumps                       per dump folder: path, files written, tensor bytes
 Without --report-dir it goes to ./tf2npu-run, and the summary says so.
 TensorFlow's start-up lines (oneDNN, CPU features) are hidden unless --verbose or
 TF_CPP_MIN_LOG_LEVEL is set. `python -m tf2npu run ...` works the same. Details: docs/run.md.
@@ -108,6 +109,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
         "%(prog)s [-h] [--option KEY=VALUE] [--precision-mode MODE] [--mix-compile]\n"
         "                  [--no-npu] [--execution {host,xla}] [--strict-options]\n"
+        "                  [--dump DIR [--dump-step STEPS] [--dump-mode MODE] [--dump-data D]]\n"
         "                  [--report-dir DIR] [--quiet] [--verbose] SCRIPT [ARGS ...]"
     )
     parser.add_argument(
@@ -145,6 +147,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="an NpuOptimizer parameter_map key that is no option is an error; by default it "
         "is ignored as the adapter ignores it, with a warning and options_unknown in the summary",
     )
+    dump = parser.add_argument_group(
+        "tensor dumps (docs/debugging.md; compare two dumps with tf2npu compare)"
+    )
+    dump.add_argument(
+        "--dump",
+        metavar="DIR",
+        type=path_arg,
+        help="dump tensors into DIR (created): for NPU sessions, enable_dump=true "
+        "dump_path=DIR in the device layout; with --no-npu, the golden dump of every op's "
+        "outputs (DIR/STEP/OP.INDEX.TIMESTAMP.npy)",
+    )
+    dump.add_argument(
+        "--dump-step",
+        metavar="STEPS",
+        help='dump_step: which runs to dump, e.g. "0|5|10-20" (default: every run)',
+    )
+    dump.add_argument(
+        "--dump-mode",
+        choices=("input", "output", "all"),
+        help="dump_mode: inputs, outputs or both of each op (NPU dumps; default output)",
+    )
+    dump.add_argument(
+        "--dump-data",
+        choices=("tensor", "stats"),
+        help="dump_data: .npy tensors, or one CSV of statistics per op (NPU dumps; default tensor)",
+    )
     out = parser.add_argument_group("output")
     out.add_argument(
         "--report-dir",
@@ -178,6 +206,9 @@ class RunPlan:
     npu: bool
     execution: str
     strict_options: bool = False
+    golden_dump: Path | None = None
+    """``--no-npu --dump DIR``: the stock sessions' dump folder."""
+    dump_step: str = ""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -194,6 +225,13 @@ def run(args: argparse.Namespace) -> int:
     check_environment({**os.environ, **job}, settings.overrides)
     check_option_files(settings.overrides)
     check_output_dir(args.report_dir, "--report-dir")
+    if args.dump is not None:
+        check_output_dir(args.dump, "--dump")
+    if plan.golden_dump is not None:
+        from tf2npu.runtime.dump import golden_dump
+
+        ctx = runtime.context()
+        ctx.extra_instruments.append(golden_dump(plan.golden_dump, ctx, plan.dump_step))
     if not args.verbose:
         # TF's C++ logging prints oneDNN and CPU-feature notices at import; level 1 hides those
         # INFO lines and keeps its warnings. A value the user set is theirs.
@@ -210,8 +248,11 @@ def run(args: argparse.Namespace) -> int:
     finally:
         for name in job:  # the script's lifetime only: a caller of main() keeps its environment
             os.environ.pop(name, None)
-    summary = stats.summary(wall_seconds=time.perf_counter() - start, exit_status=status)
+    wall = time.perf_counter() - start
+    dumps = _finish_dumps()
+    summary = stats.summary(wall_seconds=wall, exit_status=status)
     summary["job_environment"] = job
+    summary["dumps"] = dumps
     json_path = plan.report_dir / SUMMARY_FILE
     written = _write_summary(json_path, summary)
     if not args.quiet:
@@ -241,15 +282,51 @@ def make_plan(args: argparse.Namespace) -> RunPlan:
             f"SCRIPT {str(script)!r} is not a .py file; tf2npu run runs Python scripts "
             "(options for tf2npu go before SCRIPT, the script's arguments after it)"
         )
+    npu = not args.no_npu
+    if not npu and args.dump is not None and (args.dump_mode or args.dump_data):
+        raise UsageError(
+            "--dump-mode and --dump-data apply to NPU dumps; a --no-npu (golden) dump holds "
+            "every op's outputs as tensors (an op's inputs are its producers' outputs)"
+        )
     return RunPlan(
         script=script.resolve(),
         script_args=tuple(command[1:]),
         report_dir=args.report_dir.resolve(),
-        options=tuple(cli_items(args)),
-        npu=not args.no_npu,
+        options=tuple(cli_items(args)) + (_dump_options(args) if npu else ()),
+        npu=npu,
         execution=args.execution,
         strict_options=args.strict_options,
+        golden_dump=None if npu or args.dump is None else args.dump.resolve(),
+        dump_step=args.dump_step or "",
     )
+
+
+def _dump_options(args: argparse.Namespace) -> tuple[str, ...]:
+    """``--dump DIR`` and its companions as the NpuOptimizer options they stand for."""
+    given = {
+        "--dump-step": args.dump_step,
+        "--dump-mode": args.dump_mode,
+        "--dump-data": args.dump_data,
+    }
+    if args.dump is None:
+        flags = [flag for flag, value in given.items() if value is not None]
+        if flags:
+            raise UsageError(f"{', '.join(flags)} needs --dump DIR (the folder to dump into)")
+        return ()
+    items = ["enable_dump=true", f"dump_path={args.dump.resolve()}"]
+    for flag, value in given.items():
+        if value is not None:
+            items.append(f"{flag[2:].replace('-', '_')}={value}")
+    return tuple(items)
+
+
+def _finish_dumps() -> list[dict[str, Any]]:
+    """Wait for the dump writers; what each dump folder received."""
+    from tf2npu.runtime.dump import dump_figures
+
+    ctx = runtime.context()
+    ctx.close()
+    return dump_figures(ctx)
 
 
 def check_values(overrides: Mapping[str, Value]) -> None:
@@ -456,6 +533,13 @@ def _rows(summary: dict[str, Any], plan: RunPlan) -> list[tuple[str, Text]]:
         ("options", Text(_listing(f"{k}={option_text(v)}" for k, v in summary["options"].items()))),
         ("without effect here", Text(_listing(summary["options_without_effect"]))),
         ("unknown, ignored", Text(_listing(summary["options_unknown"]))),
+        *(
+            (
+                "dump",
+                Text(f"{d['files']} files, {d['bytes'] / 1e6:.1f} MB of tensors in {d['path']}"),
+            )
+            for d in summary.get("dumps", [])
+        ),
     ]
     if plan.options and (not plan.npu or not summary["sessions"]):
         why = "--no-npu" if not plan.npu else "no NPU session was created"

@@ -7,14 +7,17 @@ NPU sessions (``--option`` overrides, ``--no-npu``, execution mode) live in
 See ``docs/runtime.md``.
 """
 
+from tf2npu.runtime.context import RuntimeContext, context
 from tf2npu.runtime.settings import EXECUTION_MODES, RuntimeSettings, configure, current
 from tf2npu.runtime.stats import RunStats, reset_stats, run_stats
 
 __all__ = [
     "EXECUTION_MODES",
     "RunStats",
+    "RuntimeContext",
     "RuntimeSettings",
     "configure",
+    "context",
     "current",
     "install",
     "is_installed",

@@ -20,8 +20,8 @@ computes anyway are fetched (the ops the fetches and targets reach, outside v1 c
 frames and cond branches, whose tensors may be dead), so dumping changes no value and runs
 nothing more. Files are written by one background thread per dump folder (a bounded queue: a
 run waits only when the disk falls behind). Limits, stated in ``docs/debugging.md``: nodes
-inside functions (``tf.function``, functional ``While``) are not dumped; the input of an op
-that updates a ref variable in place is read after the step, so it holds the updated value.
+inside functions (``tf.function``, functional ``While``) are not dumped, nor are ref tensors
+(a ``VariableV2`` output; the variable's value is dumped where it is read).
 """
 
 from __future__ import annotations
@@ -144,8 +144,6 @@ class _Tensor:
     kind: Kind
     index: int
     fetch: int
-    copy: bool
-    """A ref tensor: copy the value at once (the variable's buffer changes in the next step)."""
 
 
 class TensorDump(RunInstrument):
@@ -175,14 +173,17 @@ class TensorDump(RunInstrument):
     # -- run time ----------------------------------------------------------------------------
 
     def plan(self, run: RunSignature) -> RunHook | None:
-        executed = _executed_ops(run.executed_roots())
+        fed = run.executed_feeds()
+        executed = _executed_ops(run.executed_roots(), fed)
         skipped = _in_frames(executed)
         ops = [op for op in executed if op not in skipped]
         if self.spec.flavour == "golden":
-            return _GoldenHook(self, ops)
-        return self._npu_hook(run, {op.name: op for op in ops})
+            return _GoldenHook(self, ops, fed)
+        return self._npu_hook(run, {op.name: op for op in ops}, fed)
 
-    def _npu_hook(self, run: RunSignature, ops: dict[str, Any]) -> RunHook | None:
+    def _npu_hook(
+        self, run: RunSignature, ops: dict[str, Any], fed: frozenset[str]
+    ) -> RunHook | None:
         by_graph: dict[tuple[int, str], list[gegraph.GeOp]] = {}
         for name in ops:
             hit = self._clusters.get(name)
@@ -201,7 +202,7 @@ class TensorDump(RunInstrument):
             model_graph = _subgraph(graph, kept)
             model = self._model(model_graph)
             for op in model_graph.ops:
-                self._add_tensors(model, op, ops[op.name], extras, positions)
+                self._add_tensors(model, op, ops[op.name], fed, extras, positions)
             if model.tensors:
                 models.append(model)
         if not models:
@@ -227,6 +228,7 @@ class TensorDump(RunInstrument):
         model: _Model,
         op: gegraph.GeOp,
         tf_op: Any,
+        fed: frozenset[str],
         extras: list[Any],
         positions: dict[str, int],
     ) -> None:
@@ -240,12 +242,10 @@ class TensorDump(RunInstrument):
             return
         for kind, tensors in sides:
             for index, tensor in enumerate(tensors):
-                if not _dumpable(tensor):
+                if not _dumpable(tensor) or tensor.name in fed:
                     continue
                 fetch = _position(tensor, extras, positions)
-                model.tensors.append(
-                    _Tensor(op.id, op.name, op.type, kind, index, fetch, _is_ref(tensor))
-                )
+                model.tensors.append(_Tensor(op.id, op.name, op.type, kind, index, fetch))
 
     def close(self) -> None:
         self._writer.flush()
@@ -277,7 +277,7 @@ class _NpuHook(RunHook):
         spec = self._dump.spec
         if spec.flavour == "npu" and not spec.wants_step(step):
             return
-        values = _owned(extras, self._models)
+        values = extras
         stamp = time.time_ns() // 1000
         writer = self._dump._writer
         for model in self._models:
@@ -292,34 +292,23 @@ class _NpuHook(RunHook):
 class _GoldenHook(RunHook):
     """A stock session's runs of one signature: every executed op's outputs."""
 
-    def __init__(self, dump: TensorDump, ops: Iterable[Any]) -> None:
+    def __init__(self, dump: TensorDump, ops: Iterable[Any], fed: frozenset[str]) -> None:
         self._dump = dump
         self.extras = []
         self._names: list[tuple[str, int]] = []
-        self._copy: list[bool] = []
         for op in ops:
             for index, tensor in enumerate(op.outputs):
-                if _dumpable(tensor):
+                if _dumpable(tensor) and tensor.name not in fed:
                     self.extras.append(tensor)
                     self._names.append((op.name, index))
-                    self._copy.append(_is_ref(tensor))
         self._step = 0
 
     def after_run(self, values: Sequence[Any], extras: Sequence[Any]) -> None:
         step, self._step = self._step, self._step + 1
         if not self._dump.spec.wants_step(step):
             return
-        owned = [np.array(v) if copy else v for v, copy in zip(extras, self._copy, strict=True)]
         stamp = time.time_ns() // 1000
-        self._dump._writer.put_golden(step, self._names, owned, stamp)
-
-
-def _owned(extras: Sequence[Any], models: Sequence[_Model]) -> list[Any]:
-    """The fetched values, ref tensors copied now (their buffers change with the next step)."""
-    copies = {t.fetch for m in models for t in m.tensors if t.copy}
-    if not copies:
-        return list(extras)
-    return [np.array(v) if i in copies else v for i, v in enumerate(extras)]
+        self._dump._writer.put_golden(step, self._names, list(extras), stamp)
 
 
 # -- overflow --------------------------------------------------------------------------------
@@ -554,9 +543,9 @@ def writer_for(ctx: RuntimeContext, path: Path) -> DumpWriter:
 # -- which ops a run executes ----------------------------------------------------------------
 
 
-def _executed_ops(roots: Iterable[Any]) -> list[Any]:
-    """The ops a run of ``roots`` executes (data and control inputs, transitively), in
-    creation order."""
+def _executed_ops(roots: Iterable[Any], fed: frozenset[str]) -> list[Any]:
+    """The ops a run of ``roots`` executes (data and control inputs, transitively; a fed
+    tensor's producer only when something else needs it), in creation order."""
     seen: dict[str, Any] = {}
     stack = list(roots)
     while stack:
@@ -564,7 +553,7 @@ def _executed_ops(roots: Iterable[Any]) -> list[Any]:
         if op.name in seen:
             continue
         seen[op.name] = op
-        stack.extend(t.op for t in op.inputs)
+        stack.extend(t.op for t in op.inputs if t.name not in fed)
         stack.extend(op.control_inputs)
     return sorted(seen.values(), key=lambda op: op._id)
 
@@ -590,6 +579,11 @@ def _in_frames(ops: Sequence[Any]) -> set[Any]:
 
 
 def _dumpable(tensor: Any) -> bool:
+    """A numeric tensor that is not a ref: a ref (``VariableV2``, ``Assign``'s first input) may
+    be read before the run initialises it, and its buffer changes in place afterwards; the
+    variable's value is dumped where it is read (``w/read``)."""
+    if tensor.dtype._is_ref_dtype:
+        return False
     dtype = tensor.dtype.base_dtype
     return (
         bool(dtype.is_numpy_compatible) and np.dtype(dtype.as_numpy_dtype).kind in _DUMPABLE_KINDS
@@ -598,10 +592,6 @@ def _dumpable(tensor: Any) -> bool:
 
 def _is_float(tensor: Any) -> bool:
     return bool(tensor.dtype.base_dtype.is_floating)
-
-
-def _is_ref(tensor: Any) -> bool:
-    return bool(tensor.dtype._is_ref_dtype)
 
 
 def _renamed(graph: gegraph.GeGraph, renamed: Any) -> gegraph.GeGraph:

@@ -98,6 +98,15 @@ class RunSignature:
     """Client tensors."""
     step: bool
     """Whether a run of it is a training step (it applies an optimizer)."""
+    feeds: frozenset[str] = frozenset()
+    """Client tensor names the run feeds (a fed tensor is not computed, and cannot be fetched)."""
+
+    def executed_feeds(self) -> frozenset[str]:
+        """The names of the fed tensors in the executed graph."""
+        mirror = self.session.mirror
+        if mirror is None:
+            return self.feeds
+        return frozenset(mirror.tensor(name).name for name in self.feeds)
 
     def executed_roots(self) -> list[Any]:
         """The executed graph's ops the run asks for (targets and fetched tensors' ops)."""

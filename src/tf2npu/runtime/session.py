@@ -91,7 +91,7 @@ class _NpuSessionMixin:
     ) -> Any:
         mirror = self._mirror
         mirror.sync()
-        plan = self._plan(target_list, fetch_list)
+        plan = self._plan(target_list, fetch_list, feed_dict)
         feeds = {mirror.tensor(key.deref().name).ref(): value for key, value in feed_dict.items()}
         repeat = plan.repeat if handle is None else 1
         # A partial run can fetch only what its setup named: no instrument extras.
@@ -108,13 +108,16 @@ class _NpuSessionMixin:
             raise self._client_error(err) from None
         return hooks.after_run(result)
 
-    def _plan(self, target_list: Sequence[Any], fetch_list: Sequence[Any]) -> _RunPlan:
+    def _plan(
+        self, target_list: Sequence[Any], fetch_list: Sequence[Any], feed_dict: dict[Any, Any]
+    ) -> _RunPlan:
         """What a (targets, fetches) signature runs in the mirror, cached until the next sync.
 
         Mapping names, checking the loop and deciding whether the run is a training step cost
         microseconds each; a training loop repeats one signature, so it pays them once.
         """
-        key = (tuple(target_list), tuple(fetch_list))
+        feeds = frozenset(key.deref().name for key in feed_dict)
+        key = (tuple(target_list), tuple(fetch_list), feeds)
         syncs = len(self._mirror.syncs)
         plan = self._plans.get(key)
         if plan is None or plan.syncs != syncs:
@@ -122,7 +125,7 @@ class _NpuSessionMixin:
                 self._plans.clear()
             mirror = self._mirror
             repeat = self._repeat(target_list)
-            hooks = self._hooks(target_list, fetch_list, step=repeat > 1 or None)
+            hooks = self._hooks(target_list, fetch_list, feeds, step=repeat > 1 or None)
             plan = self._plans[key] = _RunPlan(
                 targets=[mirror.op(op.name) for op in target_list],
                 fetches=[mirror.tensor(t.name) for t in fetch_list] + hooks.extras,
@@ -133,12 +136,18 @@ class _NpuSessionMixin:
         return plan
 
     def _hooks(
-        self, targets: Sequence[Any], fetches: Sequence[Any], *, step: bool | None = None
+        self,
+        targets: Sequence[Any],
+        fetches: Sequence[Any],
+        feeds: frozenset[str] = frozenset(),
+        *,
+        step: bool | None = None,
     ) -> RunHooks:
-        """The instruments' hooks for runs of ``targets`` and ``fetches`` (client objects)."""
+        """The instruments' hooks for runs of ``targets`` and ``fetches`` (client objects)
+        feeding the client tensors named ``feeds``."""
         if step is None:
             step = self._is_step([*targets, *(t.op for t in fetches)])
-        run = RunSignature(self._info, tuple(targets), tuple(fetches), step)
+        run = RunSignature(self._info, tuple(targets), tuple(fetches), step, feeds)
         return RunHooks.plan(self._instruments, run)
 
     def _repeat(self, target_list: Sequence[Any]) -> int:
@@ -213,7 +222,8 @@ class _NpuSessionMixin:
         mirror.sync()
         fetches = [self._graph.as_graph_element(n) for n in callable_options.fetch]
         targets = [self._graph.get_operation_by_name(n) for n in callable_options.target]
-        hooks = self._hooks(targets, fetches)
+        feeds = frozenset(_tensor_name(name) for name in callable_options.feed)
+        hooks = self._hooks(targets, fetches, feeds)
         mapped = type(callable_options)()
         mapped.CopyFrom(callable_options)
         for field in (mapped.feed, mapped.fetch):

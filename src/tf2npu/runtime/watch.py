@@ -22,7 +22,7 @@ import logging
 import math
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -193,21 +193,28 @@ class _StockWatch:
     def is_step(self, ops: Sequence[Any]) -> bool:
         return bool(ops) and self.steps.is_step(ops)
 
-    def hooks(self, targets: Sequence[Any], fetches: Sequence[Any]) -> RunHooks:
-        """The hooks for a run of ``targets`` and ``fetches`` (client objects)."""
+    def hooks(
+        self, targets: Sequence[Any], fetches: Sequence[Any], feeds: Iterable[Any] = ()
+    ) -> RunHooks:
+        """The hooks for a run of ``targets`` and ``fetches`` (client objects) feeding the
+        tensors ``feeds``."""
         ops = [*targets, *(t.op for t in fetches)]
-        run = RunSignature(self.info, tuple(targets), tuple(fetches), self.is_step(ops))
+        fed = frozenset(t.name for t in feeds)
+        run = RunSignature(self.info, tuple(targets), tuple(fetches), self.is_step(ops), fed)
         return RunHooks.plan(self.instruments, run)
 
-    def run_hooks(self, targets: Sequence[Any], fetches: Sequence[Any]) -> RunHooks:
+    def run_hooks(
+        self, targets: Sequence[Any], fetches: Sequence[Any], feeds: Sequence[Any]
+    ) -> RunHooks:
         # Keyed by id(): hashing a Tensor asks TF whether it runs eagerly (microseconds). The
         # entry holds the objects, so their ids cannot be reused while it is cached.
-        key = (*map(id, targets), -1, *map(id, fetches))
+        key = (*map(id, targets), -1, *map(id, fetches), -2, *map(id, feeds))
         hit = self.plans.get(key)
         if hit is None:
             if len(self.plans) > _MAX_PLANS:
                 self.plans.clear()
-            hit = self.plans[key] = (self.hooks(targets, fetches), (*targets, *fetches))
+            hooks = self.hooks(targets, fetches, feeds)
+            hit = self.plans[key] = (hooks, (*targets, *fetches, *feeds))
         return hit[0]
 
 
@@ -216,13 +223,15 @@ def _watch_of(session: Any) -> _StockWatch | None:
     return watch
 
 
-def _do_run(self: Any, handle: Any, target_list: Any, fetch_list: Any, *rest: Any) -> Any:
+def _do_run(
+    self: Any, handle: Any, target_list: Any, fetch_list: Any, feed_dict: Any, *rest: Any
+) -> Any:
     watch = _watch_of(self)
     if watch is None or handle is not None:  # partial runs: no step, values come piecewise
-        return _saved["_do_run"](self, handle, target_list, fetch_list, *rest)
-    hooks = watch.run_hooks(target_list, fetch_list)
+        return _saved["_do_run"](self, handle, target_list, fetch_list, feed_dict, *rest)
+    hooks = watch.run_hooks(target_list, fetch_list, [key.deref() for key in feed_dict])
     fetches = [*fetch_list, *hooks.extras] if hooks.extras else fetch_list
-    values = _saved["_do_run"](self, handle, target_list, fetches, *rest)
+    values = _saved["_do_run"](self, handle, target_list, fetches, feed_dict, *rest)
     return hooks.after_run(values)
 
 
@@ -262,7 +271,8 @@ def _make_callable_from_options(self: Any, callable_options: Any) -> Any:
     graph = self._graph
     fetches = [graph.as_graph_element(name) for name in callable_options.fetch]
     targets = [graph.get_operation_by_name(n) for n in callable_options.target]
-    hooks = watch.hooks(targets, fetches)
+    feeds = [graph.as_graph_element(n) for n in callable_options.feed]
+    hooks = watch.hooks(targets, fetches, feeds)
     if hooks.extras:
         callable_options = type(callable_options).FromString(callable_options.SerializeToString())
         callable_options.fetch.extend(t.name for t in hooks.extras)

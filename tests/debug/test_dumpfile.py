@@ -1,0 +1,132 @@
+"""Dump file names, step folders and statistics files (tf2npu.debug.dumpfile)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tf2npu.debug import dumpfile
+from tf2npu.debug.dumpfile import NpuFileName
+
+
+def test_npu_names_round_trip() -> None:
+    name = NpuFileName("MatMul", dumpfile.sanitize("dense/MatMul"), 3, 0, 1700000000000000)
+    assert name.tensor("input", 1) == "MatMul.dense_MatMul.3.0.1700000000000000.input.1.npy"
+    assert name.stats() == "MatMul.dense_MatMul.3.0.1700000000000000.csv"
+    parsed = dumpfile.parse_npu(name.tensor("input", 1))
+    assert parsed is not None
+    assert (parsed.name, parsed.kind, parsed.index, parsed.ext) == (name, "input", 1, "npy")
+    stats = dumpfile.parse_npu(name.stats())
+    assert stats is not None and (stats.kind, stats.ext) == (None, "csv")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a/b.c d\\e", "a_b_c_d_e"),
+        ("plain_name-1", "plain_name-1"),
+    ],
+)
+def test_sanitize(text: str, expected: str) -> None:
+    assert dumpfile.sanitize(text) == expected
+
+
+def test_a_raw_device_file_is_recognised_as_not_converted() -> None:
+    parsed = dumpfile.parse_npu("Add.partition0_Add.0.3.1673383728093446")
+    assert parsed is not None and parsed.ext == "raw" and parsed.kind is None
+
+
+def test_opdebug_names() -> None:
+    name = dumpfile.opdebug_name(4, 0, 1673383728094391)
+    assert name == "Opdebug.Node_OpDebug.4.0.1673383728094391.output.0.json"
+    parsed = dumpfile.parse_npu(name)
+    assert parsed is not None and parsed.ext == "json" and parsed.name.task_id == 4
+
+
+def test_golden_names() -> None:
+    assert dumpfile.golden_name("dense/MatMul", 0, 1) == "dense_MatMul.0.1.npy"
+    parsed = dumpfile.parse_golden("dense_MatMul.0.1619492699305998.npy")
+    assert parsed == dumpfile.GoldenFile("dense_MatMul", 0, 1619492699305998)
+    # an NPU tensor file is never read as golden, nor a stray .npy
+    assert dumpfile.parse_golden("MatMul.dense_MatMul.3.0.17.output.0.npy") is None
+    assert dumpfile.parse_golden("weights.npy") is None
+
+
+def test_find_step_dirs_reads_the_device_layout(tmp_path: Path) -> None:
+    model = tmp_path / "20240125153144" / "0" / "GeOp1_0" / "7"
+    step = model / "2"
+    step.mkdir(parents=True)
+    name = NpuFileName("Relu", "relu", 0, 0, 1)
+    np.save(step / name.tensor("output", 0), np.zeros(2))
+    (model / dumpfile.graph_json_name(7)).write_text('{"graph": []}')
+    (tmp_path / "notes.txt").write_text("not a dump")
+    [found] = dumpfile.find_step_dirs(tmp_path)
+    assert found == dumpfile.StepDir(
+        path=step,
+        kind="npu",
+        step=2,
+        model_name="GeOp1_0",
+        model_id=7,
+        device_id=0,
+        time="20240125153144",
+        graph_json=model / "ge_proto_00000007_Build.json",
+    )
+    assert found.files() == [name.tensor("output", 0)]
+
+
+def test_find_step_dirs_reads_golden_folders(tmp_path: Path) -> None:
+    (tmp_path / "0").mkdir()
+    np.save(tmp_path / "0" / "dense_MatMul.0.5.npy", np.zeros(1))
+    np.save(tmp_path / "x.0.5.npy", np.zeros(1))
+    found = dumpfile.find_step_dirs(tmp_path)
+    assert [(d.path, d.kind, d.step) for d in found] == [
+        (tmp_path, "golden", None),
+        (tmp_path / "0", "golden", 0),
+    ]
+
+
+def test_tensor_stats_counts_non_finite_values_apart() -> None:
+    row = dumpfile.tensor_stats(
+        "output", 1, np.array([[1.0, -3.0], [np.nan, np.inf]], dtype=np.float16)
+    )
+    assert row == dumpfile.TensorStats(
+        kind="output", index=1, size=8, dtype="DT_FLOAT16", shape=(2, 2), max=1.0, min=-3.0,
+        mean=-1.0, count=4, nan=1, neg_inf=0, pos_inf=1, zero=0, l2norm=float(np.sqrt(10.0)),
+    )  # fmt: skip
+
+
+def test_tensor_stats_of_an_empty_or_all_nan_tensor_has_nan_figures() -> None:
+    row = dumpfile.tensor_stats("input", 0, np.array([np.nan]))
+    assert row.nan == 1 and np.isnan(row.max) and np.isnan(row.mean)
+    empty = dumpfile.tensor_stats("input", 0, np.zeros((0, 3), dtype=np.int32))
+    assert empty.count == 0 and empty.shape == (0, 3) and np.isnan(empty.l2norm)
+
+
+def test_stats_csv_round_trip(tmp_path: Path) -> None:
+    rows = [
+        dumpfile.tensor_stats("input", 0, np.arange(6, dtype=np.int32).reshape(2, 3)),
+        dumpfile.tensor_stats("output", 0, np.array([0.5, 0.0], dtype=np.float32)),
+    ]
+    path = tmp_path / "Relu.relu.0.0.1.csv"
+    dumpfile.write_stats_csv(path, rows)
+    lines = path.read_text().splitlines()
+    assert lines[0] == ",".join(dumpfile.STATS_HEADER)
+    assert lines[1] == "Input,0,24,DT_INT32,ND,2x3,5.0,0.0,2.5,6,0,0,0,1,7.416198487095663"
+    assert dumpfile.read_stats_csv(path) == rows
+
+
+def test_read_stats_csv_refuses_another_csv(tmp_path: Path) -> None:
+    path = tmp_path / "result.csv"
+    path.write_text("Index,OpType\n1,Add\n")
+    with pytest.raises(ValueError, match="not a statistics dump"):
+        dumpfile.read_stats_csv(path)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "ge"),
+    [("float16", "DT_FLOAT16"), (np.float32, "DT_FLOAT"), ("bool", "DT_BOOL"), ("<U3", "DT_UNDEFINED")],
+)
+def test_ge_dtype(dtype: object, ge: str) -> None:
+    assert dumpfile.ge_dtype(dtype) == ge

@@ -1,0 +1,70 @@
+"""The graph JSON model (tf2npu.debug.gegraph)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tf2npu.debug import gegraph
+from tf2npu.debug.gegraph import GeGraph, GeOp, TensorDesc
+
+FUSED = GeOp(
+    name="dense/BiasAdd_fused",
+    type="FusedMatMul",
+    id=1,
+    inputs=("x:0", "dense/kernel/read:0", "dense/bias/read:0"),
+    output_desc=(TensorDesc("DT_FLOAT", (2, 3), "dense/BiasAdd", 0),),
+    original_op_names=("dense/MatMul", "dense/BiasAdd"),
+    pass_name="MatMulBiasAddFusionPass",
+)
+
+
+def test_the_json_has_the_atc_shape() -> None:
+    data = GeGraph("GeOp1_0", (FUSED,)).to_json()
+    op = data["graph"][0]["op"][0]
+    assert data["graph"][0]["name"] == "GeOp1_0"
+    assert op["attr"] == [
+        {
+            "key": "_datadump_original_op_names",
+            "value": {"list": {"s": ["dense/MatMul", "dense/BiasAdd"]}},
+        },
+        {"key": "pass_name", "value": {"s": "MatMulBiasAddFusionPass"}},
+    ]
+    assert op["output_desc"] == [
+        {
+            "dtype": "DT_FLOAT",
+            "layout": "ND",
+            "shape": {"dim": [2, 3]},
+            "attr": [
+                {"key": "_datadump_origin_name", "value": {"s": "dense/BiasAdd"}},
+                {"key": "_datadump_origin_output_index", "value": {"i": 0}},
+            ],
+        }
+    ]
+
+
+def test_dump_and_load_round_trip(tmp_path: Path) -> None:
+    plain = GeOp("x", "Placeholder", 0, output_desc=(TensorDesc("DT_FLOAT", (2, 4)),))
+    graph = GeGraph("GeOp1_0", (plain, FUSED))
+    path = tmp_path / "ge_proto_00000001_Build.json"
+    gegraph.dump(graph, path)
+    assert gegraph.load(path) == [graph]
+    assert [op.origins for op in graph.ops] == [("x",), ("dense/MatMul", "dense/BiasAdd")]
+
+
+def test_load_reads_a_vendor_graph_without_ids_or_attrs(tmp_path: Path) -> None:
+    path = tmp_path / "test_on.json"
+    vendor = {"graph": [{"name": "ge_default_1", "op": [{"name": "a", "type": "Data"}]}]}
+    path.write_text(json.dumps(vendor))
+    [graph] = gegraph.load(path)
+    assert graph.ops == (GeOp("a", "Data", 0),)
+
+
+@pytest.mark.parametrize("text", ["not json", '{"op": []}', '{"graph": [{"op": [{}]}]}'])
+def test_load_names_the_file_of_a_bad_graph(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match="bad.json"):
+        gegraph.load(path)

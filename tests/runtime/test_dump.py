@@ -1,0 +1,196 @@
+"""Tensor dumps: NPU (enable_dump), overflow (enable_dump_debug) and golden (--no-npu --dump)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from tests.runtime.conftest import npu_config, tf
+
+from tf2npu.debug import dumpfile, gegraph
+
+pytestmark = pytest.mark.tf
+
+X = np.linspace(-1.0, 1.0, 8, dtype=np.float32).reshape(2, 4)
+
+
+def _model(seed: int = 3) -> dict[str, Any]:
+    """A dense layer (MatMul + BiasAdd: fused by the engine), ReLU, a loss and an SGD step."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2, 4], name="x")
+        w = tf.compat.v1.get_variable(
+            "w", [4, 3], initializer=tf.compat.v1.random_normal_initializer(seed=seed)
+        )
+        b = tf.compat.v1.get_variable("b", [3], initializer=tf.compat.v1.ones_initializer())
+        y = tf.nn.relu(tf.nn.bias_add(tf.matmul(x, w, name="mm"), b, name="ba"), name="y")
+        loss = tf.reduce_mean(tf.square(y - 0.25), name="loss")
+        train = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+        init = tf.compat.v1.global_variables_initializer()
+    return {"graph": graph, "x": x, "loss": loss, "train": train, "init": init, "w": w}
+
+
+def _train(config: Any, steps: int = 3) -> tuple[list[float], Any]:
+    model = _model()
+    with tf.compat.v1.Session(graph=model["graph"], config=config) as sess:
+        sess.run(model["init"])
+        losses = [
+            float(sess.run([model["loss"], model["train"]], {model["x"]: X})[0])
+            for _ in range(steps)
+        ]
+        return losses, sess.run(model["w"])
+
+
+def _flush() -> None:
+    from tf2npu.runtime import context
+
+    context().close()
+
+
+def _npu_steps(root: Path) -> list[dumpfile.StepDir]:
+    return [d for d in dumpfile.find_step_dirs(root) if d.kind == "npu"]
+
+
+# -- golden -------------------------------------------------------------------------------------
+
+
+def test_a_golden_dump_holds_every_op_output_per_step(tmp_path: Path) -> None:
+    from tf2npu.runtime import context
+    from tf2npu.runtime.dump import golden_dump
+
+    ctx = context()
+    ctx.extra_instruments.append(golden_dump(tmp_path, ctx, steps="1"))
+    model = _model()
+    with tf.compat.v1.Session(graph=model["graph"]) as sess:
+        sess.run(model["init"])
+        values = [sess.run([model["loss"], model["train"]], {model["x"]: X}) for _ in range(3)]
+    _flush()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["1"]  # the second run of each
+    files = {dumpfile.parse_golden(p.name): p for p in (tmp_path / "1").iterdir()}
+    by_name = {(f.op_name, f.index): p for f, p in files.items() if f is not None}
+    assert np.load(by_name[("loss", 0)]) == np.float32(values[1][0])
+    assert ("x", 0) not in by_name  # fed: not computed by the run
+    assert ("w", 0) not in by_name  # a handle: the value is dumped where it is read
+    reads = [k for k in by_name if "ReadVariableOp" in k[0] and np.load(by_name[k]).size == 12]
+    assert reads and np.load(by_name[reads[0]]).shape == (4, 3), sorted(by_name)
+
+
+def test_dumping_changes_no_value(tmp_path: Path) -> None:
+    from tf2npu.runtime import context
+    from tf2npu.runtime.dump import golden_dump
+
+    plain = _train(None)
+    ctx = context()
+    ctx.extra_instruments.append(golden_dump(tmp_path / "golden", ctx))
+    golden = _train(None)
+    npu = npu_config(precision_mode="must_keep_origin_dtype")
+    npu_plain = _train(npu)
+    dumped = npu_config(
+        precision_mode="must_keep_origin_dtype",
+        enable_dump=True,
+        dump_path=str(tmp_path),
+        dump_mode="all",
+    )
+    npu_dumped = _train(dumped)
+    _flush()
+    assert golden[0] == plain[0] and np.array_equal(golden[1], plain[1])
+    assert npu_dumped[0] == npu_plain[0] and np.array_equal(npu_dumped[1], npu_plain[1])
+    assert _npu_steps(tmp_path)
+
+
+# -- NPU ----------------------------------------------------------------------------------------
+
+
+def test_an_npu_dump_has_the_device_layout_and_maps_fused_ops(tmp_path: Path) -> None:
+    config = npu_config(
+        precision_mode="must_keep_origin_dtype",
+        enable_dump=True,
+        dump_path=str(tmp_path),
+        dump_step="0|2",
+        dump_mode="output",
+    )
+    _train(config, steps=3)
+    _flush()
+    [time_dir] = tmp_path.iterdir()
+    assert len(time_dir.name) == 14 and time_dir.name.isdigit()
+    steps = _npu_steps(tmp_path)
+    assert {d.step for d in steps} == {0, 2}
+    train = [d for d in steps if any("BiasAdd" in f or "ba" in f for f in d.files())]
+    assert train, [d.files() for d in steps]
+    step = train[0]
+    assert step.device_id == 0 and step.graph_json is not None
+    [graph] = gegraph.load(step.graph_json)
+    assert graph.name == step.model_name
+    fused = [op for op in graph.ops if op.pass_name]
+    assert [op.original_op_names for op in fused] == [("mm", "ba")]
+    assert [d.origin_name for d in fused[0].output_desc] == ["ba"]
+    names = [dumpfile.parse_npu(f) for f in step.files()]
+    assert {n.kind for n in names if n is not None} == {"output"}
+    assert {n.name.task_id for n in names if n is not None} <= {op.id for op in graph.ops}
+
+
+def test_stats_mode_writes_one_csv_per_op(tmp_path: Path) -> None:
+    config = npu_config(
+        precision_mode="must_keep_origin_dtype",
+        enable_dump=True,
+        dump_path=str(tmp_path),
+        dump_step="0",
+        dump_mode="all",
+        dump_data="stats",
+    )
+    _train(config, steps=1)
+    _flush()
+    files = [Path(d.path) / f for d in _npu_steps(tmp_path) for f in d.files()]
+    assert files and all(f.suffix == ".csv" for f in files)
+    rows = [row for f in files for row in dumpfile.read_stats_csv(f)]
+    assert {row.kind for row in rows} == {"input", "output"}
+
+
+def test_dump_layer_keeps_the_named_ops(tmp_path: Path) -> None:
+    config = npu_config(
+        precision_mode="must_keep_origin_dtype",
+        enable_dump=True,
+        dump_path=str(tmp_path),
+        dump_layer="y loss",
+    )
+    _train(config, steps=1)
+    _flush()
+    ops = {
+        dumpfile.parse_npu(f).name.op_name  # type: ignore[union-attr]
+        for d in _npu_steps(tmp_path)
+        for f in d.files()
+    }
+    assert ops == {"y", "loss"}
+
+
+def test_an_overflow_is_recorded_with_the_op_and_its_tensors(tmp_path: Path) -> None:
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [3], name="x")
+        half = tf.cast(x, tf.float16, name="half")
+        big = tf.multiply(half, tf.constant(1000.0, tf.float16), name="big")
+        out = tf.cast(big, tf.float32, name="out")
+    config = npu_config(
+        precision_mode="must_keep_origin_dtype",
+        enable_dump_debug=True,
+        dump_path=str(tmp_path),
+    )
+    with tf.compat.v1.Session(graph=graph, config=config) as sess:
+        sess.run(out, {x: [1.0, 2.0, 3.0]})  # fine
+        sess.run(out, {x: [1.0, 200.0, 3.0]})  # 200000 > 65504 in float16
+    _flush()
+    records = [
+        Path(d.path) / f
+        for d in _npu_steps(tmp_path)
+        for f in d.files()
+        if f.startswith(dumpfile.OPDEBUG_PREFIX)
+    ]
+    assert len(records) == 1
+    record = json.loads(records[0].read_text())["AI Core"]
+    assert (record["op_name"], record["step"], record["kind"]) == ("big", 1, "inf_nan")
+    assert record["created_at"].startswith(__file__)
+    neighbours = sorted(p.name.split(".")[-3] for p in records[0].parent.iterdir())
+    assert neighbours.count("input") == 2 and neighbours.count("output") == 2
