@@ -25,10 +25,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLUSTER",
+    "DEVICE_FORM",
+    "FUSED_BY",
     "PLACEMENT",
     "PRECISION",
     "SUPERSEDED",
     "Cluster",
+    "DeviceForm",
     "Diagnostic",
     "Diagnostics",
     "Placement",
@@ -50,6 +53,10 @@ CLUSTER = "cluster"
 SUPERSEDED = "superseded"
 #: ``graph.meta`` key → ``list[Cluster]`` in GeOp order (partition pass, top-level graph).
 CLUSTERS = "clusters"
+#: ``node.meta`` key → the name (str) of the fusion rule that created the node (fusion pass).
+FUSED_BY = "fused_by"
+#: ``node.meta`` key → :class:`DeviceForm` (lowering, on a node it gave a CPU form).
+DEVICE_FORM = "device_form"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +101,21 @@ class Superseded:
     by: str
     outputs: Mapping[TensorRef, TensorRef]
     rule: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceForm:
+    """What the device runs under a node's name once lowering gave the node a CPU form.
+
+    A CPU form keeps the node's name and outputs but not its op type or inputs (a float16
+    ``MatMul`` becomes ``Cast(MatMul(Cast(a), Cast(b)))``, the ``Cast`` taking the name); reports
+    of the device's graph read them here. The first form of a node records it: a form of a form
+    keeps the record of the node the passes decided.
+    """
+
+    op: str
+    inputs: tuple[TensorRef, ...]
+    control_inputs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

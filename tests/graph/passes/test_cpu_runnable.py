@@ -12,7 +12,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tf2npu.graph.decisions import CLUSTER, PRECISION, Diagnostics, PrecisionDecision
+from tf2npu.graph.decisions import (
+    CLUSTER,
+    DEVICE_FORM,
+    PRECISION,
+    DeviceForm,
+    Diagnostics,
+    PrecisionDecision,
+)
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.lint import Signature
 from tf2npu.graph.passes.cpu_runnable import CPU_FORM, make_cpu_runnable
@@ -117,6 +124,11 @@ def test_half_fused_conv2d_is_expanded_into_its_chain(ops: tuple[str, ...], chai
     # The chain's float16 Conv2D then accumulates in float32, as on the device.
     assert sorted({n.op for n in formed}) == sorted(set(chain) - {"Conv2D"})
     assert any(n.meta.get(CPU_FORM) == "fp32 Conv2D" and n.op == "Conv2D" for n in graph)
+    # what the device runs under the name, kept through the float32 form of the chain's Conv2D
+    args = ("bias",) if ops[0] == "BiasAdd" else ("scale", "offset", "mean", "variance")
+    inputs = tuple(graph[n].output() for n in ("x", "filter", *args))
+    assert fused.meta[DEVICE_FORM] == DeviceForm("_FusedConv2D", inputs)
+    assert all(n.meta[DEVICE_FORM] == fused.meta[DEVICE_FORM] for n in graph if CPU_FORM in n.meta)
     for node in formed:  # device and decisions carried; intermediates named and traced
         assert node.device == "/device:CPU:0" and node.meta[CLUSTER] == "GeOp1_0"
         assert node.meta[PRECISION].after == "float16"
@@ -170,6 +182,8 @@ def test_half_mod_runs_in_float32_under_its_name() -> None:
         ("mod/_tf2npu_f32", "Mod"), ("mod", "Cast"),
     ]
     assert graph["mod"].attrs["DstT"].type == HALF and graph["mod"].origin == ()
+    device = DeviceForm("Mod", (graph["x"].output(), graph["y"].output()))
+    assert graph["mod"].meta[DEVICE_FORM] == device
     assert [d.code for d in diagnostics.items] == ["cpu_fp32_fallback"]
     assert diagnostics.items[0].node == "mod"
     feeds = {"x": RNG.uniform(-9, 9, size=6), "y": RNG.uniform(1, 3, size=6)}

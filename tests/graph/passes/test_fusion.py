@@ -8,7 +8,7 @@ import pytest
 from tf2npu.config.fusion_switch import FusionSwitch
 from tf2npu.config.options import NpuOptions
 from tf2npu.graph.context import EngineConfig
-from tf2npu.graph.decisions import PLACEMENT, SUPERSEDED, Placement, replacement_of
+from tf2npu.graph.decisions import FUSED_BY, PLACEMENT, SUPERSEDED, Placement, replacement_of
 from tf2npu.graph.engine import PASS_MODULES
 from tf2npu.graph.fusion import RULES, known_rules
 from tf2npu.graph.ir import Graph, TensorRef
@@ -82,6 +82,7 @@ def test_function_bodies_are_fused_too() -> None:
     [body] = [f for f in graph.functions.values() if any(n.op == "MatMul" for n in f)]
     [fused] = [n for n in body if n.op == "_FusedMatMul" and SUPERSEDED not in n.meta]
     assert [s.decode() for s in fused.attrs["fused_ops"].list.s] == ["BiasAdd", "Relu"]
+    assert fused.meta[FUSED_BY] == "matmul_biasadd"  # the graph JSON names its pass
     assert [r.output_arg for n in body.consumers(fused) for r in n.inputs] == ["product"]
 
     feed = np.arange(6, dtype=np.float32).reshape(2, 3) - 2

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tf2npu.graph.decisions import CLUSTER, SUPERSEDED
+from tf2npu.graph.decisions import CLUSTER, DEVICE_FORM, FUSED_BY, SUPERSEDED, DeviceForm
 from tf2npu.graph.ir import Graph, TensorRef
 from tf2npu.graph.lint import Signature
 from tf2npu.graph.passes.cpu_runnable import CPU_FORM
@@ -120,6 +120,18 @@ def test_an_exact_op_runs_in_fp32_and_its_fp32_reader_reads_the_twin() -> None:
     assert (out.op, out.inputs, out.attrs["T"].type) == ("Identity", (wide.output(),), FLOAT)
     assert relu.meta[CLUSTER] == wide.meta[CLUSTER] == "GeOp1_0"
     assert wide.meta[CPU_FORM] == "half via fp32 Relu"
+    assert relu.meta[DEVICE_FORM] == DeviceForm("Relu", (TensorRef("x16"),))
+    assert out.meta[DEVICE_FORM] == DeviceForm("Cast", (TensorRef("relu"),))
+
+
+def test_a_twin_shares_its_producers_geop_not_its_form_nor_its_fusion() -> None:
+    graph = relu_chain()
+    form = DeviceForm("Cast", (TensorRef("x"),))
+    graph["x16"].meta.update({CLUSTER: "GeOp1_0", DEVICE_FORM: form, FUSED_BY: "rule"})
+    compute_half_in_fp32(graph)
+    assert graph["x16/_tf2npu_twin_f32"].meta == {
+        CLUSTER: "GeOp1_0", CPU_FORM: "half via fp32 twin",
+    }
 
 
 def test_a_rounded_op_keeps_its_rounding_and_its_fp32_reader() -> None:

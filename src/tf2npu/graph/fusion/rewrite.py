@@ -7,7 +7,9 @@ placement and supersession are decided in one place:
 * every new node is named ``graph.new_name(root.name, step.tag)`` and gets as ``origin`` the
   original names of every matched node (a matched node that a pass created contributes its own
   origin, so names always lead back to the user's graph);
-* it inherits the root's device string and :class:`~tf2npu.graph.decisions.Placement`;
+* it inherits the root's device string and :class:`~tf2npu.graph.decisions.Placement`, and
+  records the rule under :data:`~tf2npu.graph.decisions.FUSED_BY` (the graph JSON of a dump
+  names the rule's pass on it);
 * the root, and every interior node, is marked superseded (``by="fusion"``, ``rule=<name>``);
   the root's readers move to the fused outputs; interior nodes stay in the graph, unread.
 """
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tf2npu.errors import InternalError
-from tf2npu.graph.decisions import PLACEMENT, supersede
+from tf2npu.graph.decisions import FUSED_BY, PLACEMENT, supersede
 from tf2npu.graph.fusion.pattern import (
     SHAPE_READERS,
     Match,
@@ -85,6 +87,7 @@ def rewrite(graph: Graph, fusion: Fusion, rule: str) -> Node:
         node = _add(graph, name, step, inputs, origin, root.device)
         if placement is not None:
             node.meta[PLACEMENT] = placement
+        node.meta[FUSED_BY] = rule
         made.append(node)
     for name, prev in fusion.shaped.items():
         _move_shape_readers(graph, graph[name], _resolve(graph, prev, made, fusion.steps))

@@ -6,7 +6,8 @@ and ``_FusedConv2D`` have no float16 kernel, and a handful of plain ops (``Mod``
 ``AvgPool3D``, ... see ``tools/cpu_half_kernels.py``) have none either. Such a node gets a
 CPU-runnable form that keeps its name, its outputs (count, order, dtypes), its device and its
 decisions (``node.meta`` is copied to every node of the form, so GeOp tags and reports still
-see the device's choices):
+see the device's choices), and records what the device runs under that name (its op type and
+inputs, :class:`~tf2npu.graph.decisions.DeviceForm`) for the graph JSON of dumps:
 
 * a ``_FusedMatMul`` / ``_FusedConv2D`` is expanded back into its op chain in its own dtype —
   MatMul or Conv2D, then BiasAdd or an inference batch norm, then the activation — and the
@@ -29,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from tf2npu.graph._opdef import REF_OFFSET, flat_dtypes, input_layout, output_layout
-from tf2npu.graph.decisions import PRECISION, Diagnostics
+from tf2npu.graph.decisions import DEVICE_FORM, PRECISION, DeviceForm, Diagnostics
 from tf2npu.graph.fusion.attrs import CONV2D_ATTRS, fused_ops
 from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef
 from tf2npu.graph.passes.cpu_kernels import LOW_FLOATS, CpuKernels, has_low_float
@@ -147,6 +148,8 @@ class _Form:
         self.name = node.name
         self.device = node.device
         self.meta = {**node.meta, CPU_FORM: form}
+        # a form of a form's node keeps the first record: the node the passes decided
+        self.meta.setdefault(DEVICE_FORM, DeviceForm(node.op, node.inputs, node.control_inputs))
         self.origin = node.origin or (node.name,)
         self.final_origin = node.origin
         self.extra = node.extra

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from tf2npu.graph._opdef import output_layout
-from tf2npu.graph.decisions import SUPERSEDED
+from tf2npu.graph.decisions import DEVICE_FORM, FUSED_BY, SUPERSEDED
 from tf2npu.graph.ir import Graph, Node, TensorRef
 from tf2npu.graph.passes.cpu_runnable import CPU_FORM, _Attrs, _Form, _input_dtypes
 from tf2npu.graph.precision.signature import DT_FLOAT, DT_HALF
@@ -151,9 +151,14 @@ class _Rewrite:
         return cast.output()
 
 
+#: Meta of a producer that is about the producer itself, not shared with its twin.
+_OWN_META = (CPU_FORM, DEVICE_FORM, FUSED_BY)
+
+
 def _carried(producer: Node) -> dict[str, Any]:
-    """The producer's meta a new reader of it shares (its GeOp, its decision)."""
-    return {k: v for k, v in producer.meta.items() if k != CPU_FORM}
+    """The producer's meta a new reader of it shares (its GeOp, its decision), not its form
+    nor the fusion that made it."""
+    return {k: v for k, v in producer.meta.items() if k not in _OWN_META}
 
 
 def _type(node: Node, attr: str) -> int:

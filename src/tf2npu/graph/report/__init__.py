@@ -2,7 +2,8 @@
 
 :func:`~tf2npu.graph.report.summary.summarize` turns an
 :class:`~tf2npu.graph.engine.EngineRun` into a :class:`GraphSummary` value; every other module
-here renders that value and nothing else.
+here renders that value and nothing else, except :mod:`~tf2npu.graph.report.ge_graph`: the graph
+JSON of a dump shows each GeOp op by op, so it reads the decided IR itself.
 """
 
 from __future__ import annotations
