@@ -1,12 +1,15 @@
 """precision_tool.tf_config: what each entry point sets, prints and creates."""
 
+import contextlib
 import json
 import os
+import random
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 tf = pytest.importorskip("tensorflow")
@@ -62,20 +65,37 @@ GRAPH_ENV = {
 }
 
 
-@pytest.fixture(scope="module")
-def tf_config():
-    """The module, imported with its import-time PYTHONHASHSEED undone afterwards."""
+@contextlib.contextmanager
+def _seeds_restored():
+    """seed_everything seeds the whole process; other tests get their generators back."""
+    python_state, numpy_state = random.getstate(), np.random.get_state()
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("PYTHONHASHSEED", "0")
+        yield
+    random.setstate(python_state)
+    np.random.set_state(numpy_state)
+    tf.random.set_seed(None)
+
+
+@pytest.fixture(scope="module")
+def tf_config():
+    """The module, imported without its import-time seeding leaking into other tests."""
+    with _seeds_restored():
         from tf2npu.compat.shims.precision_tool import tf_config
     return tf_config
+
+
+@pytest.fixture(autouse=True)
+def _random_states_restored():
+    with _seeds_restored():
+        yield
 
 
 @pytest.fixture(autouse=True)
 def _in_a_temporary_directory(tmp_path, monkeypatch):
     """precision_data/ goes to the working directory and the env vars to the process."""
     monkeypatch.chdir(tmp_path)
-    for name in [*GRAPH_ENV, "PRECISION_TOOL_DUMP", "PRECISION_TOOL_OVERFLOW", "PYTHONHASHSEED"]:
+    for name in [*GRAPH_ENV, "PRECISION_TOOL_DUMP", "PRECISION_TOOL_OVERFLOW"]:
         monkeypatch.setenv(name, "before")  # recorded, so whatever the test sets is undone
         monkeypatch.delenv(name)
 
@@ -266,10 +286,6 @@ def test_estimator_dump_is_a_tfdbg_hook_writing_to_tf_debug(tf_config, tmp_path)
 
 
 def test_seed_everything_seeds_and_prints(tf_config, capsys):
-    import random
-
-    import numpy as np
-
     tf_config.seed_everything(7)
     assert os.environ["PYTHONHASHSEED"] == "7"
     assert random.random() == pytest.approx(random.Random(7).random())
