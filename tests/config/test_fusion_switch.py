@@ -118,3 +118,13 @@ def test_unknown_rule_lists_names_and_aliases():
         "ConvBiasAddFusionPass, MatMulBiasAddFusionPass, TbeConvReluFusionPass, conv2d_biasadd"
         in str(err.value)
     )
+
+
+def test_precision_tools_shipped_switch_files():
+    """fusion_off.cfg turns every rule off, the fusion_switch.cfg template none."""
+    from tf2npu.compat.shims.precision_tool import _config
+    from tf2npu.graph.fusion import known_rules
+
+    rules = known_rules()
+    assert FusionSwitch.load(_config.FUSION_OFF_FILE, rules).disabled == set(rules)
+    assert FusionSwitch.load(_config.FUSION_SWITCH_FILE, rules).disabled == frozenset()

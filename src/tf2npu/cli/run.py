@@ -52,7 +52,8 @@ installed TensorFlow 2.15, as `python SCRIPT ARGS` would run it, then print a ru
 
 The script runs in a TF 1.15 environment: `import tensorflow as tf` gives the v1 API with v2
 behaviour disabled (graph mode, tf.Session, tf.placeholder), common tf.contrib symbols resolve
-to their TF 2.15 equivalents, and `npu_bridge` is importable. Sessions whose config carries the
+to their TF 2.15 equivalents, and `npu_bridge` is importable (so is precision_tool's
+tf_config when the script has no copy of precision_tool). Sessions whose config carries the
 NpuOptimizer (npu_config_proto(), NPURunConfig, NPUEstimator, ...) run through tf2npu's graph
 engine: ops are placed on the device or the host, the precision mode inserts casts, fusions
 apply, device ops group into GeOps. Every other session stays a stock TensorFlow session.
@@ -395,14 +396,18 @@ def run_script(script: Path, args: Sequence[str]) -> int:
     ``SystemExit`` gives its code (``None`` -> 0, a non-integer is printed to stderr -> 1); an
     uncaught exception goes to :data:`sys.excepthook` (the traceback, from the script's frames
     on) -> 1; Ctrl-C -> 130. ``sys.argv``, ``sys.path`` and ``sys.modules["__main__"]`` are
-    restored afterwards.
+    restored afterwards. While it runs, ``import precision_tool`` finds tf2npu's stand-in when
+    nothing on ``sys.path`` provides one (:mod:`tf2npu.compat.shims.fallback`).
     """
+    from tf2npu.compat.shims.fallback import fallback_imports  # not at CLI start-up
+
     path = os.fspath(script)
     saved_argv, saved_path, saved_main = sys.argv, sys.path[:], sys.modules.get("__main__")
     sys.argv = [path, *args]
     sys.path[0:1] = [os.path.dirname(os.path.realpath(path))]
     try:
-        _execute(path)
+        with fallback_imports():  # precision_tool, unless the script has its own copy
+            _execute(path)
     except SystemExit as exc:
         return _exit_status(exc.code)
     except KeyboardInterrupt as exc:
