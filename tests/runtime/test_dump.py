@@ -125,8 +125,9 @@ def test_an_npu_dump_has_the_device_layout_and_maps_fused_ops(tmp_path: Path) ->
     [graph] = gegraph.load(step.graph_json)
     assert graph.name == step.model_name
     fused = [op for op in graph.ops if op.pass_name]
-    assert [op.original_op_names for op in fused] == [("mm", "ba")]
-    assert [d.origin_name for d in fused[0].output_desc] == ["ba"]
+    # MatMul + BiasAdd + ReLU become one op, standing for all three and carrying y:0
+    assert [set(op.original_op_names) for op in fused] == [{"mm", "ba", "y"}]
+    assert [d.origin_name for d in fused[0].output_desc] == ["y"]
     names = [dumpfile.parse_npu(f) for f in step.files()]
     assert {n.kind for n in names if n is not None} == {"output"}
     assert {n.name.task_id for n in names if n is not None} <= {op.id for op in graph.ops}
@@ -163,7 +164,7 @@ def test_dump_layer_keeps_the_named_ops(tmp_path: Path) -> None:
         for d in _npu_steps(tmp_path)
         for f in d.files()
     }
-    assert ops == {"y", "loss"}
+    assert ops == {"y__tf2npu_fused_matmul", "loss"}  # the fused op stands for y
 
 
 def test_an_overflow_is_recorded_with_the_op_and_its_tensors(tmp_path: Path) -> None:

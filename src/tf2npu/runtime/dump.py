@@ -234,8 +234,10 @@ class TensorDump(RunInstrument):
     ) -> None:
         sides: list[tuple[Kind, Sequence[Any]]] = []
         kinds = self.spec.kinds
-        if "input" in kinds:
-            sides.append(("input", list(tf_op.inputs)))
+        if "input" in kinds:  # the device form's inputs: lowering may compute it otherwise
+            graph = tf_op.graph
+            inputs = [t for t in op.inputs if not t.endswith(":-1")]
+            sides.append(("input", [graph.get_tensor_by_name(t) for t in inputs]))
         if "output" in kinds:
             sides.append(("output", list(tf_op.outputs)))
         if self.spec.flavour == "overflow" and not any(_is_float(t) for t in tf_op.outputs):
