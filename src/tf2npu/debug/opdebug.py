@@ -277,7 +277,7 @@ def _new_entries(acc_list: object, path: Path) -> tuple[StatusEntry, ...]:
 def _with_tf2npu_fields(
     path: Path, name: OpdebugName, entries: tuple[StatusEntry, ...], core: Mapping[str, Any]
 ) -> OpdebugRecord:
-    origin = core.get("origin") or ()
+    origin = core.get("origin")
     return OpdebugRecord(
         path,
         name,
@@ -285,13 +285,20 @@ def _with_tf2npu_fields(
         entries,
         op_name=_text(core.get("op_name")),
         op_type=_text(core.get("op_type")),
-        origin=tuple(str(o) for o in origin) if isinstance(origin, list) else (str(origin),),
+        origin=_names(origin),
         created_at=_text(core.get("created_at")),
         kind=_text(core.get("kind")),
         dtype=_text(core.get("dtype")),
         model_id=_id(core, "model_id"),
         step=_id(core, "step"),
     )
+
+
+def _names(value: object) -> tuple[str, ...]:
+    """``origin``: a list of op names (a single name is taken as a list of one)."""
+    if isinstance(value, list):
+        return tuple(str(name) for name in value if name)
+    return (value,) if isinstance(value, str) and value else ()
 
 
 def _text(value: object) -> str:

@@ -62,6 +62,9 @@ __all__ = [
 FLOAT16_MAX = 65504.0
 """The largest finite float16; a saturating device writes it where the value overflowed."""
 
+UNNAMED = "(op name not recorded)"
+"""The op name shown when neither the record, the graph JSON nor a data file names the op."""
+
 _VENDOR_TENSOR = re.compile(
     r"^(?P<type>[A-Za-z0-9_-]+)\.(?P<name>[A-Za-z0-9_-]+)\.(?P<task>[0-9]+)"
     r"(?:\.(?P<stream>[0-9]{1,9}))?\.(?P<ts>[0-9]{10,})(?:\.[0-9]+)*"
@@ -400,7 +403,7 @@ def _overflow(record: OpdebugRecord, context: _Context) -> Overflow:
     fix = propose_fix(op_type, dtype, node.op if node else None,
                       node.consumers if node else (), user_ops, record.created_at)  # fmt: skip
     return Overflow(
-        record, op_type or "?", op_name or "?", tensors, node, user_ops, record.created_at,
+        record, op_type or "?", op_name or UNNAMED, tensors, node, user_ops, record.created_at,
         dtype, fix, tuple(notes),
     )  # fmt: skip
 
