@@ -63,7 +63,7 @@ def test_panel_lines(tmp_path: Path) -> None:
     assert detail_lines(first, report.root, tmp_path / "overflow_mixlist.json") == [
         " - First overflow file timestamp [1700000000000150] -",
         " - Record: 0/Opdebug.Node_OpDebug.2.0.1700000000000150.output.0.json (step 0)",
-        " - Kind: saturation: a float16 result reached ±65504",
+        " - Kind: saturation (a float16 result reached ±65504)",
         " Input 0 [Shape: (1, 2)] [Dtype: float16] [Max: 300] [Min: 2] [Mean: 151]",
         " Output 0 [Shape: (1, 2)] [Dtype: float16] [Max: 65504] [Min: -1] [Mean: 32751.5] [±65504: 1]",
         f" Note: no graph JSON (ge_proto_*_Build.json) beside {tmp_path / '0'}",

@@ -41,8 +41,8 @@ SUMMARY_PREFIX = "overflow_summary_"
 SUMMARY_TIME = "%Y%m%d%H%M%S"
 KEEP_DTYPE = "with npu_scope.keep_dtype_scope():"
 _KINDS = {
-    "saturation": "saturation: a float16 result reached ±65504",
-    "inf_nan": "inf_nan: Inf or NaN from finite inputs",
+    "saturation": "saturation (a float16 result reached ±65504)",
+    "inf_nan": "inf_nan (Inf or NaN from finite inputs)",
 }
 
 
