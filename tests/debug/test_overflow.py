@@ -355,3 +355,21 @@ def test_a_broken_record_is_a_usage_error_naming_it(tmp_path: Path) -> None:
 def test_limit_below_one_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="limit must be >= 1, got 0"):
         analyse(tmp_path, limit=0)
+
+
+def test_the_model_is_picked_by_its_folder_name_and_a_name_is_not_guessed(tmp_path: Path) -> None:
+    folder = step_dir(tmp_path, model="GeOp2_0")
+    graphs = [
+        GeGraph("GeOp1_0", (GeOp("a/Exp", "Exp", 0),)),
+        GeGraph("GeOp2_0", (GeOp("b/Log", "Log", 0), GeOp("b/Exp", "Exp", 1))),
+    ]
+    gegraph.dump(graphs, folder.parent / "ge_proto_00000001_Build.json")
+    write_record(folder, 1, 1700000000000100, ai_core(1, op_name="b/Exp", op_type="Exp"))
+    write_record(folder, 0, 1700000000000200, ai_core(0, op_name="b/Renamed", op_type="Exp"))
+    first, second = analyse(tmp_path, limit=2).overflows
+    assert first.node is not None and first.node.model == "GeOp2_0"
+    assert (first.node.op.name, first.user_ops) == ("b/Exp", ("b/Exp",))
+    assert second.node is None  # task 0 is b/Log: a different name is not taken for it
+    assert second.notes[-1] == (
+        f"no op 'b/Renamed' in model 'GeOp2_0' of {folder.parent / 'ge_proto_00000001_Build.json'}"
+    )

@@ -9,9 +9,10 @@ the model's graph JSON and the record's own fields, and proposes the fix: move t
 float32 with a ``modify_mixlist`` black list, or keep the user's op in its dtype with
 ``npu_scope.keep_dtype_scope()``.
 
->>> report = analyse("dump", limit=1)            # doctest: +SKIP
->>> report.overflows[0].fix.black_list           # doctest: +SKIP
-('MatMul',)
+Usage (``tests/debug/test_overflow.py`` builds such trees)::
+
+    report = analyse("ovf", limit=1)
+    report.overflows[0].fix.black_list          # ('MatMul',)
 
 Views of the result (summary file, mixlist, JSON) live in :mod:`tf2npu.debug.overflow_report`.
 """
@@ -265,13 +266,15 @@ def find_node(
     graphs: list[GeGraph], model: str, names: tuple[str, ...], task_id: int
 ) -> tuple[GeGraph, GeOp] | None:
     """The op of the model named ``model`` (the only graph when none is so named) whose
-    sanitized name is one of ``names``, else whose id is ``task_id``."""
+    sanitized name is one of ``names``; only when no name is known, the op whose id is
+    ``task_id`` (a name that matches nothing is not replaced by a guess)."""
     graph = next((g for g in graphs if g.name == model), graphs[0] if len(graphs) == 1 else None)
     if graph is None:
         return None
     wanted = {sanitize(name) for name in names if name}
-    op = next((op for op in graph.ops if sanitize(op.name) in wanted), None)
-    if op is None:
+    if wanted:
+        op = next((op for op in graph.ops if sanitize(op.name) in wanted), None)
+    else:
         op = next((op for op in graph.ops if op.id == task_id), None)
     return None if op is None else (graph, op)
 
@@ -400,8 +403,14 @@ def _overflow(record: OpdebugRecord, context: _Context) -> Overflow:
     op_name = record.op_name or (node.op.name if node else "") or _first(files, "op_name")
     user_ops = record.origin or (node.op.origins if node else ())
     dtype = record.dtype or _output_dtype(tensors, node)
-    fix = propose_fix(op_type, dtype, node.op if node else None,
-                      node.consumers if node else (), user_ops, record.created_at)  # fmt: skip
+    fix = propose_fix(
+        op_type,
+        dtype,
+        node.op if node else None,
+        node.consumers if node else (),
+        user_ops,
+        record.created_at,
+    )
     return Overflow(
         record, op_type or "?", op_name or UNNAMED, tensors, node, user_ops, record.created_at,
         dtype, fix, tuple(notes),
@@ -440,7 +449,8 @@ def _node(
     names = (record.op_name, *(f.op_name for f in files[:1]))
     found = find_node(graphs, model, names, record.task_id)
     if found is None:
-        notes.append(f"op {record.op_name or record.task_id!r} is not in {path}")
+        what = ", ".join(repr(n) for n in dict.fromkeys(filter(None, names)))
+        notes.append(f"no op {what or f'with id {record.task_id}'} in model {model!r} of {path}")
         return None
     graph, op = found
     return GraphNode(graph.name, op, consumers_of(graph, op), path)
