@@ -7,6 +7,8 @@ CODE = """
 import sys
 import tf2npu, tf2npu.migrate.engine, tf2npu.migrate.tree, tf2npu.cli.main
 import tf2npu.debug.dumpfile, tf2npu.debug.gegraph
+import tf2npu.debug.opdebug, tf2npu.debug.overflow, tf2npu.debug.overflow_fix
+import tf2npu.debug.overflow_report, tf2npu.cli.overflow
 from tf2npu.testing.migration import migrate_text
 out = migrate_text("import tensorflow as tf\\nsess = tf.Session()\\n").output
 assert b"npu_config_proto" in out, out

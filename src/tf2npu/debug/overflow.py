@@ -1,0 +1,465 @@
+"""Find the first overflowing ops of an overflow dump and say how to fix them (TF-free).
+
+The vendor's rule (precision_tool ``ac``, msaccucmp ``overflow``): list every ``Opdebug`` record
+under the dump, order them by the timestamp in their file names, and read the first N: the
+first overflow in execution order is the one to fix, later ones usually follow from it. For each
+record this module reads the op's input and output dump files (same folder, same task and
+stream id, the earliest timestamp), one file at a time, maps the op to the user's graph through
+the model's graph JSON and the record's own fields, and proposes the fix: move the op type to
+float32 with a ``modify_mixlist`` black list, or keep the user's op in its dtype with
+``npu_scope.keep_dtype_scope()``.
+
+Usage (``tests/debug/test_overflow.py`` builds such trees)::
+
+    report = analyse("ovf", limit=1)
+    report.overflows[0].fix.black_list          # ('MatMul',)
+
+Views of the result (summary file, mixlist, JSON) live in :mod:`tf2npu.debug.overflow_report`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tf2npu.debug import gegraph
+from tf2npu.debug.dumpfile import (
+    Kind,
+    TensorStats,
+    ge_dtype,
+    graph_json_name,
+    parse_golden,
+    parse_npu,
+    sanitize,
+    tensor_stats,
+)
+from tf2npu.debug.gegraph import GeGraph, GeOp
+from tf2npu.debug.opdebug import (
+    OpdebugName,
+    OpdebugRecord,
+    is_raw_opdebug,
+    load_record,
+    parse_opdebug_name,
+)
+from tf2npu.debug.overflow_fix import Fix, propose_fix
+
+__all__ = [
+    "FLOAT16_MAX",
+    "DataFile",
+    "GraphNode",
+    "Overflow",
+    "OverflowReport",
+    "Scan",
+    "TensorSummary",
+    "analyse",
+    "scan",
+]
+
+FLOAT16_MAX = 65504.0
+"""The largest finite float16; a saturating device writes it where the value overflowed."""
+
+UNNAMED = "(op name not recorded)"
+"""The op name shown when neither the record, the graph JSON nor a data file names the op."""
+
+_VENDOR_TENSOR = re.compile(
+    r"^(?P<type>[A-Za-z0-9_-]+)\.(?P<name>[A-Za-z0-9_-]+)\.(?P<task>[0-9]+)"
+    r"(?:\.(?P<stream>[0-9]{1,9}))?\.(?P<ts>[0-9]{10,})(?:\.[0-9]+)*"
+    r"\.(?P<kind>input|output)\.(?P<index>[0-9]+)(?:\.[0-9x]+)?\.npy$"
+)
+"""msaccucmp ``convert`` names: the oldest have no stream id, newer ones append four ids after
+the timestamp, ``-f`` appends the shape."""
+
+
+# -- finding records --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """What a dump tree holds: converted records (in the vendor's order), and counts of what
+    cannot be read as an overflow dump."""
+
+    records: tuple[tuple[Path, OpdebugName], ...]
+    """Sorted by the timestamp in the file name, then by path."""
+    raw_records: int
+    """Device Opdebug files not converted to JSON."""
+    tensor_files: int
+    """Other dump files (tensors, statistics, golden)."""
+
+
+def scan(root: str | Path) -> Scan:
+    """Every Opdebug record under ``root``, at any depth (precision_tool keeps them in
+    ``precision_data/overflow/dump``)."""
+    records: list[tuple[Path, OpdebugName]] = []
+    raw = tensors = 0
+    for directory, subdirs, names in os.walk(root):
+        subdirs.sort()
+        for filename in names:
+            name = parse_opdebug_name(filename)
+            if name is not None:
+                records.append((Path(directory, filename), name))
+            elif is_raw_opdebug(filename):
+                raw += 1
+            elif parse_npu(filename) or parse_golden(filename) or _VENDOR_TENSOR.match(filename):
+                tensors += 1
+    records.sort(key=lambda item: (item[1].timestamp, str(item[0])))
+    return Scan(tuple(records), raw, tensors)
+
+
+# -- the op's dump files ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DataFile:
+    """One input or output ``.npy`` of an op, as named in an NPU dump."""
+
+    filename: str
+    op_type: str
+    op_name: str
+    task_id: int
+    stream_id: int | None
+    timestamp: int
+    kind: Kind
+    index: int
+
+
+def parse_data_file(filename: str) -> DataFile | None:
+    """``filename`` as an op's tensor file (tf2npu's names or msaccucmp ``convert``'s)."""
+    ours = parse_npu(filename)
+    if ours is not None and ours.kind is not None and ours.index is not None:
+        n = ours.name
+        return DataFile(
+            filename, n.op_type, n.op_name, n.task_id, n.stream_id, n.timestamp, ours.kind,
+            ours.index,
+        )  # fmt: skip
+    match = _VENDOR_TENSOR.match(filename)
+    if match is None or match["type"] == "Opdebug":
+        return None
+    kind: Kind = "input" if match["kind"] == "input" else "output"
+    stream = None if match["stream"] is None else int(match["stream"])
+    return DataFile(
+        filename, match["type"], match["name"], int(match["task"]), stream, int(match["ts"]),
+        kind, int(match["index"]),
+    )  # fmt: skip
+
+
+def op_files(files: list[DataFile], task_id: int, stream_id: int | None) -> list[DataFile]:
+    """The files of the op with ``task_id``/``stream_id`` (either stream id unknown: any), of
+    its earliest dump (the vendor's rule), inputs first, by index."""
+    mine = [
+        f
+        for f in files
+        if f.task_id == task_id
+        and (stream_id is None or f.stream_id is None or f.stream_id == stream_id)
+    ]
+    if not mine:
+        return []
+    first = min(mine, key=lambda f: (f.timestamp, f.op_name))
+    same = [
+        f
+        for f in mine
+        if (f.timestamp, f.op_type, f.op_name) == (first.timestamp, first.op_type, first.op_name)
+    ]
+    return sorted(same, key=lambda f: (f.kind != "input", f.index))
+
+
+@dataclass(frozen=True, slots=True)
+class TensorSummary:
+    """``[Shape][Dtype][Max][Min][Mean]`` of one tensor, as the vendor tools print them (over
+    all elements: an Inf makes Max ``inf``, a NaN makes all three ``nan``), plus counts."""
+
+    kind: Kind
+    index: int
+    filename: str
+    shape: tuple[int, ...]
+    dtype: str
+    """numpy name: ``float16``."""
+    max: float
+    min: float
+    mean: float
+    nan: int
+    pos_inf: int
+    neg_inf: int
+    saturated: int
+    """float16 elements at ±65504 (where a saturating device clips an overflow)."""
+
+    @property
+    def finite(self) -> bool:
+        return self.nan + self.pos_inf + self.neg_inf == 0
+
+
+def summarize_tensor(path: Path, kind: Kind, index: int) -> TensorSummary:
+    """Read one ``.npy`` (memory-mapped) and summarise it.
+
+    Raises:
+        ValueError, OSError: the file is not a readable ``.npy``.
+    """
+    array = np.load(path, mmap_mode="r", allow_pickle=False)
+    stats = tensor_stats(kind, index, array)
+    saturated = 0
+    if array.dtype == np.float16:
+        saturated = int(np.count_nonzero(np.abs(np.asarray(array)) == np.float16(FLOAT16_MAX)))
+    high, low, mean = _over_all_elements(stats)
+    return TensorSummary(
+        kind, index, path.name, stats.shape, array.dtype.name, high, low, mean, stats.nan,
+        stats.pos_inf, stats.neg_inf, saturated,
+    )  # fmt: skip
+
+
+def _over_all_elements(stats: TensorStats) -> tuple[float, float, float]:
+    """Max, min, mean over every element (``tensor_stats`` gives them over the finite ones)."""
+    nan, inf = float("nan"), float("inf")
+    if stats.nan or stats.count == 0:
+        return nan, nan, nan
+    any_finite = stats.count > stats.pos_inf + stats.neg_inf
+    high = inf if stats.pos_inf else (stats.max if any_finite else -inf)
+    low = -inf if stats.neg_inf else (stats.min if any_finite else inf)
+    if stats.pos_inf and stats.neg_inf:
+        return high, low, nan
+    mean = inf if stats.pos_inf else (-inf if stats.neg_inf else stats.mean)
+    return high, low, mean
+
+
+# -- the user's graph -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GraphNode:
+    """The overflowing op in its model's graph JSON, and what it stands for."""
+
+    model: str
+    op: GeOp
+    consumers: tuple[GeOp, ...]
+    """The ops that read its outputs (used to fix an overflowing Cast)."""
+    graph_json: Path
+
+    @property
+    def output_origins(self) -> tuple[str, ...]:
+        """The user's tensors its outputs carry, ``op:index``."""
+        return tuple(
+            f"{d.origin_name}:{d.origin_index or 0}"
+            for d in self.op.output_desc
+            if d.origin_name is not None
+        )
+
+
+def graph_json_of(folder: Path) -> Path | None:
+    """The graph JSON beside a step folder (``<model_id>/ge_proto_<model_id>_Build.json``), else
+    any ``ge_proto_*_Build.json`` there or in the folder itself."""
+    model_dir = folder.parent
+    if model_dir.name.isdigit():
+        named = model_dir / graph_json_name(int(model_dir.name))
+        if named.is_file():
+            return named
+    for place in (model_dir, folder):
+        found = sorted(place.glob("ge_proto_*_Build.json"))
+        if found:
+            return found[0]
+    return None
+
+
+def find_node(
+    graphs: list[GeGraph], model: str, names: tuple[str, ...], task_id: int
+) -> tuple[GeGraph, GeOp] | None:
+    """The op of the model named ``model`` (the only graph when none is so named) whose
+    sanitized name is one of ``names``; only when no name is known, the op whose id is
+    ``task_id`` (a name that matches nothing is not replaced by a guess)."""
+    graph = next((g for g in graphs if g.name == model), graphs[0] if len(graphs) == 1 else None)
+    if graph is None:
+        return None
+    wanted = {sanitize(name) for name in names if name}
+    if wanted:
+        op = next((op for op in graph.ops if sanitize(op.name) in wanted), None)
+    else:
+        op = next((op for op in graph.ops if op.id == task_id), None)
+    return None if op is None else (graph, op)
+
+
+def consumers_of(graph: GeGraph, op: GeOp) -> tuple[GeOp, ...]:
+    """The ops of ``graph`` with a data input from ``op``."""
+    prefix = f"{op.name}:"
+    return tuple(
+        other
+        for other in graph.ops
+        if any(src.startswith(prefix) and not src.endswith(":-1") for src in other.inputs)
+    )
+
+
+# -- one overflow -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Overflow:
+    """One overflowing op: its record, tensors, place in the user's graph and the fix."""
+
+    record: OpdebugRecord
+    op_type: str
+    op_name: str
+    tensors: tuple[TensorSummary, ...]
+    node: GraphNode | None
+    user_ops: tuple[str, ...]
+    """The user's ops it stands for (the record's ``origin``, else the graph JSON's)."""
+    created_at: str
+    dtype: str
+    """GE name of its output dtype (``DT_FLOAT16``), ``""`` when nothing says."""
+    fix: Fix
+    notes: tuple[str, ...] = ()
+    """What could not be found (data files, graph JSON), so the reader knows what is missing."""
+
+
+@dataclass(frozen=True, slots=True)
+class OverflowReport:
+    """The first overflows of a dump tree, in execution order."""
+
+    root: Path
+    records: int
+    """Opdebug records in the tree."""
+    overflows: tuple[Overflow, ...]
+    skipped: int = 0
+    """Records read whose status shows no overflow (every unit's status is 0)."""
+    raw_records: int = 0
+    """Device Opdebug files not converted to JSON (unreadable here)."""
+    tensor_files: int = 0
+    """Other dump files in the tree (tensors, statistics, golden)."""
+
+    @property
+    def black_list(self) -> tuple[str, ...]:
+        """The op types all fixes move to float32, in order, once each."""
+        return tuple(dict.fromkeys(t for o in self.overflows for t in o.fix.black_list))
+
+
+@dataclass
+class _Context:
+    """Caches while reading one tree: each folder is listed, each graph JSON read, once."""
+
+    files: dict[Path, list[DataFile]] = field(default_factory=dict)
+    graphs: dict[Path, list[GeGraph] | str] = field(default_factory=dict)
+
+    def data_files(self, folder: Path) -> list[DataFile]:
+        if folder not in self.files:
+            parsed = (parse_data_file(name) for name in sorted(os.listdir(folder)))
+            self.files[folder] = [f for f in parsed if f is not None]
+        return self.files[folder]
+
+    def graph(self, path: Path) -> list[GeGraph] | str:
+        """The graphs of ``path``, or why they cannot be read."""
+        if path not in self.graphs:
+            try:
+                self.graphs[path] = gegraph.load(path)
+            except (OSError, ValueError) as exc:
+                self.graphs[path] = str(exc)
+        return self.graphs[path]
+
+
+def analyse(root: str | Path, limit: int = 1) -> OverflowReport:
+    """The first ``limit`` overflows under ``root`` (records with no overflowing unit are
+    skipped and counted).
+
+    Raises:
+        UsageError: a record in the first ``limit`` is broken (the message names the file).
+        ValueError: ``limit`` < 1.
+    """
+    if limit < 1:
+        raise ValueError(f"limit must be >= 1, got {limit}")
+    found = scan(root)
+    context = _Context()
+    overflows: list[Overflow] = []
+    skipped = 0
+    for record in _records(found):
+        if not record.overflowed:
+            skipped += 1
+            continue
+        overflows.append(_overflow(record, context))
+        if len(overflows) == limit:
+            break
+    return OverflowReport(
+        Path(root), len(found.records), tuple(overflows), skipped, found.raw_records,
+        found.tensor_files,
+    )  # fmt: skip
+
+
+def _records(found: Scan) -> Iterator[OpdebugRecord]:
+    for path, name in found.records:
+        yield load_record(path, name)
+
+
+def _overflow(record: OpdebugRecord, context: _Context) -> Overflow:
+    folder = record.path.parent
+    notes: list[str] = []
+    files = op_files(context.data_files(folder), record.task_id, record.stream_id)
+    if not files:
+        notes.append(
+            f"no dump files of task {record.task_id} stream {_stream(record.stream_id)} in "
+            f"{folder}: only the record was kept"
+        )
+    tensors = tuple(_tensors(folder, files, notes))
+    node = _node(record, files, context, notes)
+    # the record knows best, then the graph JSON, then the data file names
+    op_type = record.op_type or (node.op.type if node else "") or _first(files, "op_type")
+    op_name = record.op_name or (node.op.name if node else "") or _first(files, "op_name")
+    user_ops = record.origin or (node.op.origins if node else ())
+    dtype = record.dtype or _output_dtype(tensors, node)
+    fix = propose_fix(
+        op_type,
+        dtype,
+        node.op if node else None,
+        node.consumers if node else (),
+        user_ops,
+        record.created_at,
+    )
+    return Overflow(
+        record, op_type or "?", op_name or UNNAMED, tensors, node, user_ops, record.created_at,
+        dtype, fix, tuple(notes),
+    )  # fmt: skip
+
+
+def _first(files: list[DataFile], attribute: str) -> str:
+    return str(getattr(files[0], attribute)) if files else ""
+
+
+def _stream(stream_id: int | None) -> str:
+    return "?" if stream_id is None else str(stream_id)
+
+
+def _tensors(folder: Path, files: list[DataFile], notes: list[str]) -> Iterator[TensorSummary]:
+    for data in files:
+        try:
+            yield summarize_tensor(folder / data.filename, data.kind, data.index)
+        except (OSError, ValueError) as exc:
+            notes.append(f"{data.filename} cannot be read as .npy: {exc}")
+
+
+def _node(
+    record: OpdebugRecord, files: list[DataFile], context: _Context, notes: list[str]
+) -> GraphNode | None:
+    folder = record.path.parent
+    path = graph_json_of(folder)
+    if path is None:
+        notes.append(f"no graph JSON (ge_proto_*_Build.json) beside {folder}")
+        return None
+    graphs = context.graph(path)
+    if isinstance(graphs, str):
+        notes.append(f"graph JSON unreadable: {graphs}")
+        return None
+    model = folder.parent.parent.name if folder.parent.name.isdigit() else ""
+    names = (record.op_name, *(f.op_name for f in files[:1]))
+    found = find_node(graphs, model, names, record.task_id)
+    if found is None:
+        what = ", ".join(repr(n) for n in dict.fromkeys(filter(None, names)))
+        notes.append(f"no op {what or f'with id {record.task_id}'} in model {model!r} of {path}")
+        return None
+    graph, op = found
+    return GraphNode(graph.name, op, consumers_of(graph, op), path)
+
+
+def _output_dtype(tensors: tuple[TensorSummary, ...], node: GraphNode | None) -> str:
+    output = next((t for t in tensors if t.kind == "output"), None)
+    if output is not None:
+        return ge_dtype(output.dtype)
+    if node is not None and node.op.output_desc:
+        return node.op.output_desc[0].dtype
+    return ""

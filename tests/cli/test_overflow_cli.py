@@ -1,0 +1,241 @@
+"""``tf2npu overflow`` end to end: panels, files, --json, exit codes and usage errors."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tf2npu.cli.main import main
+from tf2npu.config.mixlist import Mixlist
+from tf2npu.config.precision import PrecisionClass
+from tf2npu.debug import gegraph
+from tf2npu.debug.dumpfile import NpuFileName, opdebug_name
+from tf2npu.debug.gegraph import GeGraph, GeOp, TensorDesc
+
+STEP = Path("20240101000000", "0", "GeOp1_0", "1", "0")
+
+
+def overflow(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["overflow", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def record(folder: Path, task: int, ts: int, **fields: object) -> None:
+    body = {"AI Core": {"status": 32, "task_id": task, "stream_id": 0, **fields}}
+    (folder / opdebug_name(task, 0, ts)).write_text(json.dumps(body))
+
+
+@pytest.fixture
+def dump(tmp_path: Path) -> Path:
+    """A fused dense layer that saturates at step 0 (task 1), then an Exp at task 2."""
+    root = tmp_path / "ovf"
+    folder = root / STEP
+    folder.mkdir(parents=True)
+    fused = GeOp(
+        "dense/fused", "_FusedMatMul", 1, ("x:0", "w:0", "b:0"),
+        output_desc=(TensorDesc("DT_FLOAT16", (2,), "dense/BiasAdd", 0),),
+        original_op_names=("dense/MatMul", "dense/BiasAdd"), pass_name="matmul_biasadd",
+    )  # fmt: skip
+    gegraph.dump(GeGraph("GeOp1_0", (fused,)), folder.parent / "ge_proto_00000001_Build.json")
+    base = NpuFileName("_FusedMatMul", "dense_fused", 1, 0, 1700000000000100)
+    np.save(folder / base.tensor("input", 0), np.array([300.0, 400.0], np.float16))
+    np.save(folder / base.tensor("output", 0), np.array([np.inf, 65504.0], np.float16))
+    record(folder, 2, 1700000000000900, op_name="loss/Exp", op_type="Exp", dtype="DT_FLOAT16")
+    record(
+        folder, 1, 1700000000000200, op_name="dense/fused", op_type="_FusedMatMul",
+        origin=["dense/MatMul", "dense/BiasAdd"], created_at="train.py:12", kind="inf_nan",
+        dtype="DT_FLOAT16", model_id=1, step=0,
+    )  # fmt: skip
+    return root
+
+
+def test_lists_the_first_overflow_and_writes_the_fix_beside_the_dump(
+    capsys: pytest.CaptureFixture[str], dump: Path
+) -> None:
+    code, out, err = overflow(capsys, str(dump))
+    assert (code, err) == (0, "")
+    for line in (
+        "[_FusedMatMul][1] dense/fused",
+        " - [AI Core][Status:32][TaskId:1] ['floating-point compute overflow']",
+        " - First overflow file timestamp [1700000000000200] -",
+        " Input 0 [Shape: (2,)] [Dtype: float16] [Max: 400] [Min: 300] [Mean: 350]",
+        " Output 0 [Shape: (2,)] [Dtype: float16] [Max: inf] [Min: 65504] [Mean: inf] [+Inf: 1] [±65504: 1]",
+        " Your graph: dense/MatMul, dense/BiasAdd [node dense/fused (_FusedMatMul); made by matmul_biasadd; outputs carry dense/BiasAdd:0]",
+        " Created at: train.py:12",
+        "  or: create dense/MatMul, dense/BiasAdd at train.py:12 under `with npu_scope.keep_dtype_scope():`",
+        "Shown 1 of 2 overflow record(s), earliest first: fix the first, later ones usually follow from it; -n 2 lists all.",
+        f"Mixlist: {dump / 'overflow_mixlist.json'} (use it: modify_mixlist=",
+    ):
+        assert line in out, line
+    assert "loss/Exp" not in out
+    summaries = sorted(p.name for p in dump.glob("overflow_summary_*.txt"))
+    assert len(summaries) == 1 and len(summaries[0]) == len("overflow_summary_20240101000000.txt")
+    assert f"Summary: {dump / summaries[0]}" in out
+    edits = Mixlist.load(dump / "overflow_mixlist.json")
+    assert edits.added == (("MatMul", PrecisionClass.DENY),)
+
+
+def test_n_and_out(capsys: pytest.CaptureFixture[str], dump: Path, tmp_path: Path) -> None:
+    out_dir = tmp_path / "report" / "new"
+    code, out, _ = overflow(capsys, str(dump), "-n", "5", "--out", str(out_dir))
+    assert code == 0
+    assert out.index("[_FusedMatMul][1] dense/fused") < out.index("[Exp][2] loss/Exp")
+    assert "Shown 2 of 2 overflow record(s)" in out and "lists all" not in out
+    assert json.loads((out_dir / "overflow_mixlist.json").read_text()) == {
+        "black-list": {"to-add": ["MatMul", "Exp"]}
+    }
+    summary = next(out_dir.glob("overflow_summary_*.txt")).read_text()
+    assert summary.startswith(
+        "==============================[1]==============================\n [AI Core][TaskId:1][StreamId:0][Status:32]\n"
+    )
+    assert (
+        "==============================[2]==============================\n [AI Core][TaskId:2][StreamId:0][Status:32]\n"
+        in summary
+    )
+    assert not list(dump.glob("overflow_*"))
+
+
+def test_json(capsys: pytest.CaptureFixture[str], dump: Path) -> None:
+    code, out, _ = overflow(capsys, str(dump), "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert [o["op_name"] for o in data["overflows"]] == ["dense/fused"]
+    assert data["overflows"][0]["node"]["original_op_names"] == ["dense/MatMul", "dense/BiasAdd"]
+    assert data["overflows"][0]["tensors"][1]["max"] == "inf"
+    assert data["mixlist"] == {"black-list": {"to-add": ["MatMul"]}}
+    assert data["files"]["mixlist"] == str(dump / "overflow_mixlist.json")
+
+
+def test_no_overflow_found_is_exit_0(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, err = overflow(capsys, str(tmp_path))
+    assert (code, err) == (0, "")
+    assert (
+        out
+        == f"no overflow found in {tmp_path}: no Opdebug record (the device writes none when nothing overflowed)\n"
+    )
+    code, out, _ = overflow(capsys, str(tmp_path), "--json")
+    assert code == 0
+    assert json.loads(out)["overflows"] == [] and json.loads(out)["files"] == {
+        "summary": None,
+        "mixlist": None,
+    }
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_records_with_status_0_are_no_overflow(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    record(tmp_path, 0, 1700000000000000, status=0)
+    code, out, _ = overflow(capsys, str(tmp_path))
+    assert code == 0
+    assert (
+        out == f"no overflow found in {tmp_path}: 1 Opdebug record(s), none with a status above 0\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["-n", "0"], "-n 0: give how many overflowing ops to list, a number >= 1 (default 1: the first in execution order)"),
+        (["-n", "-3"], "-n -3: give how many overflowing ops to list, a number >= 1 (default 1: the first in execution order)"),
+    ],
+)  # fmt: skip
+def test_bad_n(
+    capsys: pytest.CaptureFixture[str], dump: Path, argv: list[str], message: str
+) -> None:
+    code, out, err = overflow(capsys, str(dump), *argv)
+    assert (code, out) == (2, "")
+    assert err == f"tf2npu overflow: error: {message}\n"
+
+
+def test_missing_dump_dir(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, err = overflow(capsys, str(tmp_path / "nope"))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"tf2npu overflow: error: DUMP_DIR {str(tmp_path / 'nope')!r} does not exist; give the "
+        "dump_path of a run with enable_dump_debug=True (or precision_data/overflow/dump)\n"
+    )
+
+
+def test_a_file_instead_of_the_dump_dir(capsys: pytest.CaptureFixture[str], dump: Path) -> None:
+    path = next((dump / STEP).glob("Opdebug*"))
+    code, _, err = overflow(capsys, str(path))
+    assert code == 2
+    assert err == (
+        f"tf2npu overflow: error: DUMP_DIR {str(path)!r} is a file, not a folder; give the "
+        f"folder that holds it: {str(path.parent)!r}\n"
+    )
+
+
+def test_a_tensor_dump_is_not_an_overflow_dump(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    np.save(
+        tmp_path / NpuFileName("Add", "add", 0, 0, 1700000000000000).tensor("output", 0), np.ones(2)
+    )
+    code, _, err = overflow(capsys, str(tmp_path))
+    assert code == 2
+    assert (
+        f"DUMP_DIR {str(tmp_path)!r} holds 1 tensor dump file(s) but no Opdebug record: it is a tensor dump (enable_dump)"
+        in err
+    )
+
+
+def test_raw_records_must_be_converted(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "Opdebug.Node_OpDebug.0.3.1673383728094391.4.1.0.0").write_bytes(b"\x00")
+    code, _, err = overflow(capsys, str(tmp_path))
+    assert code == 2
+    assert (
+        "holds 1 Opdebug file(s) not converted to JSON; convert them first: msaccucmp.py convert -d"
+        in err
+    )
+
+
+def test_a_broken_record(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / opdebug_name(0, 0, 1700000000000000)).write_text("[]")
+    code, _, err = overflow(capsys, str(tmp_path))
+    assert code == 2
+    assert "is not an Opdebug record" in err and "Traceback" not in err
+
+
+def test_out_that_is_a_file(capsys: pytest.CaptureFixture[str], dump: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("")
+    code, out, err = overflow(capsys, str(dump), "--out", str(blocker))
+    assert (code, out) == (2, "")
+    assert err == f"tf2npu overflow: error: --out {str(blocker)!r} is a file; give a folder\n"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_read_only_dump_dir_asks_for_out(capsys: pytest.CaptureFixture[str], dump: Path) -> None:
+    dump.chmod(0o555)
+    try:
+        code, _, err = overflow(capsys, str(dump))
+    finally:
+        dump.chmod(0o755)
+    assert code == 2
+    assert "DUMP_DIR (no --out given)" in err and "give a folder you can write to" in err
+
+
+def test_help_teaches(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["overflow", "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: tf2npu overflow [-h] [-n N] [--out DIR] [--json] DUMP_DIR\n")
+    for text in (
+        "enable_dump_debug=True",
+        "keep_dtype_scope",
+        "overflow_mixlist.json",
+        "exit codes: 0",
+        "docs/overflow.md",
+    ):
+        assert text in out
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "tf2npu overflow DUMP" in capsys.readouterr().out
