@@ -66,5 +66,5 @@ def test_load_reads_a_vendor_graph_without_ids_or_attrs(tmp_path: Path) -> None:
 def test_load_names_the_file_of_a_bad_graph(tmp_path: Path, text: str) -> None:
     path = tmp_path / "bad.json"
     path.write_text(text)
-    with pytest.raises(ValueError, match="bad.json"):
+    with pytest.raises(ValueError, match=r"bad\.json"):
         gegraph.load(path)

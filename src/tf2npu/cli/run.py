@@ -109,6 +109,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     # SCRIPT, and the script must see its arguments exactly as typed.
     parser.usage = (
         "%(prog)s [-h] [--option KEY=VALUE] [--precision-mode MODE] [--mix-compile]\n"
+        "                  [--fusion-switch-file FILE] [--modify-mixlist FILE]\n"
         "                  [--no-npu] [--execution {host,xla}] [--strict-options]\n"
         "                  [--dump DIR [--dump-step STEPS] [--dump-mode MODE] [--dump-data D]]\n"
         "                  [--report-dir DIR] [--quiet] [--verbose] SCRIPT [ARGS ...]"
@@ -129,7 +130,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="an NpuOptimizer parameter_map option for every NPU session; it wins over the "
         "script's own setting; repeat for several (docs/options.md lists them)",
     )
-    add_shorthands(npu, ("--precision-mode", "--mix-compile"))
+    add_shorthands(npu)
     npu.add_argument(
         "--no-npu",
         action="store_true",

@@ -326,6 +326,11 @@ class EnvSettings:
     """``ASCEND_DEVICE_ID`` (preferred) or ``DEVICE_ID``."""
     opp_path: str = DEFAULT_OPP_PATH
     """``ASCEND_OPP_PATH``: where a vendor ``npu_supported_ops.json`` is looked for."""
+    dump_ge_graph: int = 0
+    """``DUMP_GE_GRAPH`` (1-3): write each compiled graph; here as the graph JSON of its GeOps
+    (what ``atc --mode=5`` would make of GE's ``ge_proto_*_Build.txt``)."""
+    dump_graph_path: str = ""
+    """``DUMP_GRAPH_PATH``: where those graphs go ("" = the working directory)."""
 
 
 @dataclass(frozen=True, slots=True)

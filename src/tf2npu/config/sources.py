@@ -390,6 +390,8 @@ def from_env(env: Mapping[str, str]) -> tuple[EnvSettings, dict[str, Value]]:
         rank_id=_env_int(env, "RANK_ID", _env_int(env, "POD_NAME", 0)),
         device_id=_env_int(env, "ASCEND_DEVICE_ID", _env_int(env, "DEVICE_ID", 0)),
         opp_path=env.get("ASCEND_OPP_PATH") or DEFAULT_OPP_PATH,
+        dump_ge_graph=_env_int(env, "DUMP_GE_GRAPH", 0),
+        dump_graph_path=env.get("DUMP_GRAPH_PATH", ""),
     )
     fallback: dict[str, Value] = {"aoe_mode": env["AOE_MODE"]} if env.get("AOE_MODE") else {}
     return settings, fallback

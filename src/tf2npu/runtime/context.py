@@ -58,10 +58,16 @@ class RuntimeContext:
 
     def __post_init__(self) -> None:
         from tf2npu.runtime.compile import CheckResult, PrintModelDumps
+        from tf2npu.runtime.dump import GraphJsonDumps
         from tf2npu.runtime.watch import StatsRecorder
 
         self.check_result = CheckResult(self)
-        self._builtin = [StatsRecorder(self), self.check_result, PrintModelDumps(self)]
+        self._builtin = [
+            StatsRecorder(self),
+            self.check_result,
+            PrintModelDumps(self),
+            GraphJsonDumps(),
+        ]
 
     @property
     def instruments(self) -> list[RunInstrument]:

@@ -49,7 +49,14 @@ if TYPE_CHECKING:
     from tf2npu.config.options import NpuOptions
     from tf2npu.runtime.context import RuntimeContext
 
-__all__ = ["DumpSpec", "DumpWriter", "TensorDump", "golden_dump", "session_dump"]
+__all__ = [
+    "DumpSpec",
+    "DumpWriter",
+    "GraphJsonDumps",
+    "TensorDump",
+    "golden_dump",
+    "session_dump",
+]
 
 _LOG = logging.getLogger("tf2npu.runtime")
 Flavour = Literal["npu", "overflow", "golden"]
@@ -117,6 +124,31 @@ def session_dump(options: NpuOptions, ctx: RuntimeContext) -> RunInstrument | No
 def golden_dump(path: str | Path, ctx: RuntimeContext, steps: str = "") -> TensorDump:
     """The instrument of ``tf2npu run --no-npu --dump DIR`` (stock sessions)."""
     return TensorDump(DumpSpec("golden", Path(path).absolute(), DumpSteps.parse(steps)), ctx)
+
+
+# -- graph dumps -----------------------------------------------------------------------------
+
+
+class GraphJsonDumps(RunInstrument):
+    """``DUMP_GE_GRAPH``: each compile's GeOps as one graph JSON in ``DUMP_GRAPH_PATH``.
+
+    GE writes ``ge_proto_<n>_Build.txt`` there, which seed 001 converts with ``atc --mode=5``;
+    we write the converted form, ``ge_proto_<graph number:08d>_Build.json``, directly (one
+    graph per GeOp), so ``tf2npu compare -f`` takes it as it is.
+    """
+
+    def on_sync(self, event: SyncEvent) -> None:
+        options = event.session.options
+        if options is None or not options.env.dump_ge_graph:
+            return
+        from tf2npu.graph.report.ge_graph import ge_graphs
+
+        graphs = [_renamed(g, event.renamed) for g in ge_graphs(event.compiled.graph)]
+        if not graphs:
+            return
+        directory = Path(options.env.dump_graph_path or ".")
+        directory.mkdir(parents=True, exist_ok=True)
+        gegraph.dump(graphs, directory / dumpfile.graph_json_name(event.graph_num))
 
 
 # -- the instrument --------------------------------------------------------------------------

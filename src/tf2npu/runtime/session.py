@@ -76,7 +76,7 @@ class _NpuSessionMixin:
         self._inner = stock_session(target, self._mirror.graph, without_npu_optimizer(config))
         self._steps = TrainingSteps(self._graph)
         self._loop_checked = False
-        self._plans: dict[tuple[tuple[Any, ...], tuple[Any, ...]], _RunPlan] = {}
+        self._plans: dict[tuple[tuple[Any, ...], tuple[Any, ...], frozenset[str]], _RunPlan] = {}
 
     # -- the main entry point ---------------------------------------------------------------
 
