@@ -34,6 +34,7 @@ SUMMARY_KEYS = {
     "options_unknown": list,
     "exit_status": int,
     "job_environment": dict,
+    "dumps": list,
 }
 
 
