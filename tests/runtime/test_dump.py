@@ -195,3 +195,18 @@ def test_an_overflow_is_recorded_with_the_op_and_its_tensors(tmp_path: Path) -> 
     assert record["created_at"].startswith(__file__)
     neighbours = sorted(p.name.split(".")[-3] for p in records[0].parent.iterdir())
     assert neighbours.count("input") == 2 and neighbours.count("output") == 2
+
+
+def test_atomic_overflow_mode_records_nothing_and_says_why(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = npu_config(
+        precision_mode="must_keep_origin_dtype",
+        enable_dump_debug=True,
+        dump_debug_mode="atomic_overflow",
+        dump_path=str(tmp_path),
+    )
+    _train(config, steps=1)
+    _flush()
+    assert list(tmp_path.iterdir()) == []
+    assert "atomic adds, which do not exist off the device" in caplog.text

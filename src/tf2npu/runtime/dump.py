@@ -108,6 +108,14 @@ def session_dump(options: NpuOptions, ctx: RuntimeContext) -> RunInstrument | No
     """The dump instrument an NPU session's options ask for, or None."""
     if not (options.enable_dump or options.enable_dump_debug):
         return None
+    if not options.enable_dump and options.dump_debug_mode == "atomic_overflow":
+        # What is checked here is the AI Core's: an op's own output (the CPU has no atomic
+        # adds moving data from UB to global memory).
+        _LOG.warning(
+            "dump_debug_mode='atomic_overflow' checks atomic adds, which do not exist off the "
+            "device: nothing will be recorded; use 'aicore_overflow' or 'all' to check ops"
+        )
+        return None
     layers = options.dump_layer.split()
     spec = DumpSpec(
         flavour="npu" if options.enable_dump else "overflow",
