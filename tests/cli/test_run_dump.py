@@ -1,0 +1,104 @@
+"""``tf2npu run --dump``: the short form of the dump options, and golden dumps with --no-npu."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tf2npu.cli.main import main
+from tf2npu.debug import dumpfile, gegraph
+
+EXE = Path(sys.executable).with_name("tf2npu")
+
+SCRIPT = """\
+import numpy as np
+import tensorflow as tf
+from npu_bridge.npu_init import *
+
+x = tf.placeholder(tf.float32, [4, 3], name="x")
+w = tf.Variable(np.arange(6, dtype=np.float32).reshape(3, 2) / 10, name="w")
+b = tf.Variable([0.5, -0.5], name="b")
+y = tf.nn.relu(tf.nn.bias_add(tf.matmul(x, w), b), name="y")
+loss = tf.reduce_mean(tf.square(y), name="loss")
+train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+with tf.Session(config=npu_config_proto()) as sess:
+    sess.run(tf.global_variables_initializer())
+    for _ in range(3):
+        print(sess.run([loss, train], {x: np.ones([4, 3], np.float32)})[0])
+"""
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env_args = [str(EXE), *args]
+    return subprocess.run(env_args, capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def summary(report: Path) -> dict:
+    return json.loads((report / "run_summary.json").read_text())
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--dump-step", "0"], "--dump-step needs --dump DIR"),
+        (["--dump-mode", "all", "--dump-data", "stats"], "--dump-mode, --dump-data needs --dump"),
+        (["--no-npu", "--dump", "d", "--dump-mode", "input"], "apply to NPU dumps"),
+    ],
+)
+def test_dump_flag_errors(tmp_path, capsys, argv, message):
+    script = tmp_path / "t.py"
+    script.write_text("open('ran.marker', 'w')\n")
+    assert main(["run", *argv, str(script)]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "ran.marker").exists()
+
+
+@pytest.mark.tf
+def test_dump_writes_the_device_layout_and_the_summary_counts_it(tmp_path):
+    (tmp_path / "train.py").write_text(SCRIPT)
+    done = cli(
+        "run", "--dump", "dumps", "--dump-step", "1", "--dump-mode", "all",
+        "--report-dir", "r", "train.py", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    steps = dumpfile.find_step_dirs(tmp_path / "dumps")
+    assert steps and {d.step for d in steps} == {1} and {d.kind for d in steps} == {"npu"}
+    kinds = {dumpfile.parse_npu(f).kind for d in steps for f in d.files()}  # type: ignore[union-attr]
+    assert kinds == {"input", "output"}
+    graphs = [g for d in steps if d.graph_json for g in gegraph.load(d.graph_json)]
+    assert any(op.pass_name == "MatMulBiasAddFusionPass" for g in graphs for op in g.ops)
+    [entry] = summary(tmp_path / "r")["dumps"]
+    assert entry["path"] == str(tmp_path / "dumps") and entry["files"] > 0
+    assert summary(tmp_path / "r")["options"]["enable_dump"] is True
+    assert "dump " in done.stderr and "files" in done.stderr
+
+
+@pytest.mark.tf
+def test_no_npu_dump_is_golden_and_changes_no_value(tmp_path):
+    (tmp_path / "train.py").write_text(SCRIPT)
+    plain = cli("run", "--no-npu", "--report-dir", "r0", "train.py", cwd=tmp_path)
+    done = cli("run", "--no-npu", "--dump", "golden", "--report-dir", "r1", "train.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == plain.stdout  # the losses, to the last digit
+    steps = dumpfile.find_step_dirs(tmp_path / "golden")
+    assert [d.step for d in steps] == [0, 1, 2] and {d.kind for d in steps} == {"golden"}
+    names = {dumpfile.parse_golden(f).op_name for f in steps[0].files()}  # type: ignore[union-attr]
+    assert {"y", "loss", "MatMul", "BiasAdd"} <= names
+
+
+@pytest.mark.tf
+def test_dump_ge_graph_writes_the_graph_json_where_dump_graph_path_says(tmp_path):
+    (tmp_path / "train.py").write_text(
+        "import os\nos.environ['DUMP_GE_GRAPH'] = '2'\nos.environ['DUMP_GRAPH_PATH'] = 'g'\n"
+        + SCRIPT
+    )
+    done = cli("run", "--report-dir", "r", "train.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    files = sorted(p.name for p in (tmp_path / "g").iterdir())
+    assert files and all(f.startswith("ge_proto_") and f.endswith("_Build.json") for f in files)
+    ops = [op for f in files for g in gegraph.load(tmp_path / "g" / f) for op in g.ops]
+    assert any(op.pass_name for op in ops)

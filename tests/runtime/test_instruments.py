@@ -1,0 +1,140 @@
+"""The run instrument seam: what an instrument sees, and extras fetched with every entry point."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+from tests.runtime.conftest import npu_config, tf
+
+from tf2npu.runtime.instruments import (
+    CompileEvent,
+    RunHook,
+    RunHooks,
+    RunInstrument,
+    RunSignature,
+    SessionInfo,
+    SyncEvent,
+)
+
+pytestmark = pytest.mark.tf
+
+
+class _Hook(RunHook):
+    def __init__(self, extras: Sequence[Any], seen: list[tuple[list[Any], list[Any]]]) -> None:
+        self.extras = list(extras)
+        self._seen = seen
+
+    def after_run(self, values: Sequence[Any], extras: Sequence[Any]) -> None:
+        self._seen.append((list(values), [np.asarray(v).tolist() for v in extras]))
+
+
+class _Recorder(RunInstrument):
+    """Fetches the tensor named ``watch`` with every run and records what it sees."""
+
+    def __init__(self, watch: str) -> None:
+        self.watch = watch
+        self.events: list[str] = []
+        self.runs: list[tuple[list[Any], list[Any]]] = []
+        self.signatures: list[RunSignature] = []
+
+    def on_session(self, session: SessionInfo) -> None:
+        self.events.append(f"session npu={session.npu}")
+
+    def on_compile(self, event: CompileEvent) -> None:
+        self.events.append(f"compile {event.graph_num}")
+
+    def on_sync(self, event: SyncEvent) -> None:
+        self.events.append(f"sync {event.graph_num}")
+
+    def plan(self, run: RunSignature) -> RunHook:
+        self.signatures.append(run)
+        return _Hook([run.session.executed_tensor(self.watch)], self.runs)
+
+
+def _graph() -> tuple[Any, Any, Any]:
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        doubled = tf.multiply(x, 2.0, name="doubled")
+        out = tf.add(doubled, 1.0, name="out")
+    return graph, x, out
+
+
+def _recorder() -> _Recorder:
+    from tf2npu.runtime import context
+
+    recorder = _Recorder("doubled:0")
+    context().extra_instruments.append(recorder)
+    return recorder
+
+
+@pytest.mark.parametrize("npu", [True, False])
+def test_run_fetches_the_extras_and_hands_back_only_the_callers_values(npu: bool) -> None:
+    recorder = _recorder()
+    graph, x, out = _graph()
+    config = npu_config(precision_mode="must_keep_origin_dtype") if npu else None
+    with tf.compat.v1.Session(graph=graph, config=config) as sess:
+        assert sess.run(out, {x: [1.0, 2.0]}).tolist() == [3.0, 5.0]
+        assert sess.run([out], {x: [0.0, 1.0]})[0].tolist() == [1.0, 3.0]
+    own = [[np.asarray(v).tolist() for v in values] for values, _ in recorder.runs]
+    assert own == [[[3.0, 5.0]], [[1.0, 3.0]]]
+    assert [extras for _, extras in recorder.runs] == [[[2.0, 4.0]], [[0.0, 2.0]]]
+    assert recorder.events[0] == f"session npu={npu}"
+    if npu:
+        assert recorder.events[1:] == ["compile 1", "sync 1"]
+    [signature] = recorder.signatures  # planned once per signature
+    assert signature.feeds == frozenset({"x:0"}) and not signature.step
+
+
+@pytest.mark.parametrize("npu", [True, False])
+def test_make_callable_and_keras_callables_reach_the_hooks(npu: bool) -> None:
+    recorder = _recorder()
+    graph, x, out = _graph()
+    config = npu_config(precision_mode="must_keep_origin_dtype") if npu else None
+    with graph.as_default():
+        const_out = tf.add(tf.multiply(tf.constant([1.0, 1.0]), 2.0, name="doubled2"), 0.0)
+    recorder.watch = "doubled2:0"
+    with tf.compat.v1.Session(graph=graph, config=config) as sess:
+        call = sess.make_callable(const_out)
+        assert call().tolist() == [2.0, 2.0]
+        from tensorflow.core.protobuf import config_pb2
+
+        options = config_pb2.CallableOptions(fetch=[const_out.name])
+        keras_call = sess._make_callable_from_options(options)
+        assert [v.tolist() for v in keras_call()] == [[2.0, 2.0]]
+    assert [extras for _, extras in recorder.runs] == [[[2.0, 2.0]], [[2.0, 2.0]]]
+
+
+def test_a_partial_run_drops_hooks_with_extras() -> None:
+    recorder = _recorder()
+    graph, x, out = _graph()
+    with tf.compat.v1.Session(graph=graph, config=npu_config()) as sess:
+        handle = sess.partial_run_setup([out], [x])
+        assert sess.partial_run(handle, out, {x: [1.0, 1.0]}).tolist() == [3.0, 3.0]
+    assert recorder.runs == []
+
+
+def test_run_hooks_slice_each_hooks_extras() -> None:
+    seen_a: list[tuple[list[Any], list[Any]]] = []
+    seen_b: list[tuple[list[Any], list[Any]]] = []
+
+    class _Fixed(RunInstrument):
+        def __init__(self, extras: list[str], seen: list[tuple[list[Any], list[Any]]]) -> None:
+            self.extras, self.seen = extras, seen
+
+        def plan(self, run: RunSignature) -> RunHook:
+            return _Hook(self.extras, self.seen)
+
+    class _Nothing(RunInstrument):
+        pass
+
+    run = RunSignature(SessionInfo(1, False, None), (), (), False)
+    hooks = RunHooks.plan([_Fixed(["a"], seen_a), _Nothing(), _Fixed(["b", "c"], seen_b)], run)
+    assert hooks.extras == ["a", "b", "c"]
+    assert hooks.after_run(["own", 1, 2, 3]) == ["own"]
+    assert seen_a == [(["own"], [1])] and seen_b == [(["own"], [2, 3])]
+    partial = hooks.without_extras()
+    assert partial.extras == [] and partial.hooks == []
