@@ -128,3 +128,35 @@ def test_precision_tools_shipped_switch_files():
     rules = known_rules()
     assert FusionSwitch.load(_config.FUSION_OFF_FILE, rules).disabled == set(rules)
     assert FusionSwitch.load(_config.FUSION_SWITCH_FILE, rules).disabled == frozenset()
+
+
+def test_ascend_passes_we_do_not_implement_are_accepted_and_named(caplog):
+    data = {
+        "Switch": {
+            "GraphFusion": {"ConvToFullyConnectionFusionPass": "off", "matmul_biasadd": "off"},
+            "UBFusion": {"TbePool2dQuantFusionPass": "off"},
+        }
+    }
+    result = switch(data)
+    assert result.disabled == {"matmul_biasadd"}
+    assert result.not_implemented == ("ConvToFullyConnectionFusionPass", "TbePool2dQuantFusionPass")
+    assert "switches Ascend passes tf2npu does not implement: ConvToFullyConnectionFusionPass, " \
+        "TbePool2dQuantFusionPass; they have no effect here" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        ("MatMulBiasAddFusionPas", "did you mean 'MatMulBiasAddFusionPass'?"),  # not ...Pass
+        ("MatMulBiasAdFusionPass", "did you mean 'MatMulBiasAddFusionPass'?"),  # a typo of ours
+        ("conv_to_fc", "unknown fusion rule 'conv_to_fc'"),  # not Ascend's spelling
+    ],
+)
+def test_typos_of_our_names_are_still_errors(key, message):
+    with pytest.raises(UnknownNameError, match=message):
+        switch({"Switch": {"GraphFusion": {key: "off"}}})
+
+
+def test_a_foreign_pass_still_needs_on_or_off():
+    with pytest.raises(ConfigError, match='ConvToFullyConnectionFusionPass = 0 is not valid'):
+        switch({"Switch": {"GraphFusion": {"ConvToFullyConnectionFusionPass": 0}}})

@@ -3,10 +3,19 @@
 ``{"Switch": {"GraphFusion": {"ALL": "off", "<rule>": "on"}, "UBFusion": {...}}}``. A single-rule
 entry overrides ``ALL`` of its category; values are ``on``/``off`` in any case; a rule may be named
 by our snake_case name or by one of its Ascend pass-name aliases. Rules not mentioned stay on.
+
+A switch file is often shared with runs on real NPUs, so it names Ascend passes tf2npu does not
+implement (``ConvToFullyConnectionFusionPass``, ``TbePool2dQuantFusionPass``...). Such a name
+(Ascend's spelling: CamelCase ending in ``Pass``, not close to one of our names) is accepted,
+listed in :attr:`FusionSwitch.not_implemented` and logged once: it has no effect here. Any
+other unknown name is an error with the closest known names, so a typo never passes silently.
 """
 
 from __future__ import annotations
 
+import difflib
+import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +26,8 @@ from tf2npu.config.names import unknown
 from tf2npu.errors import ConfigError
 
 CATEGORIES = ("GraphFusion", "UBFusion")
+_LOG = logging.getLogger("tf2npu.config")
+_VENDOR_PASS = re.compile(r"^[A-Z][A-Za-z0-9]*Pass$")
 
 KnownRules = Mapping[str, tuple[str, tuple[str, ...]]]
 """Canonical rule name -> (category, Ascend pass-name aliases)."""
@@ -28,6 +39,8 @@ class FusionSwitch:
 
     states: Mapping[str, bool]
     disabled: frozenset[str]
+    not_implemented: tuple[str, ...] = ()
+    """Ascend pass names the file switches that tf2npu has no rule for (no effect here)."""
 
     @classmethod
     def all_on(cls, known_rules: KnownRules) -> FusionSwitch:
@@ -61,12 +74,20 @@ class FusionSwitch:
             )
         aliases = _alias_index(known_rules)
         states = dict.fromkeys(known_rules, True)
+        foreign: list[str] = []
         for category, entries in data["Switch"].items():
             if category not in CATEGORIES:
                 raise unknown("fusion category name", category, CATEGORIES)
-            _apply_category(source, category, entries, known_rules, aliases, states)
+            foreign += _apply_category(source, category, entries, known_rules, aliases, states)
+        if foreign:
+            _LOG.warning(
+                "%s switches Ascend passes tf2npu does not implement: %s; they have no effect "
+                "here (docs/fusion.md lists the rules tf2npu implements)",
+                source,
+                ", ".join(foreign),
+            )
         disabled = frozenset(name for name, on in states.items() if not on)
-        return cls(MappingProxyType(states), disabled)
+        return cls(MappingProxyType(states), disabled, tuple(foreign))
 
     def enabled(self, rule_name: str) -> bool:
         """Whether the rule (canonical name) runs."""
@@ -82,7 +103,8 @@ def _apply_category(
     known_rules: KnownRules,
     aliases: Mapping[str, str],
     states: dict[str, bool],
-) -> None:
+) -> list[str]:
+    """Apply one category's entries; returns the Ascend pass names it has no rule for."""
     if not isinstance(entries, dict):
         raise ConfigError(
             f'{source}: Switch.{category} must be an object like {{"ALL": "off"}}, '
@@ -94,10 +116,15 @@ def _apply_category(
             if rule_category == category:
                 states[name] = on
     given: dict[str, str] = {}
+    foreign: list[str] = []
     for key, value in entries.items():
         if key == "ALL":
             continue
         if key not in aliases:
+            if _is_foreign_pass(key, aliases):
+                _on_off(source, f"{category}.{key}", value)
+                foreign.append(key)
+                continue
             raise unknown("fusion rule", key, aliases)
         name = aliases[key]
         rule_category = known_rules[name][0]
@@ -114,6 +141,14 @@ def _apply_category(
             )
         given[name] = key
         states[name] = on
+    return foreign
+
+
+def _is_foreign_pass(key: str, aliases: Mapping[str, str]) -> bool:
+    """An Ascend pass name (``...Pass``) that is not a misspelling of one we know."""
+    if not _VENDOR_PASS.match(key):
+        return False
+    return not difflib.get_close_matches(key, list(aliases), n=1, cutoff=0.9)
 
 
 def _on_off(source: str, where: str, value: object) -> bool:
