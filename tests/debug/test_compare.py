@@ -22,7 +22,7 @@ from tf2npu.debug.compare import (
 )
 from tf2npu.debug.gegraph import GeOp, TensorDesc
 from tf2npu.debug.matching import TensorFile, TensorPair
-from tf2npu.debug.metrics import ALGORITHMS
+from tf2npu.debug.metrics import ALGORITHMS, CHUNK
 from tf2npu.debug.tolerance import Tolerances
 from tf2npu.testing.dumptrees import (
     npu_step_dir,
@@ -246,6 +246,11 @@ def test_overflow_detection_looks_at_float16_npu_tensors_only(tmp_path: Path) ->
     )
     assert wide.overflow == "NaN"
     assert diff_pair(pair_of(tmp_path, [1.0], [1.0])).overflow == ""
+    late = np.zeros(3 * CHUNK, np.float16)
+    late[-1] = -np.inf
+    late[0] = np.nan
+    diff = diff_pair(pair_of(tmp_path, late, late.astype(np.float32)), overflow_detection=True)
+    assert diff.overflow == "YES"
 
 
 # -- reading -------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from tf2npu.debug.dumpfile import ge_dtype
 from tf2npu.debug.matching import OpNode, Plan, TensorFile, TensorPair, Unit, plan_compare
 from tf2npu.debug.metrics import (
     ALGORITHMS,
+    CHUNK,
     MetricResult,
     PairStats,
     is_scalar_shape,
@@ -179,9 +180,12 @@ class _Base:
             return ""
         if self.x is None or self.x.dtype != np.float16:
             return NAN
-        with np.errstate(invalid="ignore"):
-            big = np.abs(self.x) >= OVERFLOW_MAX_VALUE
-        return "YES" if bool(big.any()) else "NO"
+        flat = self.x.reshape(-1)
+        with np.errstate(invalid="ignore"):  # NaN compares False: only |x| >= 65504 counts
+            for start in range(0, flat.size, CHUNK):
+                if (np.abs(flat[start : start + CHUNK]) >= OVERFLOW_MAX_VALUE).any():
+                    return "YES"
+        return "NO"
 
 
 def _compared(
