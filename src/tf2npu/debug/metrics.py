@@ -231,8 +231,7 @@ def measure(
     ranges = bool(names & _RANGE)
     with np.errstate(all="ignore"):  # NaN and Inf propagate; they are counted, not raised
         for start in range(0, xs.size, CHUNK):
-            xc, yc = work.load(xs, ys, start)
-            _first_pass(stats, xc, yc, work, start, rtol, atol, ranges)
+            _first_pass(stats, work.load(xs, ys, start), work, start, rtol, atol, ranges)
         if names & _SECOND_PASS and stats.size:
             _second_pass(stats, xs, ys, work, names)
     return stats
@@ -240,13 +239,14 @@ def measure(
 
 class _Workspace:
     """Float64 chunk buffers reused from pair to pair (allocating them per chunk costs more
-    than the arithmetic on small pairs, and page faults on large ones)."""
+    than the arithmetic on small pairs, and page faults on large ones). ``x`` and ``y`` are
+    the two rows of one buffer, so one call sums, squares or scales both sides."""
 
     _shared: _Workspace | None = None
 
     def __init__(self) -> None:
-        self.x = np.empty(CHUNK)
-        self.y = np.empty(CHUNK)
+        self.xy = np.empty((2, CHUNK))
+        self.scratch = np.empty((2, CHUNK))
         self.d = np.empty(CHUNK)
         self.a = np.empty(CHUNK)
         self.r = np.empty(CHUNK)
@@ -260,35 +260,35 @@ class _Workspace:
 
     def load(
         self, xs: np.ndarray[Any, Any], ys: np.ndarray[Any, Any], start: int
-    ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    ) -> np.ndarray[Any, Any]:
+        """Chunk ``start`` of both sides as the rows of a (2, n) float64 view."""
         stop = min(start + CHUNK, xs.size)
-        n = stop - start
-        xc, yc = self.x[:n], self.y[:n]
-        np.copyto(xc, xs[start:stop], casting="unsafe")
-        np.copyto(yc, ys[start:stop], casting="unsafe")
-        return xc, yc
+        xy = self.xy[:, : stop - start]
+        np.copyto(xy[0], xs[start:stop], casting="unsafe")
+        np.copyto(xy[1], ys[start:stop], casting="unsafe")
+        return xy
 
 
 def _first_pass(
     stats: PairStats,
-    xc: np.ndarray[Any, Any],
-    yc: np.ndarray[Any, Any],
+    xy: np.ndarray[Any, Any],
     work: _Workspace,
     start: int,
     rtol: float,
     atol: float,
     ranges: bool,
 ) -> None:
+    xc, yc = xy
     n = xc.size
     d, ay, rel, mask = work.d[:n], work.a[:n], work.r[:n], work.mask[:n]
+    stats.sum_xx += float(xc @ xc)  # three dot products beat one (2, n) @ (n, 2) product
+    stats.sum_yy += float(yc @ yc)
+    stats.sum_xy += float(xc @ yc)
+    sum_x, sum_y = xy.sum(axis=1).tolist()
+    stats.sum_x, stats.sum_y = stats.sum_x + sum_x, stats.sum_y + sum_y
     np.subtract(xc, yc, out=d)
     dd = float(d @ d)
     stats.sum_dd += dd
-    stats.sum_xx += float(xc @ xc)
-    stats.sum_yy += float(yc @ yc)
-    stats.sum_xy += float(xc @ yc)
-    stats.sum_x += float(xc.sum())
-    stats.sum_y += float(yc.sum())
     np.abs(d, out=d)  # d is |x - y| from here on
     stats.sum_ad += float(d.sum())
     stats.max_ad = _max(stats.max_ad, float(d.max()))
@@ -301,15 +301,15 @@ def _first_pass(
         np.divide(xc, yc, out=rel)
         np.subtract(rel, 1.0, out=rel)
         np.abs(rel, out=rel)
+    # the relative terms are 0 where |y| <= eps (a masked divide is twice as slow as this)
     np.logical_not(mask, out=mask)
     np.copyto(rel, 0.0, where=mask)
     stats.sum_rel += float(rel.sum())
     stats.max_rel = _max(stats.max_rel, float(rel.max()))
     if ranges:
-        stats.min_x = _min(stats.min_x, float(xc.min()))
-        stats.max_x = _max(stats.max_x, float(xc.max()))
-        stats.min_y = _min(stats.min_y, float(yc.min()))
-        stats.max_y = _max(stats.max_y, float(yc.max()))
+        (low_x, low_y), (high_x, high_y) = xy.min(axis=1).tolist(), xy.max(axis=1).tolist()
+        stats.min_x, stats.min_y = _min(stats.min_x, low_x), _min(stats.min_y, low_y)
+        stats.max_x, stats.max_y = _max(stats.max_x, high_x), _max(stats.max_y, high_y)
     if finite:
         _closeness(stats, xc, yc, d, ay, start, rtol, atol)
     else:
@@ -389,47 +389,50 @@ def _second_pass(
     work: _Workspace,
     names: frozenset[str],
 ) -> None:
-    mean_x, mean_y = stats.sum_x / stats.size, stats.sum_y / stats.size
-    kl = "KullbackLeiblerDivergence" in names
-    range_x, range_y = stats.max_x - stats.min_x, stats.max_y - stats.min_y
-    total_p = total_q = weighted = 0.0
+    std, kl = "StandardDeviation" in names, "KullbackLeiblerDivergence" in names
+    means = np.array([[stats.sum_x], [stats.sum_y]]) / stats.size
+    # KL scales each side to [0, 1] by its minimum and range; a side of range 0 stays as it is
+    spans = (stats.max_x - stats.min_x, stats.max_y - stats.min_y)
+    lows = (stats.min_x, stats.min_y)
+    low = np.array([[lows[i] if spans[i] != 0 else 0.0] for i in (0, 1)])
+    span = np.array([[spans[i] if spans[i] != 0 else 1.0] for i in (0, 1)])
+    totals = np.zeros(2)
+    weighted = 0.0
     for start in range(0, xs.size, CHUNK):
-        # One chunk in all: the first pass left it in the buffers.
-        xc, yc = (
-            (work.x[: xs.size], work.y[: xs.size]) if xs.size <= CHUNK else work.load(xs, ys, start)
-        )
-        n = xc.size
-        tmp = work.d[:n]
-        if "StandardDeviation" in names:
-            np.subtract(xc, mean_x, out=tmp)
-            stats.ss_x += float(tmp @ tmp)
-            np.subtract(yc, mean_y, out=tmp)
-            stats.ss_y += float(tmp @ tmp)
+        # One chunk in all: the first pass left it in the buffer.
+        xy = work.xy[:, : xs.size] if xs.size <= CHUNK else work.load(xs, ys, start)
+        scratch = work.scratch[:, : xy.shape[1]]
+        if std:
+            np.subtract(xy, means, out=scratch)
+            stats.ss_x += float(scratch[0] @ scratch[0])
+            stats.ss_y += float(scratch[1] @ scratch[1])
         if kl:
-            p = _scaled(xc, stats.min_x, range_x, work.a[:n])
-            q = _scaled(yc, stats.min_y, range_y, work.r[:n])
-            total_p += float(p.sum())
-            total_q += float(q.sum())
-            np.divide(p, q, out=tmp)
-            np.log(tmp, out=tmp)
-            weighted += float(p @ tmp)
+            weighted += _kl_chunk(xy, low, span, scratch, work.d[: xy.shape[1]], totals)
     if kl:
         # Σ (p/P)·log((p/P)/(q/Q)) = (Σ p·log(p/q))/P + log(Q/P), since Σ p/P = 1.
+        total_p, total_q = totals.tolist()
         ratio = total_q / total_p if total_p else math.nan
         stats.kl = weighted / total_p + math.log(ratio) if ratio > 0 else math.nan
 
 
-def _scaled(
-    data: np.ndarray[Any, Any], low: float, span: float, out: np.ndarray[Any, Any]
-) -> np.ndarray[Any, Any]:
-    """KL's scaling: to [0, 1] by the side's minimum and range (when not 0), floored."""
-    if span != 0:
-        np.subtract(data, low, out=out)
-        np.divide(out, span, out=out)
-    else:
-        np.copyto(out, data)
-    np.maximum(out, KL_FLOOR, out=out)
-    return out
+def _kl_chunk(
+    xy: np.ndarray[Any, Any],
+    low: np.ndarray[Any, Any],
+    span: np.ndarray[Any, Any],
+    scratch: np.ndarray[Any, Any],
+    log: np.ndarray[Any, Any],
+    totals: np.ndarray[Any, Any],
+) -> float:
+    """One chunk of KL: scale and floor both sides, add their sums to ``totals``, and return
+    Σ p·log(p/q) over the chunk (p, q not yet divided by their totals)."""
+    np.subtract(xy, low, out=scratch)
+    np.divide(scratch, span, out=scratch)
+    np.maximum(scratch, KL_FLOOR, out=scratch)
+    totals += scratch.sum(axis=1)
+    p, q = scratch
+    np.divide(p, q, out=log)
+    np.log(log, out=log)
+    return float(p @ log)
 
 
 def _max(a: float, b: float) -> float:
