@@ -59,7 +59,8 @@ def test_a_failing_tensor_exits_1_and_the_summary_names_the_first_divergent_op(
     assert lines[0] == "tf2npu compare npu-vs-golden, 1 unit, step 0"
     assert lines[3].startswith("7 rows: 7 compared (4 pass, 3 fail), 0 unmatched, 0 unreadable; ")
     assert lines[4] == (
-        "First divergent op: Index 2 dense/fused (FusedMatMul), user ops dense/MatMul, dense/BiasAdd"
+        "First divergent op: Index 2 dense/fused (FusedMatMul), user ops dense/MatMul, "
+        "dense/BiasAdd, made by fusion pass MatMulBiasAddFusionPass"
     )
     assert lines[5] == (
         "  fail dense/fused:output:0: 1 of 2 elements outside 0.01 + 0.01·|truth| (float16 "

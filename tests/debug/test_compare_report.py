@@ -116,6 +116,7 @@ def test_json_report(tmp_path: Path) -> None:
     assert data["csv"] == [str(tmp_path / "r.csv")]
     assert data["advisor"] is None
     first = data["first_divergence"]
+    assert first["pass_name"] == "MatMulBiasAddFusionPass"
     assert {k: first[k] for k in ("unit", "index", "op", "op_type", "user_ops", "inputs_agree")} == {
         "unit": "0_GeOp1_0_0", "index": 2, "op": "dense/fused", "op_type": "FusedMatMul",
         "user_ops": ["dense/MatMul", "dense/BiasAdd"], "inputs_agree": 1,

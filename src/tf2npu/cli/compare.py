@@ -225,6 +225,8 @@ def _print_divergence(report: CompareReport, console: Console) -> None:
     users = [name for name in op.user_names if name != op.name]
     if users:
         head.append(f", user ops {', '.join(users)}")
+    if op.pass_name:
+        head.append(f", made by fusion pass {op.pass_name}")
     console.print(head)
     for diff in first.failed:
         console.print(Text(f"  {diff.verdict} {diff.pair.tensor_index}: {diff.reason}"))

@@ -111,6 +111,8 @@ class OpNode:
     user_names: tuple[str, ...]
     inputs: tuple[tuple[str, int] | None, ...]
     """Per data input: the producing op and its output index (None: not known)."""
+    pass_name: str = ""
+    """The fusion pass that made the op (the graph JSON's ``pass_name``), "" when none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,7 +428,7 @@ class _NpuPlanner:
             inputs: list[tuple[str, int] | None] = [
                 p if p[0] in self.by_name else None for p in _data_inputs(op)
             ]
-            nodes.append(OpNode(op.id, op.name, op.type, op.origins, tuple(inputs)))
+            nodes.append(OpNode(op.id, op.name, op.type, op.origins, tuple(inputs), op.pass_name))
         return tuple(nodes)
 
     def input_nodes(self) -> tuple[str, ...]:
