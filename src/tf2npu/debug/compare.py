@@ -180,7 +180,7 @@ class _Base:
             return ""
         if self.x is None or self.x.dtype != np.float16:
             return NAN
-        flat = self.x.reshape(-1)
+        flat = self.x.ravel(order="K")  # a view whatever the memory order
         with np.errstate(invalid="ignore"):  # NaN compares False: only |x| >= 65504 counts
             for start in range(0, flat.size, CHUNK):
                 if (np.abs(flat[start : start + CHUNK]) >= OVERFLOW_MAX_VALUE).any():
