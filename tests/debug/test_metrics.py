@@ -258,3 +258,14 @@ def test_select_algorithms_names_the_bad_item_and_lists_the_valid_ones(spec, bad
 def test_select_algorithms_refuses_an_empty_list() -> None:
     with pytest.raises(UsageError, match="--alg ',': names no algorithm"):
         select_algorithms(",")
+
+
+special = st.one_of(finite, st.sampled_from([np.nan, np.inf, -np.inf, 0.0]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_nan_and_inf_propagate_as_in_the_reference(data) -> None:
+    x = data.draw(arrays(np.float64, (9,), elements=special))
+    y = data.draw(arrays(np.float64, (9,), elements=special))
+    assert_matches(x, y)
