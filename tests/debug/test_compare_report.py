@@ -103,6 +103,21 @@ def test_several_units_get_msaccucmps_batch_names(tmp_path: Path) -> None:
     assert [p.name for p in paths] == ["0_GeOp1_0_0_result_T.csv", "0_GeOp2_0_0_result_T.csv"]
 
 
+def test_two_models_of_one_geop_get_their_model_id_in_the_name(tmp_path: Path) -> None:
+    """Two run signatures executing GeOp1_0 are two models: the names must not collide."""
+    write_fused_npu(tmp_path / "npu", mode="output")
+    other = npu_step_dir(tmp_path / "npu", model_name="GeOp1_0", model_id=2)
+    for path in (other.parent.parent / "1" / "0").iterdir():
+        (other / path.name).write_bytes(path.read_bytes())
+    write_dense_golden(tmp_path / "golden")
+    report = compare_trees(tmp_path / "npu", tmp_path / "golden")
+    paths = write_csvs(report, tmp_path / "out", "T")
+    assert [p.name for p in paths] == [
+        "0_GeOp1_0_1_0_result_T.csv",
+        "0_GeOp1_0_2_0_result_T.csv",
+    ]
+
+
 def test_json_report(tmp_path: Path) -> None:
     write_fused_npu(tmp_path / "npu", fused=[[4.0, -0.5]], mode="output")
     write_dense_golden(tmp_path / "golden")

@@ -35,6 +35,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -96,9 +97,21 @@ def _required(value: float) -> str:
     return "inf" if math.isinf(value) else f"{value:.3e}"
 
 
-def csv_name(unit: UnitResult, stamp: str, single: bool) -> str:
-    """``result_<stamp>.csv``, or msaccucmp's batch name when several units are written."""
-    return f"result_{stamp}.csv" if single else f"{unit.unit.label}_result_{stamp}.csv"
+def csv_name(unit: UnitResult, stamp: str, single: bool, unique: bool = True) -> str:
+    """``result_<stamp>.csv``, or msaccucmp's batch name when several units are written.
+
+    Several run signatures of one process run the same GeOp as different models (same
+    ``model_name``, other ``model_id``); when their batch names would collide (``unique``
+    False), the model id follows the model name.
+    """
+    if single:
+        return f"result_{stamp}.csv"
+    label = unit.unit.label
+    if not unique and unit.unit.model_id is not None:
+        u = unit.unit
+        parts = (u.device_id, u.model_name or None, u.model_id, u.step)
+        label = "_".join(str(part) for part in parts if part is not None)
+    return f"{label}_result_{stamp}.csv"
 
 
 def write_csvs(report: CompareReport, folder: Path, stamp: str) -> list[Path]:
@@ -106,8 +119,10 @@ def write_csvs(report: CompareReport, folder: Path, stamp: str) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     header = csv_header(report.algorithms, report.overflow_detection)
     paths = []
+    labels = Counter(unit.unit.label for unit in report.units)
     for unit in report.units:
-        path = folder / csv_name(unit, stamp, len(report.units) == 1)
+        unique = labels[unit.unit.label] == 1
+        path = folder / csv_name(unit, stamp, len(report.units) == 1, unique)
         with atomic_path(path) as temp, open(temp, "w", newline="", encoding="utf-8") as stream:
             writer = csv.writer(stream)
             writer.writerow(header)
