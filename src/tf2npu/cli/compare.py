@@ -227,6 +227,9 @@ def _print_divergence(report: CompareReport, console: Console) -> None:
         head.append(f", user ops {', '.join(users)}")
     if op.pass_name:
         head.append(f", made by fusion pass {op.pass_name}")
+    counterpart = first.counterpart_pass_name
+    if counterpart and counterpart != op.pass_name:
+        head.append(f"; its counterpart in GOLDEN_DUMP was made by fusion pass {counterpart}")
     console.print(head)
     for diff in first.failed:
         console.print(Text(f"  {diff.verdict} {diff.pair.tensor_index}: {diff.reason}"))

@@ -376,6 +376,12 @@ class Divergence:
     inputs_unknown: int
     """Inputs that could not be judged (not dumped, not matched, or no graph JSON)."""
 
+    @property
+    def counterpart_pass_name(self) -> str:
+        """The fusion pass that made the failing outputs' counterpart in the second tree (NPU
+        vs NPU: seed 001 puts the fusion-on dump second)."""
+        return next((d.pair.right.pass_name for d in self.failed if d.pair.right), "")
+
 
 @dataclass(frozen=True, slots=True)
 class UnitResult:

@@ -18,7 +18,8 @@ JSON (``tf2npu compare --json``, ``schema: "tf2npu.compare/1"``)::
      "first_divergence": null | DIVERGENCE, "divergences": [DIVERGENCE],
      "units": [{"label", "step", "device_id", "model_name", "model_id", "folder",
                 "graph_json", "csv", "tensors": [TENSOR]}]}
-    DIVERGENCE = {"unit", "index", "op", "op_type", "user_ops", "pass_name", "inputs_agree",
+    DIVERGENCE = {"unit", "index", "op", "op_type", "user_ops", "pass_name",
+                  "counterpart_pass_name", "inputs_agree",
                   "inputs_unknown", "failed": [TENSOR]}
     TENSOR = {"index", "op_type", "npu_dump": [names] | null, "ground_truth": [names] | null,
               "tensor_index", "kind", "slot", "shape", "npu_dtype", "golden_dtype",
@@ -221,6 +222,7 @@ def _divergence(found: Divergence) -> dict[str, Any]:
         "op_type": found.op.type,
         "user_ops": list(found.op.user_names),
         "pass_name": found.op.pass_name or None,
+        "counterpart_pass_name": found.counterpart_pass_name or None,
         "inputs_agree": found.inputs_agree,
         "inputs_unknown": found.inputs_unknown,
         "failed": [tensor_json(d) for d in found.failed],

@@ -79,6 +79,8 @@ class TensorFile:
     path: Path
     names: tuple[str, ...]
     carried: str | None = None
+    pass_name: str = ""
+    """The fusion pass that made the op this file belongs to (an NPU side's graph JSON)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,7 +351,7 @@ class _NpuPool:
 
     def _add(self, op: GeOp, files: _OpFiles | None, carried: dict[tuple[str, int], str]) -> None:
         for (kind, slot), path in sorted((files.tensors if files else {}).items()):
-            shown = TensorFile(path, (op.name,), carried.get((op.name, slot)))
+            shown = TensorFile(path, (op.name,), carried.get((op.name, slot)), op.pass_name)
             if kind == "input":
                 self.inputs.setdefault(
                     (sanitize(op.name), slot), dataclasses.replace(shown, carried=None)
