@@ -4,6 +4,7 @@ give), step folders and statistics files (tf2npu.debug.dumpfile)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -105,6 +106,81 @@ def test_tensor_stats_of_an_empty_or_all_nan_tensor_has_nan_figures() -> None:
     assert empty.count == 0 and empty.shape == (0, 3) and np.isnan(empty.l2norm)
 
 
+def _reference_stats(kind: dumpfile.Kind, index: int, array: Any) -> dumpfile.TensorStats:
+    """The statistics as their definition reads: every figure on a float64 copy."""
+    flat = np.asarray(array).reshape(-1)
+    values = flat.astype(np.float64)
+    nan = int(np.count_nonzero(np.isnan(values)))
+    finite = values[np.isfinite(values)]
+    empty = finite.size == 0
+    return dumpfile.TensorStats(
+        kind, index, flat.nbytes, dumpfile.ge_dtype(flat.dtype), tuple(np.shape(array)),
+        float("nan") if empty else float(finite.max()),
+        float("nan") if empty else float(finite.min()),
+        float("nan") if empty else float(finite.mean()),
+        flat.size, nan, int(np.count_nonzero(values == -np.inf)),
+        int(np.count_nonzero(values == np.inf)), int(flat.size - np.count_nonzero(values)),
+        float("nan") if empty else float(np.sqrt(np.dot(finite, finite))),
+    )  # fmt: skip
+
+
+def _tensors() -> dict[str, Any]:
+    rng = np.random.default_rng(7)
+    big = rng.standard_normal(100_003).astype(np.float32) * 1e3  # > numpy's 8192 buffer
+    holes = big.copy()
+    holes[[5, 70_000]] = np.nan
+    holes[9] = np.inf
+    holes[[10, 90_000]] = -np.inf
+    zeros = big.copy()
+    zeros[::7] = 0.0
+    zeros[1] = -0.0
+    return {
+        "float32 finite": big,
+        "float32 with NaN and Inf": holes,
+        "float32 with zeros and -0.0": zeros,
+        "float32 strided": big[:99_990].reshape(10, 9_999)[:, ::2],
+        "float64": big.astype(np.float64),
+        "float16 saturated to Inf": big.astype(np.float16),
+        "int64 large": rng.integers(-(2**40), 2**40, 50_000),
+        "uint8": rng.integers(0, 255, (3, 5), dtype=np.uint8),
+        "bool": rng.random(1000) > 0.5,
+        "scalar": np.float32(2.5),
+        "empty": np.zeros((4, 0), dtype=np.float32),
+        "all NaN": np.full(10, np.nan, dtype=np.float32),
+        "only one finite": np.array([np.inf, -np.inf, 1.0], dtype=np.float32),
+    }
+
+
+TENSORS = _tensors()
+
+
+@pytest.mark.parametrize("name", TENSORS)
+def test_tensor_stats_equal_the_float64_definition_bit_for_bit(name: str) -> None:
+    array = TENSORS[name]
+    got = dumpfile.tensor_stats("output", 2, array)
+    assert got.row() == _reference_stats("output", 2, array).row()
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.arange(12, dtype=np.float32).reshape(3, 4),
+        np.asfortranarray(np.arange(12, dtype=np.float64).reshape(3, 4)),
+        np.arange(24, dtype=np.int64).reshape(4, 6)[::2, 1::2],
+        np.asarray(np.float16(1.5)),
+        np.zeros((2, 0), dtype=np.int32),
+        np.array([True, False]),
+        np.array([1 + 2j], dtype=np.complex64),
+        np.arange(3, dtype=">i4"),
+    ],
+    ids=["C", "Fortran", "strided", "0-d", "empty", "bool", "complex", "big-endian"],
+)
+def test_save_npy_writes_what_np_save_writes(tmp_path: Path, array: Any) -> None:
+    dumpfile.save_npy(tmp_path / "ours.npy", array)
+    np.save(tmp_path / "numpy.npy", array, allow_pickle=False)
+    assert (tmp_path / "ours.npy").read_bytes() == (tmp_path / "numpy.npy").read_bytes()
+
+
 def test_stats_csv_round_trip(tmp_path: Path) -> None:
     rows = [
         dumpfile.tensor_stats("input", 0, np.arange(6, dtype=np.int32).reshape(2, 3)),
@@ -127,7 +203,12 @@ def test_read_stats_csv_refuses_another_csv(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("dtype", "ge"),
-    [("float16", "DT_FLOAT16"), (np.float32, "DT_FLOAT"), ("bool", "DT_BOOL"), ("<U3", "DT_UNDEFINED")],
+    [
+        ("float16", "DT_FLOAT16"),
+        (np.float32, "DT_FLOAT"),
+        ("bool", "DT_BOOL"),
+        ("<U3", "DT_UNDEFINED"),
+    ],
 )
 def test_ge_dtype(dtype: object, ge: str) -> None:
     assert dumpfile.ge_dtype(dtype) == ge

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +149,87 @@ def test_stats_mode_writes_one_csv_per_op(tmp_path: Path) -> None:
     assert files and all(f.suffix == ".csv" for f in files)
     rows = [row for f in files for row in dumpfile.read_stats_csv(f)]
     assert {row.kind for row in rows} == {"input", "output"}
+
+
+def _dumped(root: Path) -> dict[tuple[str, str, int, str, int], Path]:
+    """(op type, op name, task, input/output, index) -> the file holding that tensor."""
+    found = {}
+    for step in _npu_steps(root):
+        for name in step.files():
+            parsed = dumpfile.parse_npu(name)
+            assert parsed is not None
+            key = (parsed.name.op_type, parsed.name.op_name, parsed.name.task_id)
+            found[(*key, str(parsed.kind), parsed.index or 0)] = Path(step.path) / name
+    return found
+
+
+def test_stats_rows_are_the_statistics_of_the_tensors_a_tensor_dump_writes(
+    tmp_path: Path,
+) -> None:
+    for data in ("tensor", "stats"):
+        (tmp_path / data).mkdir()
+        config = npu_config(
+            precision_mode="must_keep_origin_dtype",
+            enable_dump=True,
+            dump_path=str(tmp_path / data),
+            dump_step="0",
+            dump_mode="all",
+            dump_data=data,
+        )
+        _train(config, steps=1)
+    _flush()
+    tensors = _dumped(tmp_path / "tensor")
+    rows = {
+        (*key[:3], row.kind, row.index): row
+        for key, path in _dumped(tmp_path / "stats").items()
+        for row in dumpfile.read_stats_csv(path)
+    }
+    assert rows.keys() == tensors.keys()
+    for key, row in rows.items():
+        expected = dumpfile.tensor_stats(row.kind, row.index, np.load(tensors[key]))
+        assert row.row() == expected.row(), key
+
+
+def test_a_run_waits_while_the_writer_holds_more_than_its_backlog(tmp_path: Path) -> None:
+    from tf2npu.runtime.dump import DumpWriter
+
+    writer = DumpWriter(tmp_path)
+    writer._BACKLOG = 100
+    busy = threading.Event()
+    with writer.holding([np.zeros(20, np.float32)]):  # 80 bytes, then the writer is busy
+        writer._queue.put((busy.wait, ()))
+    entered = threading.Event()
+
+    def second_run() -> None:
+        with writer.holding([np.zeros(10, np.float32)]):  # 40 more: over 100
+            entered.set()
+
+    thread = threading.Thread(target=second_run)
+    thread.start()
+    assert not entered.wait(0.3)
+    busy.set()
+    assert entered.wait(10)
+    thread.join()
+    with writer.holding([np.zeros(1000, np.float32)]):  # alone, a run over 100 bytes gets in
+        pass
+    writer.flush()
+    assert writer._backlog == 0
+
+
+def test_a_failed_write_is_raised_by_flush_and_the_writer_goes_on(tmp_path: Path) -> None:
+    from tf2npu.runtime.dump import DumpWriter
+
+    writer = DumpWriter(tmp_path)
+
+    def fail() -> None:
+        raise ValueError("boom")
+
+    writer._queue.put((fail, ()))
+    with pytest.raises(OSError, match=r"writing the dump under .* failed: boom"):
+        writer.flush()
+    writer.put_golden(0, [("op", 0)], [np.ones(2, np.float32)], 1700000000000000)
+    writer.flush()
+    assert (writer.files, writer.bytes) == (1, 8)
 
 
 def test_dump_layer_keeps_the_named_ops(tmp_path: Path) -> None:

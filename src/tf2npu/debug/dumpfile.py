@@ -27,6 +27,8 @@ True
 from __future__ import annotations
 
 import csv
+import functools
+import math
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -57,6 +59,7 @@ __all__ = [
     "parse_npu",
     "read_stats_csv",
     "sanitize",
+    "save_npy",
     "tensor_stats",
     "write_stats_csv",
 ]
@@ -302,9 +305,44 @@ def ge_dtype(dtype: Any) -> str:
     )
 
 
+@functools.lru_cache(maxsize=64)
+def _ge_dtype(dtype: np.dtype[Any]) -> str:
+    return _GE_DTYPES.get(dtype.name, "DT_UNDEFINED")
+
+
 def numpy_dtype(ge: str) -> str | None:
     """The numpy dtype name of a GE dtype name, or None."""
     return _NUMPY_DTYPES.get(ge)
+
+
+# -- tensor files ----------------------------------------------------------------------------
+
+
+_NPY_FORMAT: Any = np.lib.format
+"""numpy's ``.npy`` format module (untyped)."""
+
+
+def save_npy(path: str | Path, array: np.ndarray[Any, Any]) -> None:
+    """Write ``array`` as ``np.save(path, array, allow_pickle=False)`` does, byte for byte.
+
+    The header is numpy's own, in format 1.0, the version ``np.save`` picks whenever the header
+    fits in 64 KiB (a numeric dtype and at most 32 dimensions always do); the data goes to the
+    file in one unbuffered write of the array's memory, without the file-object duplication and
+    C stdio ``np.save`` goes through (a few per cent faster on a dump's ~1000 files a step).
+    """
+    array = np.asarray(array)
+    header = _NPY_FORMAT.header_data_from_array_1_0(array)
+    data = array.T if header["fortran_order"] else np.ascontiguousarray(array)
+    with open(path, "wb", buffering=0) as stream:
+        _NPY_FORMAT.write_array_header_1_0(stream, header)
+        if data.nbytes:
+            _write_all(stream, data.data.cast("B"))
+
+
+def _write_all(stream: Any, view: memoryview) -> None:
+    while view:
+        written = stream.write(view)
+        view = view[written:]
 
 
 # -- statistics dumps ------------------------------------------------------------------------
@@ -372,36 +410,63 @@ def _number(value: float) -> str:
     return repr(float(value))
 
 
+_AS_IS = (np.dtype(np.float32), np.dtype(np.float64))
+"""Dtypes whose statistics are computed on the tensor itself; others on a float64 copy."""
+
+
 def tensor_stats(kind: Kind, index: int, array: np.ndarray[Any, Any]) -> TensorStats:
-    """The statistics row of one tensor (vectorised; one pass per figure)."""
-    flat = np.asarray(array).reshape(-1)
+    """The statistics row of one tensor; max/min/mean/L2 norm are over its finite elements.
+
+    The figures are those of the tensor converted to float64, computed without that copy where
+    it changes nothing: a finite float32 tensor (no NaN or Inf, which its max and min show) takes
+    five passes: max, min and the zero count on the tensor itself, the sum with float64
+    accumulation (numpy converts in buffers and sums in the same order as on a float64 copy),
+    and the sum of squares on a float64 copy. Only a tensor with NaN or Inf pays for the masks.
+    """
+    array = np.asarray(array)
+    flat = array.reshape(-1)
+    shape, dtype = tuple(array.shape), _ge_dtype(flat.dtype)
+    nan_figure = float("nan")
     if flat.dtype.kind not in "biuf":
-        nan_stats = float("nan")
         return TensorStats(
-            kind, index, flat.nbytes, ge_dtype(flat.dtype), tuple(np.shape(array)),
-            nan_stats, nan_stats, nan_stats, flat.size, 0, 0, 0, 0, nan_stats,
+            kind, index, flat.nbytes, dtype, shape,
+            nan_figure, nan_figure, nan_figure, flat.size, 0, 0, 0, 0, nan_figure,
         )  # fmt: skip
-    values = flat.astype(np.float64)
-    nan = int(np.count_nonzero(np.isnan(values))) if flat.dtype.kind == "f" else 0
-    pos_inf = int(np.count_nonzero(values == np.inf))
-    neg_inf = int(np.count_nonzero(values == -np.inf))
-    finite = values if nan + pos_inf + neg_inf == 0 else values[np.isfinite(values)]
-    empty = finite.size == 0
+    values = flat if flat.dtype in _AS_IS else flat.astype(np.float64)
+    nan = pos_inf = neg_inf = 0
+    finite = values
+    top, bottom = (values.max(), values.min()) if values.size else (0.0, 0.0)
+    if values.dtype.kind == "f" and not (math.isfinite(top) and math.isfinite(bottom)):
+        nan = int(np.count_nonzero(np.isnan(values)))
+        pos_inf = int(np.count_nonzero(values == np.inf))
+        neg_inf = int(np.count_nonzero(values == -np.inf))
+        finite = values[np.isfinite(values)]
+        if finite.size:
+            top, bottom = finite.max(), finite.min()
+    figures = (nan_figure,) * 4
+    if finite.size:
+        squares = finite if finite.dtype == np.float64 else finite.astype(np.float64)
+        figures = (
+            float(top),
+            float(bottom),
+            float(np.add.reduce(finite, dtype=np.float64) / finite.size),
+            float(np.sqrt(np.dot(squares, squares))),
+        )
     return TensorStats(
         kind=kind,
         index=index,
         size=flat.nbytes,
-        dtype=ge_dtype(flat.dtype),
-        shape=tuple(np.shape(array)),
-        max=float("nan") if empty else float(finite.max()),
-        min=float("nan") if empty else float(finite.min()),
-        mean=float("nan") if empty else float(finite.mean()),
+        dtype=dtype,
+        shape=shape,
+        max=figures[0],
+        min=figures[1],
+        mean=figures[2],
         count=flat.size,
         nan=nan,
         neg_inf=neg_inf,
         pos_inf=pos_inf,
-        zero=int(flat.size - np.count_nonzero(values)),
-        l2norm=float(np.sqrt(np.dot(finite, finite))) if not empty else float("nan"),
+        zero=int(np.count_nonzero(values == 0)),
+        l2norm=figures[3],
     )
 
 

@@ -18,22 +18,24 @@ Three run instruments share one mechanism, :class:`TensorDump`:
 How values are taken: the instrument adds the tensors to the run's fetches. Only tensors the run
 computes anyway are fetched (the ops the fetches and targets reach, outside v1 control-flow
 frames and cond branches, whose tensors may be dead), so dumping changes no value and runs
-nothing more. Files are written by one background thread per dump folder (a bounded queue: a
-run waits only when the disk falls behind). Limits, stated in ``docs/debugging.md``: nodes
-inside functions (``tf.function``, functional ``While``) are not dumped, nor are ref tensors
-(a ``VariableV2`` output; the variable's value is dumped where it is read).
+nothing more. Files are written by one background thread per dump folder; a run waits only
+when the disk falls behind by more than ``DumpWriter._BACKLOG`` bytes of tensors. Limits,
+stated in ``docs/debugging.md``: nodes inside functions (``tf.function``, functional
+``While``) are not dumped, nor are ref tensors (a ``VariableV2`` output; the variable's value
+is dumped where it is read).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import logging
 import os
 import queue
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -322,13 +324,14 @@ class _NpuHook(RunHook):
         values = extras
         stamp = time.time_ns() // 1000
         writer = self._dump._writer
-        for model in self._models:
-            if spec.flavour == "overflow":
-                _check_overflow(writer, model, step, values, stamp, self._client)
-                continue
-            if not model.graph_written:
-                writer.put_graph(model)
-            writer.put_step(model, step, values, stamp, stats=spec.data == "stats")
+        with writer.holding(values):
+            for model in self._models:
+                if spec.flavour == "overflow":
+                    _check_overflow(writer, model, step, values, stamp, self._client)
+                    continue
+                if not model.graph_written:
+                    writer.put_graph(model)
+                writer.put_step(model, step, values, stamp, stats=spec.data == "stats")
 
 
 class _GoldenHook(RunHook):
@@ -350,7 +353,9 @@ class _GoldenHook(RunHook):
         if not self._dump.spec.wants_step(step):
             return
         stamp = time.time_ns() // 1000
-        self._dump._writer.put_golden(step, self._names, list(extras), stamp)
+        writer = self._dump._writer
+        with writer.holding(extras):
+            writer.put_golden(step, self._names, list(extras), stamp)
 
 
 # -- overflow --------------------------------------------------------------------------------
@@ -439,6 +444,9 @@ class DumpWriter:
 
     _QUEUE = 256
     """Items in flight; a run blocks when the disk falls this far behind."""
+    _BACKLOG = 1 << 30
+    """Bytes of fetched tensors the queued items keep alive; a run that would go beyond waits
+    (one run's tensors always get in), so a slow disk costs time, never all the memory."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -447,12 +455,28 @@ class DumpWriter:
         self.bytes = 0
         self._golden: dict[tuple[int, str, int], Path] = {}
         self._queue: queue.Queue[Any] = queue.Queue(self._QUEUE)
+        self._backlog = 0
+        self._room = threading.Condition()
         self._thread = threading.Thread(target=self._loop, name="tf2npu-dump", daemon=True)
         self._thread.start()
         self._error: BaseException | None = None
         atexit.register(self.flush)
 
     # -- producers (the run's thread) --------------------------------------------------------
+
+    @contextlib.contextmanager
+    def holding(self, values: Sequence[Any]) -> Iterator[None]:
+        """Items put inside keep ``values`` alive until written: waits first while the
+        backlog is full (:attr:`_BACKLOG`), releases them after the last of those items."""
+        nbytes = sum(int(getattr(value, "nbytes", 0)) for value in values)
+        with self._room:
+            while self._backlog and self._backlog + nbytes > self._BACKLOG:
+                self._room.wait()
+            self._backlog += nbytes
+        try:
+            yield
+        finally:
+            self._queue.put((self._release, (nbytes,)))
 
     def put_graph(self, model: _Model) -> None:
         model.graph_written = True
@@ -493,17 +517,22 @@ class DumpWriter:
         while True:
             work, args = self._queue.get()
             try:
-                if self._error is None:
+                if self._error is None or work == self._release:
                     work(*args)
-            except OSError as err:
+            except Exception as err:  # kept for flush(): the thread must live on
                 self._error = err
                 _LOG.error("tf2npu: writing the dump under %s failed: %s", self.path, err)
             finally:
                 self._queue.task_done()
 
+    def _release(self, nbytes: int) -> None:
+        with self._room:
+            self._backlog -= nbytes
+            self._room.notify_all()
+
     def _save(self, path: Path, value: Any) -> None:
         array = np.asarray(value)
-        np.save(path, array, allow_pickle=False)
+        dumpfile.save_npy(path, array)
         self.files += 1
         self.bytes += array.nbytes
 
@@ -516,18 +545,29 @@ class DumpWriter:
     ) -> None:
         directory = model.dir / str(step)
         directory.mkdir(parents=True, exist_ok=True)
-        rows: dict[int, list[dumpfile.TensorStats]] = {}
+        if stats:
+            self._write_stats(model, directory, values, stamp)
+            return
         for tensor in model.tensors:
-            name = _file_name(tensor, stamp)
-            value = values[tensor.fetch]
-            if stats:
-                row = dumpfile.tensor_stats(tensor.kind, tensor.index, np.asarray(value))
-                rows.setdefault(tensor.task, []).append(row)
-            else:
-                self._save(directory / name.tensor(tensor.kind, tensor.index), value)
-        for task, task_rows in rows.items():
-            first = next(t for t in model.tensors if t.task == task)
-            dumpfile.write_stats_csv(directory / _file_name(first, stamp).stats(), task_rows)
+            name = _file_name(tensor, stamp).tensor(tensor.kind, tensor.index)
+            self._save(directory / name, values[tensor.fetch])
+
+    def _write_stats(
+        self, model: _Model, directory: Path, values: Sequence[Any], stamp: int
+    ) -> None:
+        """One CSV per op; a tensor several ops read (an output and the next op's input) is
+        measured once."""
+        figures: dict[int, dumpfile.TensorStats] = {}
+        tasks: dict[int, tuple[_Tensor, list[dumpfile.TensorStats]]] = {}
+        for tensor in model.tensors:
+            row = figures.get(tensor.fetch)
+            if row is None:
+                value = np.asarray(values[tensor.fetch])
+                row = figures[tensor.fetch] = dumpfile.tensor_stats(tensor.kind, 0, value)
+            row = replace(row, kind=tensor.kind, index=tensor.index)
+            tasks.setdefault(tensor.task, (tensor, []))[1].append(row)
+        for first, rows in tasks.values():
+            dumpfile.write_stats_csv(directory / _file_name(first, stamp).stats(), rows)
             self.files += 1
 
     def _write_golden(
