@@ -140,13 +140,38 @@ def test_ascend_passes_we_do_not_implement_are_accepted_and_named(caplog):
     result = switch(data)
     assert result.disabled == {"matmul_biasadd"}
     assert result.not_implemented == ("ConvToFullyConnectionFusionPass", "TbePool2dQuantFusionPass")
-    assert "switches Ascend passes tf2npu does not implement: ConvToFullyConnectionFusionPass, " \
+    assert (
+        "switches Ascend passes tf2npu does not implement: ConvToFullyConnectionFusionPass, "
         "TbePool2dQuantFusionPass; they have no effect here" in caplog.text
+    )
+
+
+def test_ascend_names_ending_in_fusion_or_switch_are_accepted_too(caplog):
+    # Real switch files (a ModelZoo ResUNet++ copy of precision_tool, the reference's lists)
+    # name passes without the "Pass" suffix; they failed the run here before.
+    data = {
+        "Switch": {
+            "GraphFusion": {"ConstToAttrReduceSumFusion": "off"},
+            "UBFusion": {"AutomaticUbFusion": "off", "FusionVirtualOpSetSwitch": "off"},
+        }
+    }
+    result = switch(data)
+    assert result.disabled == frozenset()
+    assert result.not_implemented == (
+        "ConstToAttrReduceSumFusion",
+        "AutomaticUbFusion",
+        "FusionVirtualOpSetSwitch",
+    )
+    assert (
+        "does not implement: ConstToAttrReduceSumFusion, AutomaticUbFusion, "
+        "FusionVirtualOpSetSwitch; they have no effect here" in caplog.text
+    )
 
 
 @pytest.mark.parametrize(
     ("key", "message"),
     [
+        ("MatMulBiasAddFusion", "did you mean 'MatMulBiasAddFusionPass'?"),  # ...Fusion, ours
         ("MatMulBiasAddFusionPas", "did you mean 'MatMulBiasAddFusionPass'?"),  # not ...Pass
         ("MatMulBiasAdFusionPass", "did you mean 'MatMulBiasAddFusionPass'?"),  # a typo of ours
         ("conv_to_fc", "unknown fusion rule 'conv_to_fc'"),  # not Ascend's spelling
@@ -158,5 +183,5 @@ def test_typos_of_our_names_are_still_errors(key, message):
 
 
 def test_a_foreign_pass_still_needs_on_or_off():
-    with pytest.raises(ConfigError, match='ConvToFullyConnectionFusionPass = 0 is not valid'):
+    with pytest.raises(ConfigError, match="ConvToFullyConnectionFusionPass = 0 is not valid"):
         switch({"Switch": {"GraphFusion": {"ConvToFullyConnectionFusionPass": 0}}})

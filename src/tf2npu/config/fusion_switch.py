@@ -5,10 +5,12 @@ entry overrides ``ALL`` of its category; values are ``on``/``off`` in any case; 
 by our snake_case name or by one of its Ascend pass-name aliases. Rules not mentioned stay on.
 
 A switch file is often shared with runs on real NPUs, so it names Ascend passes tf2npu does not
-implement (``ConvToFullyConnectionFusionPass``, ``TbePool2dQuantFusionPass``...). Such a name
-(Ascend's spelling: CamelCase ending in ``Pass``, not close to one of our names) is accepted,
-listed in :attr:`FusionSwitch.not_implemented` and logged once: it has no effect here. Any
-other unknown name is an error with the closest known names, so a typo never passes silently.
+implement (``ConvToFullyConnectionFusionPass``, ``TbePool2dQuantFusionPass``,
+``ConstToAttrReduceSumFusion``, ``AutomaticUbFusion``, the switch ``FusionVirtualOpSetSwitch``...).
+Such a name (Ascend's spelling: CamelCase ending in ``Pass``, ``Fusion`` or ``Switch``, not close
+to one of our names) is accepted, listed in :attr:`FusionSwitch.not_implemented` and logged
+once: it has no effect here. Any other unknown name is an error with the closest known names, so
+a typo never passes silently.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from tf2npu.errors import ConfigError
 
 CATEGORIES = ("GraphFusion", "UBFusion")
 _LOG = logging.getLogger("tf2npu.config")
-_VENDOR_PASS = re.compile(r"^[A-Z][A-Za-z0-9]*Pass$")
+_VENDOR_PASS = re.compile(r"^[A-Z][A-Za-z0-9]*(Pass|Fusion|Switch)$")
+"""Ascend's pass names end in ``Pass`` (most), ``Fusion`` (``ConstToAttrReduceSumFusion``,
+``AutomaticUbFusion``) or ``Switch`` (``FusionVirtualOpSetSwitch``)."""
 
 KnownRules = Mapping[str, tuple[str, tuple[str, ...]]]
 """Canonical rule name -> (category, Ascend pass-name aliases)."""
@@ -145,7 +149,7 @@ def _apply_category(
 
 
 def _is_foreign_pass(key: str, aliases: Mapping[str, str]) -> bool:
-    """An Ascend pass name (``...Pass``) that is not a misspelling of one we know."""
+    """An Ascend pass name (see :data:`_VENDOR_PASS`) that is not a misspelling of one we know."""
     if not _VENDOR_PASS.match(key):
         return False
     return not difflib.get_close_matches(key, list(aliases), n=1, cutoff=0.9)
