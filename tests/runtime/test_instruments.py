@@ -92,7 +92,7 @@ def test_run_fetches_the_extras_and_hands_back_only_the_callers_values(npu: bool
 @pytest.mark.parametrize("npu", [True, False])
 def test_make_callable_and_keras_callables_reach_the_hooks(npu: bool) -> None:
     recorder = _recorder()
-    graph, x, out = _graph()
+    graph, _, _ = _graph()
     config = npu_config(precision_mode="must_keep_origin_dtype") if npu else None
     with graph.as_default():
         const_out = tf.add(tf.multiply(tf.constant([1.0, 1.0]), 2.0, name="doubled2"), 0.0)

@@ -7,10 +7,10 @@ import sys
 from collections.abc import Sequence
 
 from tf2npu import __version__
-from tf2npu.cli import exit_codes, graph, migrate, overflow, run
+from tf2npu.cli import compare, exit_codes, graph, migrate, overflow, run
 from tf2npu.errors import Tf2NpuError
 
-COMMANDS = (migrate, graph, run, overflow)
+COMMANDS = (migrate, graph, run, compare, overflow)
 """Subcommand modules; each has NAME, HELP, add_arguments(parser) and run(args) -> int."""
 
 DESCRIPTION = """\
@@ -19,6 +19,7 @@ tf2npu moves TensorFlow 1.x training scripts onto Huawei Ascend NPUs.
   tf2npu migrate SRC     rewrite scripts to the npu_bridge API and write a report set
   tf2npu graph inspect G run the graph engine on a graph file: device/host, casts, GeOps
   tf2npu run SCRIPT ...  run a TF 1.15 script (original or migrated) on TF 2.15, with a summary
+  tf2npu compare A B     compare two tensor dumps as msaccucmp does; find the first divergent op
   tf2npu overflow DUMP   the first ops that overflowed in an overflow dump, and the fix
 
 Run `tf2npu <command> --help` for what a command does, its options and examples;

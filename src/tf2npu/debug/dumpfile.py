@@ -71,6 +71,16 @@ _NPU = re.compile(
     r"^(?P<type>[A-Za-z0-9_-]+)\.(?P<name>[A-Za-z0-9_-]+)\.(?P<task>[0-9]+)\.(?P<stream>[0-9]+)"
     r"\.(?P<ts>[0-9]{1,255})(?:\.(?P<kind>input|output)\.(?P<index>[0-9]+)\.npy|\.(?P<ext>csv|json))?$"
 )
+_NPU_VENDOR = re.compile(
+    r"^(?P<type>[A-Za-z0-9_-]+)\.(?P<name>[A-Za-z0-9_-]+)\.(?P<task>[0-9]+)(?:\.(?P<stream>[0-9]+))?"
+    r"\.(?P<ts>[0-9]{1,255})(?:\.[0-9]+\.[0-9]+\.[0-9]+)?(?:\.[0-9]+)?"
+    r"(?:\.(?P<kind>input|output)\.(?P<index>[0-9]+)(?:\.(?:[0-9]+(?:x[0-9]+)*)?)?\.npy)?$"
+)
+"""The other names a device dump or its ``msaccucmp.py convert`` output can have
+(reference debug-tools.md §2.3-2.4): no stream id (older CANN), the newer
+``.task_type.context_id.thread_id.device_id`` tail, and ``convert -f``'s shape suffix
+(``.output.0.2x3.npy``). Only :func:`parse_npu` reads it; :func:`parse_golden` keeps excluding
+the names our writer gives, so a golden op name holding dots still reads as golden."""
 _GOLDEN = re.compile(r"^(?P<name>[.A-Za-z0-9_-]+)\.(?P<index>[0-9]+)\.(?P<ts>[0-9]{1,255})\.npy$")
 _GOLDEN_UNSAFE = re.compile(r"[^.A-Za-z0-9_-]")
 _GRAPH_JSON = re.compile(r"^ge_proto_([0-9]+)_Build\.json$")
@@ -119,23 +129,26 @@ class NpuFile:
 
 
 def parse_npu(filename: str) -> NpuFile | None:
-    """``filename`` as an NPU dump file, or None when it is not one."""
+    """``filename`` as an NPU dump file, or None when it is not one.
+
+    Besides the names :class:`NpuFileName` gives, the other forms a real device run and
+    ``msaccucmp.py convert`` produce are read (no stream id: 0; see ``_NPU_VENDOR``).
+    """
     is_opdebug = filename.startswith(OPDEBUG_PREFIX)
     text = filename
     if is_opdebug:  # "Opdebug.Node_OpDebug.T.S.TS.output.0.json"
         text = filename.removesuffix(".output.0.json") + (
             ".json" if filename.endswith(".output.0.json") else ""
         )
-    match = _NPU.match(text)
+    match = _NPU.match(text) or (None if is_opdebug else _NPU_VENDOR.match(text))
     if match is None:
         return None
-    name = NpuFileName(
-        match["type"], match["name"], int(match["task"]), int(match["stream"]), int(match["ts"])
-    )
+    stream = int(match["stream"]) if match["stream"] is not None else 0
+    name = NpuFileName(match["type"], match["name"], int(match["task"]), stream, int(match["ts"]))
     if match["kind"] is not None:
         kind: Kind = "input" if match["kind"] == "input" else "output"
         return NpuFile(name, kind, int(match["index"]), "npy")
-    return NpuFile(name, None, None, match["ext"] or "raw")
+    return NpuFile(name, None, None, match.groupdict().get("ext") or "raw")
 
 
 def opdebug_name(task_id: int, stream_id: int, timestamp: int) -> str:
@@ -425,7 +438,7 @@ def _stats_of(cells: Sequence[str]) -> TensorStats:
 
 def iter_tensor_files(step: StepDir) -> Iterator[tuple[str, NpuFile | GoldenFile]]:
     """The tensor files of one step folder with their parsed names, sorted by file name."""
-    for name in step.files():
+    for name in sorted(os.listdir(step.path)):  # each name parsed once (files() parses it too)
         parsed: NpuFile | GoldenFile | None = parse_npu(name) if step.kind == "npu" else None
         if parsed is None:
             parsed = parse_golden(name)

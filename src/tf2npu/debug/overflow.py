@@ -20,7 +20,6 @@ Views of the result (summary file, mixlist, JSON) live in :mod:`tf2npu.debug.ove
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,15 +65,6 @@ FLOAT16_MAX = 65504.0
 UNNAMED = "(op name not recorded)"
 """The op name shown when neither the record, the graph JSON nor a data file names the op."""
 
-_VENDOR_TENSOR = re.compile(
-    r"^(?P<type>[A-Za-z0-9_-]+)\.(?P<name>[A-Za-z0-9_-]+)\.(?P<task>[0-9]+)"
-    r"(?:\.(?P<stream>[0-9]{1,9}))?\.(?P<ts>[0-9]{10,})(?:\.[0-9]+)*"
-    r"\.(?P<kind>input|output)\.(?P<index>[0-9]+)(?:\.[0-9x]+)?\.npy$"
-)
-"""msaccucmp ``convert`` names: the oldest have no stream id, newer ones append four ids after
-the timestamp, ``-f`` appends the shape."""
-
-
 # -- finding records --------------------------------------------------------------------------
 
 
@@ -104,7 +94,7 @@ def scan(root: str | Path) -> Scan:
                 records.append((Path(directory, filename), name))
             elif is_raw_opdebug(filename):
                 raw += 1
-            elif parse_npu(filename) or parse_golden(filename) or _VENDOR_TENSOR.match(filename):
+            elif parse_npu(filename) or parse_golden(filename):
                 tensors += 1
     records.sort(key=lambda item: (item[1].timestamp, str(item[0])))
     return Scan(tuple(records), raw, tensors)
@@ -128,22 +118,17 @@ class DataFile:
 
 
 def parse_data_file(filename: str) -> DataFile | None:
-    """``filename`` as an op's tensor file (tf2npu's names or msaccucmp ``convert``'s)."""
-    ours = parse_npu(filename)
-    if ours is not None and ours.kind is not None and ours.index is not None:
-        n = ours.name
-        return DataFile(
-            filename, n.op_type, n.op_name, n.task_id, n.stream_id, n.timestamp, ours.kind,
-            ours.index,
-        )  # fmt: skip
-    match = _VENDOR_TENSOR.match(filename)
-    if match is None or match["type"] == "Opdebug":
+    """``filename`` as an op's tensor file (tf2npu's names or msaccucmp ``convert``'s, read by
+    :func:`tf2npu.debug.dumpfile.parse_npu`)."""
+    parsed = parse_npu(filename)
+    if parsed is None or parsed.kind is None or parsed.index is None:
         return None
-    kind: Kind = "input" if match["kind"] == "input" else "output"
-    stream = None if match["stream"] is None else int(match["stream"])
+    n = parsed.name
+    if n.op_type == "Opdebug":
+        return None
     return DataFile(
-        filename, match["type"], match["name"], int(match["task"]), stream, int(match["ts"]),
-        kind, int(match["index"]),
+        filename, n.op_type, n.op_name, n.task_id, n.stream_id, n.timestamp, parsed.kind,
+        parsed.index,
     )  # fmt: skip
 
 

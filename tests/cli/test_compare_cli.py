@@ -1,0 +1,249 @@
+"""``tf2npu compare`` end to end: outputs, the summary, exit codes, usage errors."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tf2npu.cli import compare as compare_cli
+from tf2npu.cli.main import main
+from tf2npu.debug.metrics import ALGORITHMS
+from tf2npu.debug.tolerance import DEFAULTS
+from tf2npu.testing.dumptrees import (
+    write_dense_golden,
+    write_fused_npu,
+    write_golden,
+    write_unfused_npu,
+)
+
+BROKEN = [[4.0, -0.5]]
+
+
+def compare(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["compare", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def trees(tmp_path: Path) -> Path:
+    """``npu`` (fusion on, float16, the fused op wrong), ``ok`` (fusion on, right), ``swapped``
+    (the fused op's outputs swapped: cosine far below 0.99), ``off`` (fusion off), ``golden``
+    (float32)."""
+    write_fused_npu(tmp_path / "npu", fused=BROKEN)
+    write_fused_npu(tmp_path / "ok")
+    write_fused_npu(tmp_path / "swapped", fused=[[-0.5, 3.5]])
+    write_unfused_npu(tmp_path / "off")
+    write_dense_golden(tmp_path / "golden")
+    return tmp_path
+
+
+def test_a_failing_tensor_exits_1_and_the_summary_names_the_first_divergent_op(
+    capsys: pytest.CaptureFixture[str], trees: Path
+) -> None:
+    code, out, err = compare(
+        capsys, str(trees / "npu"), str(trees / "golden"), "--out", str(trees / "out")
+    )
+    assert (code, err) == (1, "")
+    [csv_path] = (trees / "out").glob("result_*.csv")
+    assert re.fullmatch(r"result_\d{14}\.csv", csv_path.name)
+    lines = out.splitlines()
+    assert lines[0] == "tf2npu compare npu-vs-golden, 1 unit, step 0"
+    assert lines[3].startswith("7 rows: 7 compared (4 pass, 3 fail), 0 unmatched, 0 unreadable; ")
+    assert lines[4] == (
+        "First divergent op: Index 2 dense/fused (FusedMatMul), user ops dense/MatMul, "
+        "dense/BiasAdd, made by fusion pass MatMulBiasAddFusionPass"
+    )
+    assert lines[5] == (
+        "  fail dense/fused:output:0: 1 of 2 elements outside 0.01 + 0.01·|truth| (float16 "
+        "default); worst at [0, 0]: 4 vs 3.5"
+    )
+    assert lines[6] == "  inputs: 1 agree"
+    assert "Failed tensors" in out and "dense/Relu:output:0" in out
+    assert lines[-1] == f"CSV: {csv_path}"
+
+
+def test_all_passing_exits_0(capsys: pytest.CaptureFixture[str], trees: Path) -> None:
+    code, out, _ = compare(capsys, str(trees / "ok"), str(trees / "golden"), "--out", str(trees))
+    assert code == 0
+    assert "First divergent op: none: no tensor fails" in out
+    assert "Failed tensors" not in out
+
+
+def test_seed_001_fusion_on_against_off(capsys: pytest.CaptureFixture[str], trees: Path) -> None:
+    code, out, _ = compare(capsys, str(trees / "npu"), str(trees / "off"), "--out", str(trees))
+    assert code == 1
+    assert "tf2npu compare npu-vs-npu" in out
+    assert "First divergent op: Index 2 dense/fused (FusedMatMul)" in out
+
+
+def test_csv_columns_and_algorithm_choice(capsys: pytest.CaptureFixture[str], trees: Path) -> None:
+    code, _, _ = compare(
+        capsys, str(trees / "npu"), str(trees / "golden"), "--out", str(trees / "o"),
+        "--alg", "MaxAbsoluteError,0", "--overflow-detection",
+    )  # fmt: skip
+    assert code == 1
+    [path] = (trees / "o").iterdir()
+    header = next(csv.reader(path.open(newline="", encoding="utf-8")))
+    assert header == [
+        "Index", "OpType", "NPUDump", "DataType", "Address", "GroundTruth", "DataType",
+        "TensorIndex", "Shape", "OverFlow", "MaxAbsoluteError", "CosineSimilarity",
+        "CompareFailReason", "Verdict", "Reason", "RequiredTolerance",
+    ]  # fmt: skip
+
+
+def test_tolerance_flags_can_let_a_tensor_pass(
+    capsys: pytest.CaptureFixture[str], trees: Path
+) -> None:
+    argv = [str(trees / "npu"), str(trees / "golden"), "--out", str(trees), "--json"]
+    code, out, _ = compare(capsys, *argv, "--tolerance", "dense/*=0.5,0")
+    assert code == 0
+    data = json.loads(out)
+    assert data["totals"]["fail"] == 0
+    fused = [
+        t
+        for u in data["units"]
+        for t in u["tensors"]
+        if t["tensor_index"] == "dense/fused:output:0"
+    ]
+    assert fused[0]["tolerance"]["source"] == "--tolerance 'dense/*=0.5,0'"
+    # the later rule wins
+    code, _, _ = compare(capsys, *argv, "--tolerance", "dense/*=0.5,0", "--tolerance", "*=0,0")
+    assert code == 1
+
+
+def test_json_replaces_the_summary(capsys: pytest.CaptureFixture[str], trees: Path) -> None:
+    code, out, err = compare(
+        capsys, str(trees / "npu"), str(trees / "golden"), "--json", "--out", str(trees / "j")
+    )
+    assert (code, err) == (1, "")
+    data = json.loads(out)
+    assert data["schema"] == "tf2npu.compare/1"
+    assert data["first_divergence"]["op"] == "dense/fused"
+    assert data["csv"] == [str(p) for p in (trees / "j").glob("result_*.csv")]
+
+
+@pytest.mark.parametrize(
+    ("tree", "exit_code", "detection", "index"),
+    [
+        ("swapped", 1, "Global Consistency", "2"),
+        ("ok", 0, "Global Consistency", "NA"),
+        # one element 14% off still has a cosine of 0.9998: the vendor's check passes it
+        ("npu", 1, "Global Consistency", "NA"),
+    ],
+)
+def test_advisor_writes_its_summary(
+    capsys: pytest.CaptureFixture[str],
+    trees: Path,
+    tree: str,
+    exit_code: int,
+    detection: str,
+    index: str,
+) -> None:
+    out_dir = trees / f"adv_{tree}"
+    code, out, _ = compare(
+        capsys, str(trees / tree), str(trees / "golden"), "--advisor", "--out", str(out_dir)
+    )
+    assert code == exit_code
+    summary = (out_dir / "advisor_summary.txt").read_text().splitlines()
+    assert summary[:2] == [f"Detection Type: {detection}", f"Operator Index: {index}"]
+    assert f"Advisor: {detection}, Operator Index {index}: " in out
+    [path] = out_dir.glob("result_*.csv")
+    assert "OverFlow" in next(csv.reader(path.open(newline="", encoding="utf-8")))
+
+
+def test_advisor_reports_an_fp16_overflow_first(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_fused_npu(tmp_path / "npu", fused=[[65504.0, -0.5]])
+    write_dense_golden(tmp_path / "golden")
+    compare(
+        capsys, str(tmp_path / "npu"), str(tmp_path / "golden"), "--advisor", "--out", str(tmp_path)
+    )
+    assert (tmp_path / "advisor_summary.txt").read_text() == (
+        "Detection Type: FP16 Overflow\nOperator Index: 2\nExpert Advice: Float16 data overflow "
+        "occurs. Rectify the fault and perform comparison again.\n"
+    )
+
+
+def test_advisor_finds_an_inconsistent_input(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_fused_npu(tmp_path / "npu")
+    golden = write_dense_golden(tmp_path / "golden")
+    [x] = golden.glob("x.0.*.npy")
+    np.save(x, np.array([[2.0, -1.0]], np.float32))
+    compare(
+        capsys, str(tmp_path / "npu"), str(tmp_path / "golden"), "--advisor", "--out", str(tmp_path)
+    )
+    lines = (tmp_path / "advisor_summary.txt").read_text().splitlines()
+    assert lines[:2] == ["Detection Type: Input Inconsistent", "Operator Index: 0"]
+
+
+# -- usage errors --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["missing", "golden"], "tf2npu compare: error: NPU_DUMP '{root}/missing' does not exist; give the folder"),
+        (["npu", "empty"], "tf2npu compare: error: GOLDEN_DUMP '{root}/empty': no dump files found; expected"),
+        (["npu", "golden", "--alg", "0,cos"], "tf2npu compare: error: --alg '0,cos': 'cos' is no algorithm; give all"),
+        (["npu", "golden", "--tolerance", "dense"], "tf2npu compare: error: --tolerance 'dense': give PATTERN=ATOL,RTOL"),
+        (["npu", "other"], "tf2npu compare: error: no tensor of NPU_DUMP '{root}/npu' (7 tensors) has a counterpart"),
+        (["npu", "golden", "-f", "nope.json"], "tf2npu compare: error: -f '{root}/nope.json' is not a file; give a graph JSON file"),
+        (["npu", "golden", "--out", "blocker/out"], "tf2npu compare: error: --out '{root}/blocker/out' cannot be created"),
+    ],
+)  # fmt: skip
+def test_usage_errors_exit_2_with_one_message(
+    capsys: pytest.CaptureFixture[str], trees: Path, argv: list[str], message: str
+) -> None:
+    (trees / "empty").mkdir()
+    (trees / "blocker").write_text("a file")
+    write_golden(trees / "other", "unrelated", 0, np.ones(2))
+    paths = [
+        str(trees / a) if i < 2 or argv[i - 1] in ("-f", "--out") else a for i, a in enumerate(argv)
+    ]
+    code, out, err = compare(capsys, *paths)
+    assert (code, out) == (2, "")
+    assert err.startswith(message.format(root=trees))
+    assert len(err.strip().splitlines()) == 1
+    assert not list(trees.glob("**/result_*.csv"))
+
+
+def test_help_teaches_with_the_seed_001_example(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["compare", "--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: tf2npu compare [-h] [-f GRAPH_JSON]")
+    assert "tf2npu compare dump_on dump_off" in text
+    assert "--fusion-switch-file fusion_off.cfg" in text
+    for i, name in enumerate(ALGORITHMS):
+        assert f"{i} {name}" in " ".join(compare_cli.EPILOG.split())
+    assert (
+        "exit codes: 0 no tensor fails its tolerance; 1 some tensor fails; 2 bad usage"
+        in " ".join(text.split())
+    )
+
+
+def test_the_tolerances_in_the_help_are_the_defaults() -> None:
+    listed = re.findall(r"(b?float\d+) ([0-9.e-]+) \+ ([0-9.e-]+)", compare_cli.EPILOG)
+    assert {dtype: (float(a), float(r)) for dtype, a, r in listed} == {
+        dtype: (t.atol, t.rtol) for dtype, t in DEFAULTS.items()
+    }
+
+
+def test_the_command_line_does_not_import_numpy_until_compare_runs() -> None:
+    code = "import sys, tf2npu.cli.main; print('numpy' in sys.modules)"
+    env = {**os.environ, "PYTHONPATH": str(Path(compare_cli.__file__).parents[2])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.stdout == "False\n"
