@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from tf2npu.config import fusion_switch
 from tf2npu.config.fusion_switch import FusionSwitch
 from tf2npu.errors import ConfigError, UnknownNameError
 
@@ -17,6 +18,11 @@ RULES = {
 
 def switch(data):
     return FusionSwitch.parse(json.dumps(data), RULES)
+
+
+@pytest.fixture(autouse=True)
+def _warnings_not_yet_given():
+    fusion_switch._note_foreign.cache_clear()
 
 
 def test_all_off_with_single_rule_on():
@@ -185,3 +191,14 @@ def test_typos_of_our_names_are_still_errors(key, message):
 def test_a_foreign_pass_still_needs_on_or_off():
     with pytest.raises(ConfigError, match="ConvToFullyConnectionFusionPass = 0 is not valid"):
         switch({"Switch": {"GraphFusion": {"ConvToFullyConnectionFusionPass": 0}}})
+
+
+def test_passes_without_effect_are_named_once_per_file(caplog):
+    # Every compile reads the file again: a Keras script (ResUNet++ in ModelZoo) compiled 8
+    # graphs and repeated the same line 8 times.
+    data = {"Switch": {"UBFusion": {"TbeEltwiseFusionPass": "off"}}}
+    for _ in range(3):
+        FusionSwitch.from_json(data, RULES, "a.cfg")
+    FusionSwitch.from_json(data, RULES, "b.cfg")
+    lines = [r.getMessage() for r in caplog.records]
+    assert [line.split(" switches")[0] for line in lines] == ["a.cfg", "b.cfg"]

@@ -16,6 +16,7 @@ a typo never passes silently.
 from __future__ import annotations
 
 import difflib
+import functools
 import logging
 import re
 from collections.abc import Mapping
@@ -84,12 +85,7 @@ class FusionSwitch:
                 raise unknown("fusion category name", category, CATEGORIES)
             foreign += _apply_category(source, category, entries, known_rules, aliases, states)
         if foreign:
-            _LOG.warning(
-                "%s switches Ascend passes tf2npu does not implement: %s; they have no effect "
-                "here (docs/fusion.md lists the rules tf2npu implements)",
-                source,
-                ", ".join(foreign),
-            )
+            _note_foreign(source, tuple(foreign))
         disabled = frozenset(name for name, on in states.items() if not on)
         return cls(MappingProxyType(states), disabled, tuple(foreign))
 
@@ -146,6 +142,17 @@ def _apply_category(
         given[name] = key
         states[name] = on
     return foreign
+
+
+@functools.cache
+def _note_foreign(source: str, names: tuple[str, ...]) -> None:
+    """Log the passes without effect once per file: every compile of a run reads it again."""
+    _LOG.warning(
+        "%s switches Ascend passes tf2npu does not implement: %s; they have no effect "
+        "here (docs/fusion.md lists the rules tf2npu implements)",
+        source,
+        ", ".join(names),
+    )
 
 
 def _is_foreign_pass(key: str, aliases: Mapping[str, str]) -> bool:
