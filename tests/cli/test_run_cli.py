@@ -799,3 +799,32 @@ def test_the_script_gets_a_one_device_job_environment(
     assert f"tf2npu run: one-device job environment: {shown} (were unset)\n" in err
     assert read_summary(tmp_path / "r")["job_environment"] == added
     assert not any(name in os.environ for name in added)  # restored after the script
+
+
+def test_a_user_error_in_a_module_beside_the_script_names_that_module_line(
+    tmp_path, monkeypatch, capsys, no_tf
+):
+    """ModelZoo scripts build their model in modules beside them (ops.py): a user error raised
+    by a call there names that line, not the script's line that led to it."""
+    write(tmp_path / "ops.py", "from tf2npu.errors import ConfigError\n\n\n"
+                               "def layer():\n    raise ConfigError('bad layer')\n")  # fmt: skip
+    # Imported through a "./" sys.path entry, as PRSR does: the path is shown normalised.
+    script = write(
+        tmp_path / "t.py", "import sys\nsys.path.insert(0, './')\nimport ops\nops.layer()\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--report-dir", str(tmp_path / "r"), str(script)]) == 2
+    err = capsys.readouterr().err
+    assert f"tf2npu run: error: {tmp_path / 'ops.py'}:5: bad layer\n" in err
+
+
+def test_a_user_error_raised_by_a_copy_of_precision_tool_names_the_script_line(
+    tmp_path, capsys, no_tf
+):
+    """A library beside the script (the user's copy of precision_tool) is not the user's code."""
+    write(tmp_path / "precision_tool" / "__init__.py", "")
+    write(tmp_path / "precision_tool" / "tf_config.py", "from tf2npu.errors import ConfigError\n"
+                                                         "raise ConfigError('bad tool')\n")  # fmt: skip
+    script = write(tmp_path / "t.py", "x = 1\nimport precision_tool.tf_config\n")
+    assert main(["run", "--report-dir", str(tmp_path / "r"), str(script)]) == 2
+    assert f"tf2npu run: error: {script}:2: bad tool\n" in capsys.readouterr().err

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from tf2npu.config import fusion_switch
 from tf2npu.config.fusion_switch import FusionSwitch
 from tf2npu.errors import ConfigError, UnknownNameError
 
@@ -17,6 +18,11 @@ RULES = {
 
 def switch(data):
     return FusionSwitch.parse(json.dumps(data), RULES)
+
+
+@pytest.fixture(autouse=True)
+def _warnings_not_yet_given():
+    fusion_switch._note_foreign.cache_clear()
 
 
 def test_all_off_with_single_rule_on():
@@ -140,13 +146,38 @@ def test_ascend_passes_we_do_not_implement_are_accepted_and_named(caplog):
     result = switch(data)
     assert result.disabled == {"matmul_biasadd"}
     assert result.not_implemented == ("ConvToFullyConnectionFusionPass", "TbePool2dQuantFusionPass")
-    assert "switches Ascend passes tf2npu does not implement: ConvToFullyConnectionFusionPass, " \
+    assert (
+        "switches Ascend passes tf2npu does not implement: ConvToFullyConnectionFusionPass, "
         "TbePool2dQuantFusionPass; they have no effect here" in caplog.text
+    )
+
+
+def test_ascend_names_ending_in_fusion_or_switch_are_accepted_too(caplog):
+    # Real switch files (a ModelZoo ResUNet++ copy of precision_tool, the reference's lists)
+    # name passes without the "Pass" suffix; they failed the run here before.
+    data = {
+        "Switch": {
+            "GraphFusion": {"ConstToAttrReduceSumFusion": "off"},
+            "UBFusion": {"AutomaticUbFusion": "off", "FusionVirtualOpSetSwitch": "off"},
+        }
+    }
+    result = switch(data)
+    assert result.disabled == frozenset()
+    assert result.not_implemented == (
+        "ConstToAttrReduceSumFusion",
+        "AutomaticUbFusion",
+        "FusionVirtualOpSetSwitch",
+    )
+    assert (
+        "does not implement: ConstToAttrReduceSumFusion, AutomaticUbFusion, "
+        "FusionVirtualOpSetSwitch; they have no effect here" in caplog.text
+    )
 
 
 @pytest.mark.parametrize(
     ("key", "message"),
     [
+        ("MatMulBiasAddFusion", "did you mean 'MatMulBiasAddFusionPass'?"),  # ...Fusion, ours
         ("MatMulBiasAddFusionPas", "did you mean 'MatMulBiasAddFusionPass'?"),  # not ...Pass
         ("MatMulBiasAdFusionPass", "did you mean 'MatMulBiasAddFusionPass'?"),  # a typo of ours
         ("conv_to_fc", "unknown fusion rule 'conv_to_fc'"),  # not Ascend's spelling
@@ -158,5 +189,16 @@ def test_typos_of_our_names_are_still_errors(key, message):
 
 
 def test_a_foreign_pass_still_needs_on_or_off():
-    with pytest.raises(ConfigError, match='ConvToFullyConnectionFusionPass = 0 is not valid'):
+    with pytest.raises(ConfigError, match="ConvToFullyConnectionFusionPass = 0 is not valid"):
         switch({"Switch": {"GraphFusion": {"ConvToFullyConnectionFusionPass": 0}}})
+
+
+def test_passes_without_effect_are_named_once_per_file(caplog):
+    # Every compile reads the file again: a Keras script (ResUNet++ in ModelZoo) compiled 8
+    # graphs and repeated the same line 8 times.
+    data = {"Switch": {"UBFusion": {"TbeEltwiseFusionPass": "off"}}}
+    for _ in range(3):
+        FusionSwitch.from_json(data, RULES, "a.cfg")
+    FusionSwitch.from_json(data, RULES, "b.cfg")
+    lines = [r.getMessage() for r in caplog.records]
+    assert [line.split(" switches")[0] for line in lines] == ["a.cfg", "b.cfg"]

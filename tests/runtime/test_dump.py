@@ -292,3 +292,40 @@ def test_atomic_overflow_mode_records_nothing_and_says_why(
     _flush()
     assert list(tmp_path.iterdir()) == []
     assert "atomic adds, which do not exist off the device" in caplog.text
+
+
+def _cond_graph() -> dict[str, Any]:
+    """A v1 cond (Switch/Merge), as NPULossScaleOptimizer and batch_norm(is_training=tensor)
+    build: in every run one of the Merge's inputs is dead."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [2], name="x")
+        flag = tf.compat.v1.placeholder(tf.bool, [], name="flag")
+        # v1 control flow, as tf.cond builds it under tf2npu run (tests run with v2's If)
+        false, true = tf.raw_ops.Switch(data=x, pred=flag, name="switch")
+        y, _ = tf.raw_ops.Merge(inputs=[false + 1.0, true * 2.0], name="merge")
+        out = tf.identity(y, name="out")
+    return {"graph": graph, "x": x, "flag": flag, "out": out}
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"enable_dump": True, "dump_mode": "all"}, {"enable_dump": True, "dump_mode": "input"},
+     {"enable_dump_debug": True}],
+)  # fmt: skip
+def test_inputs_from_a_cond_branch_are_not_fetched(tmp_path: Path, options: dict[str, Any]) -> None:
+    # precision_tool's action='dump' sets dump_mode=all: a ModelZoo script with
+    # NPULossScaleOptimizer failed with "Retval[12] does not have value" (a dead Merge input).
+    model = _cond_graph()
+    config = npu_config(precision_mode="must_keep_origin_dtype", dump_path=str(tmp_path), **options)
+    with tf.compat.v1.Session(graph=model["graph"], config=config) as sess:
+        feeds = {model["x"]: [1.0, 2.0]}
+        assert list(sess.run(model["out"], {**feeds, model["flag"]: True})) == [2.0, 4.0]
+        assert list(sess.run(model["out"], {**feeds, model["flag"]: False})) == [2.0, 3.0]
+    _flush()
+    if options.get("enable_dump"):
+        files = {f for d in _npu_steps(tmp_path) for f in d.files()}
+        merge = {f.split(".")[-3] for f in files if f.startswith("Merge.merge.")}
+        assert merge == ({"output"} if options["dump_mode"] == "all" else set())
+        out = [f for f in files if f.startswith("Identity.out.") and ".input.0." in f]
+        assert len(out) == 2  # the Merge's output, read by out, is dumped as out's input

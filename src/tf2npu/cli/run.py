@@ -469,14 +469,34 @@ def _report_uncaught(exc: BaseException) -> None:
 
 
 def _report_user_error(exc: Tf2NpuError, script: str) -> None:
-    """``tf2npu run: error: SCRIPT:LINE: message``, LINE being the script's innermost frame."""
-    line = None
-    for frame, number in traceback.walk_tb(exc.__traceback__):
-        if os.path.realpath(frame.f_code.co_filename) == os.path.realpath(script):
-            line = number
-    where = f"{script}:{line}: " if line is not None else f"{script}: "
+    """``tf2npu run: error: FILE:LINE: message`` at the user's innermost frame (see
+    :func:`_user_frame`), else ``SCRIPT: message``."""
+    where = _user_frame(exc.__traceback__, script) or f"{script}: "
     sys.stdout.flush()
     print(f"tf2npu run: error: {where}{exc}", file=sys.stderr)
+
+
+def _user_frame(tb: TracebackType | None, script: str) -> str | None:
+    """``FILE:LINE: `` of the innermost frame in the script or a module in its folder.
+
+    Scripts keep their model in modules beside them (``ops.py``, ``model.py``): the call that
+    failed is there, not at the script's line that led to it. Library code (a copy of
+    ``precision_tool`` in that folder included) is skipped.
+    """
+    from tf2npu.runtime.errors import is_library_file, library_roots
+
+    real_script = os.path.realpath(script)
+    folder = os.path.join(os.path.dirname(real_script), "")
+    roots = library_roots()
+    found = None
+    for frame, number in traceback.walk_tb(tb):
+        filename = frame.f_code.co_filename
+        path = os.path.realpath(filename)
+        if path == real_script:
+            found = f"{script}:{number}: "
+        elif path.startswith(folder) and not is_library_file(filename, roots):
+            found = f"{os.path.normpath(filename)}:{number}: "  # sys.path "./": "/d/./ops.py"
+    return found
 
 
 def _script_frames(tb: TracebackType | None) -> TracebackType | None:

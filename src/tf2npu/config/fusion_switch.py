@@ -5,15 +5,18 @@ entry overrides ``ALL`` of its category; values are ``on``/``off`` in any case; 
 by our snake_case name or by one of its Ascend pass-name aliases. Rules not mentioned stay on.
 
 A switch file is often shared with runs on real NPUs, so it names Ascend passes tf2npu does not
-implement (``ConvToFullyConnectionFusionPass``, ``TbePool2dQuantFusionPass``...). Such a name
-(Ascend's spelling: CamelCase ending in ``Pass``, not close to one of our names) is accepted,
-listed in :attr:`FusionSwitch.not_implemented` and logged once: it has no effect here. Any
-other unknown name is an error with the closest known names, so a typo never passes silently.
+implement (``ConvToFullyConnectionFusionPass``, ``TbePool2dQuantFusionPass``,
+``ConstToAttrReduceSumFusion``, ``AutomaticUbFusion``, the switch ``FusionVirtualOpSetSwitch``...).
+Such a name (Ascend's spelling: CamelCase ending in ``Pass``, ``Fusion`` or ``Switch``, not close
+to one of our names) is accepted, listed in :attr:`FusionSwitch.not_implemented` and logged
+once: it has no effect here. Any other unknown name is an error with the closest known names, so
+a typo never passes silently.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import logging
 import re
 from collections.abc import Mapping
@@ -27,7 +30,9 @@ from tf2npu.errors import ConfigError
 
 CATEGORIES = ("GraphFusion", "UBFusion")
 _LOG = logging.getLogger("tf2npu.config")
-_VENDOR_PASS = re.compile(r"^[A-Z][A-Za-z0-9]*Pass$")
+_VENDOR_PASS = re.compile(r"^[A-Z][A-Za-z0-9]*(Pass|Fusion|Switch)$")
+"""Ascend's pass names end in ``Pass`` (most), ``Fusion`` (``ConstToAttrReduceSumFusion``,
+``AutomaticUbFusion``) or ``Switch`` (``FusionVirtualOpSetSwitch``)."""
 
 KnownRules = Mapping[str, tuple[str, tuple[str, ...]]]
 """Canonical rule name -> (category, Ascend pass-name aliases)."""
@@ -80,12 +85,7 @@ class FusionSwitch:
                 raise unknown("fusion category name", category, CATEGORIES)
             foreign += _apply_category(source, category, entries, known_rules, aliases, states)
         if foreign:
-            _LOG.warning(
-                "%s switches Ascend passes tf2npu does not implement: %s; they have no effect "
-                "here (docs/fusion.md lists the rules tf2npu implements)",
-                source,
-                ", ".join(foreign),
-            )
+            _note_foreign(source, tuple(foreign))
         disabled = frozenset(name for name, on in states.items() if not on)
         return cls(MappingProxyType(states), disabled, tuple(foreign))
 
@@ -144,8 +144,19 @@ def _apply_category(
     return foreign
 
 
+@functools.cache
+def _note_foreign(source: str, names: tuple[str, ...]) -> None:
+    """Log the passes without effect once per file: every compile of a run reads it again."""
+    _LOG.warning(
+        "%s switches Ascend passes tf2npu does not implement: %s; they have no effect "
+        "here (docs/fusion.md lists the rules tf2npu implements)",
+        source,
+        ", ".join(names),
+    )
+
+
 def _is_foreign_pass(key: str, aliases: Mapping[str, str]) -> bool:
-    """An Ascend pass name (``...Pass``) that is not a misspelling of one we know."""
+    """An Ascend pass name (see :data:`_VENDOR_PASS`) that is not a misspelling of one we know."""
     if not _VENDOR_PASS.match(key):
         return False
     return not difflib.get_close_matches(key, list(aliases), n=1, cutoff=0.9)

@@ -244,7 +244,7 @@ class TensorDump(RunInstrument):
             model_graph = _subgraph(graph, kept)
             model = self._model(model_graph)
             for op in model_graph.ops:
-                self._add_tensors(model, op, ops[op.name], fed, extras, positions)
+                self._add_tensors(model, op, ops, fed, extras, positions)
             if model.tensors:
                 models.append(model)
         if not models:
@@ -269,11 +269,15 @@ class TensorDump(RunInstrument):
         self,
         model: _Model,
         op: gegraph.GeOp,
-        tf_op: Any,
+        ops: dict[str, Any],
         fed: frozenset[str],
         extras: list[Any],
         positions: dict[str, int],
     ) -> None:
+        """Plan ``op``'s inputs and/or outputs as fetches. ``ops`` are the run's fetchable ops:
+        an input made by any other op comes from inside a cond branch or while frame (a
+        ``Merge``'s inputs, one of them dead in every run) and is left out."""
+        tf_op = ops[op.name]
         sides: list[tuple[Kind, Sequence[Any]]] = []
         kinds = self.spec.kinds
         if "input" in kinds:  # the device form's inputs: lowering may compute it otherwise
@@ -286,7 +290,7 @@ class TensorDump(RunInstrument):
             return
         for kind, tensors in sides:
             for index, tensor in enumerate(tensors):
-                if not _dumpable(tensor) or tensor.name in fed:
+                if not _dumpable(tensor) or tensor.name in fed or tensor.op.name not in ops:
                     continue
                 fetch = _position(tensor, extras, positions)
                 model.tensors.append(_Tensor(op.id, op.name, op.type, kind, index, fetch))

@@ -62,3 +62,39 @@ def test_defaults_write_the_process_environment(tmp_path, monkeypatch):
         monkeypatch.setenv(name, "before")  # recorded, so the test's values are undone after it
     _config.init_precision_data()
     assert {name: os.environ[name] for name in ENV} == ENV
+
+
+def test_scripts_import_config_beside_tf_config(tmp_path, monkeypatch):
+    # ModelZoo scripts (PRSR, ConvLSTM, tprnn) do `import precision_tool.config as CONFIG` and
+    # read CONFIG.ROOT_DIR; the import failed under tf2npu run (ModuleNotFoundError).
+    import importlib
+    import sys
+
+    from tf2npu.compat.shims import fallback
+
+    monkeypatch.chdir(tmp_path)
+    with fallback.fallback_imports():
+        config = importlib.import_module("precision_tool.config")
+        values = {name: getattr(config, name) for name in config.__all__}
+    assert "precision_tool.config" not in sys.modules
+    assert values == {
+        "ASCEND_LOG_PATH": "/root/ascend/log/plog/",
+        "CMD_ROOT_PATH": "/usr/local/Ascend/",
+        "DATA_ROOT_DIR": "precision_data",
+        "DEFAULT_NPU_DIR": "precision_data/npu/debug_0",
+        "DEFAULT_NPU_DUMP_DIR": "precision_data/npu/debug_0/dump",
+        "DEFAULT_NPU_GRAPH_DIR": "precision_data/npu/debug_0/graph",
+        "DEFAULT_OP_DEBUG_DIR": "precision_data/npu/debug_0",
+        "DUMP_GE_GRAPH_VALUE": 2,
+        "DUMP_GRAPH_LEVEL_VALUE": 3,
+        "DUMP_SEED": 2022,
+        "LOG_LEVEL": "NOTSET",
+        "NPU_OVERFLOW_DUMP_DIR": "precision_data/overflow/dump",
+        "OP_DEBUG_LEVEL": 4,
+        "PRECISION_TOOL_DUMP_FLAG": "PRECISION_TOOL_DUMP",
+        "PRECISION_TOOL_OVERFLOW_FLAG": "PRECISION_TOOL_OVERFLOW",
+        "ROOT_DIR": "",
+        "TF_DEBUG_DUMP_DIR": "precision_data/tf/tf_debug",
+        "TF_DUMP_STEP": "0",
+    }
+    assert list(tmp_path.iterdir()) == []  # plain constants: nothing is created
