@@ -295,7 +295,11 @@ def _candidates(op: GeOp, index: int) -> list[tuple[str, int]]:
         desc = op.output_desc[index]
         origin = desc.origin_index if desc.origin_index is not None else index
         found.append((str(desc.origin_name), origin))
-    found += [(name, index) for name in reversed(op.original_op_names)]
+    elif len(op.original_op_names) == 1:
+        found.append((op.original_op_names[0], index))
+    # A fused op (several originals) whose output names no tensor of the user's graph carries
+    # none of them (e.g. a 2-D matmul inside a 3-D dense layer, reshaped afterwards): as
+    # msaccucmp does, it is matched through _datadump_origin_name only, never guessed.
     found.append((op.name, index))
     return list(dict.fromkeys(found))
 
