@@ -329,3 +329,30 @@ def test_inputs_from_a_cond_branch_are_not_fetched(tmp_path: Path, options: dict
         assert merge == ({"output"} if options["dump_mode"] == "all" else set())
         out = [f for f in files if f.startswith("Identity.out.") and ".input.0." in f]
         assert len(out) == 2  # the Merge's output, read by out, is dumped as out's input
+
+
+def test_a_read_of_a_ref_variable_is_not_dumped(tmp_path: Path) -> None:
+    """``w/read`` shares the variable's buffer, which the step updates before the value is
+    copied out: its dump would show the updated weight, not the one the MatMul used."""
+    from tf2npu.runtime import context
+    from tf2npu.runtime.dump import golden_dump
+
+    graph = tf.Graph()
+    with graph.as_default():
+        w = tf.compat.v1.Variable([[1.0]], name="w", use_resource=False)
+        x = tf.constant([[2.0]], name="x")
+        y = tf.matmul(x, w, name="y")
+        # the gradient reads y, so the update runs after the MatMul
+        loss = tf.reduce_sum(tf.square(y))
+        train = tf.compat.v1.train.GradientDescentOptimizer(1.0).minimize(loss)
+        init = tf.compat.v1.global_variables_initializer()
+    ctx = context()
+    ctx.extra_instruments.append(golden_dump(tmp_path, ctx, steps="0"))
+    with tf.compat.v1.Session(graph=graph) as sess:
+        sess.run(init)
+        assert sess.run([y, train])[0].tolist() == [[2.0]]
+    _flush()
+    names = {dumpfile.parse_golden(p.name).op_name for p in (tmp_path / "0").iterdir()}  # type: ignore[union-attr]
+    assert "y" in names and "w_read" not in names
+    [y_file] = [p for p in (tmp_path / "0").iterdir() if p.name.startswith("y.0.")]
+    assert np.load(y_file).tolist() == [[2.0]]

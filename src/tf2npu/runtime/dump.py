@@ -664,16 +664,35 @@ def _in_frames(ops: Sequence[Any]) -> set[Any]:
     return inside
 
 
+_ALIASING = frozenset({"Identity", "StopGradient", "PreventGradient"})
+"""Ops whose output is their input's buffer, not a copy."""
+
+
 def _dumpable(tensor: Any) -> bool:
-    """A numeric tensor that is not a ref: a ref (``VariableV2``, ``Assign``'s first input) may
-    be read before the run initialises it, and its buffer changes in place afterwards; the
-    variable's value is dumped where it is read (``w/read``)."""
-    if tensor.dtype._is_ref_dtype:
+    """A numeric tensor whose fetched value is the value the run computed.
+
+    Not a ref (``VariableV2``, ``Assign``'s first input: it may be read before the run
+    initialises it), nor a read of one (``w/read``, an ``Identity`` of the ref): both share the
+    variable's buffer, which the same run updates in place before the value is copied out, so
+    the dump would show the updated variable, not what the ops used. A resource variable's
+    ``ReadVariableOp`` is copied on update, so it is dumped.
+    """
+    if tensor.dtype._is_ref_dtype or _reads_a_ref(tensor):
         return False
     dtype = tensor.dtype.base_dtype
     return (
         bool(dtype.is_numpy_compatible) and np.dtype(dtype.as_numpy_dtype).kind in _DUMPABLE_KINDS
     )
+
+
+def _reads_a_ref(tensor: Any) -> bool:
+    op = tensor.op
+    while op.type in _ALIASING and op.inputs:
+        source = op.inputs[0]
+        if source.dtype._is_ref_dtype:
+            return True
+        op = source.op
+    return False
 
 
 def _is_float(tensor: Any) -> bool:
