@@ -356,3 +356,20 @@ def test_a_read_of_a_ref_variable_is_not_dumped(tmp_path: Path) -> None:
     assert "y" in names and "w_read" not in names
     [y_file] = [p for p in (tmp_path / "0").iterdir() if p.name.startswith("y.0.")]
     assert np.load(y_file).tolist() == [[2.0]]
+
+
+def test_the_graph_json_has_the_shapes_of_the_dumped_tensors(tmp_path: Path) -> None:
+    config = npu_config(
+        precision_mode="must_keep_origin_dtype",
+        enable_dump=True,
+        dump_path=str(tmp_path),
+        dump_mode="all",
+        dump_step="0",
+    )
+    _train(config, steps=1)
+    _flush()
+    graphs = [g for d in _npu_steps(tmp_path) if d.graph_json for g in gegraph.load(d.graph_json)]
+    [loss] = [op for g in graphs for op in g.ops if op.name == "loss"]
+    assert loss.output_desc[0].shape == ()  # a scalar, known from its value
+    fused = [op for g in graphs for op in g.ops if op.pass_name]
+    assert [d.shape for d in fused[0].output_desc] == [(2, 3)]

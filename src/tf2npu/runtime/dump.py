@@ -334,7 +334,7 @@ class _NpuHook(RunHook):
                     _check_overflow(writer, model, step, values, stamp, self._client)
                     continue
                 if not model.graph_written:
-                    writer.put_graph(model)
+                    writer.put_graph(model, values)
                 writer.put_step(model, step, values, stamp, stats=spec.data == "stats")
 
 
@@ -381,7 +381,7 @@ def _check_overflow(
         if not bad:
             continue
         if not model.graph_written:
-            writer.put_graph(model)
+            writer.put_graph(model, values)
         op = model.graph.ops[task]
         record = _opdebug_record(model, op, step, bad[0][1], _created_at(client, op.origins))
         writer.put_overflow(model, step, tensors, values, stamp + task, record)
@@ -482,8 +482,11 @@ class DumpWriter:
         finally:
             self._queue.put((self._release, (nbytes,)))
 
-    def put_graph(self, model: _Model) -> None:
+    def put_graph(self, model: _Model, values: Sequence[Any]) -> None:
+        """Write the model's graph JSON, with the shapes this step's values have (the
+        engine's graph often leaves them unknown)."""
         model.graph_written = True
+        model.graph = _with_shapes(model.graph, model.tensors, values)
         path = model.dir / dumpfile.graph_json_name(model.model_id)
         self._queue.put((self._write_graph, (path, model.graph)))
 
@@ -710,6 +713,27 @@ def _renamed(graph: gegraph.GeGraph, renamed: Any) -> gegraph.GeGraph:
 
     ops = tuple(
         replace(op, name=renamed.get(op.name, op.name), inputs=tuple(map(name, op.inputs)))
+        for op in graph.ops
+    )
+    return replace(graph, ops=ops)
+
+
+def _with_shapes(
+    graph: gegraph.GeGraph, tensors: Sequence[_Tensor], values: Sequence[Any]
+) -> gegraph.GeGraph:
+    """``graph`` with each dumped tensor's descriptor given the shape of its value."""
+    shapes = {(t.task, t.kind, t.index): tuple(np.shape(values[t.fetch])) for t in tensors}
+    if not shapes:
+        return graph
+
+    def descs(op: gegraph.GeOp, kind: Kind) -> tuple[gegraph.TensorDesc, ...]:
+        given = op.input_desc if kind == "input" else op.output_desc
+        return tuple(
+            replace(d, shape=shapes.get((op.id, kind, i), d.shape)) for i, d in enumerate(given)
+        )
+
+    ops = tuple(
+        replace(op, input_desc=descs(op, "input"), output_desc=descs(op, "output"))
         for op in graph.ops
     )
     return replace(graph, ops=ops)

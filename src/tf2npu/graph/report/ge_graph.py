@@ -161,12 +161,16 @@ class _Tensors:
         return max([len(self.shapes(node)) - 1, *read]) + 1
 
 
+UNKNOWN_RANK = (-2,)
+"""GE's shape of unknown rank (``dim: [-2]``); ``[]`` would say "a scalar"."""
+
+
 def _output_shapes(value: Any) -> tuple[tuple[int, ...], ...]:
-    """An ``_output_shapes`` attr as tuples (unknown rank: ``()``, unknown dimension: -1)."""
+    """An ``_output_shapes`` attr as tuples (unknown rank: ``(-2,)``, unknown dimension: -1)."""
     if value is None:
         return ()
     return tuple(
-        () if shape.unknown_rank else tuple(int(d.size) for d in shape.dim)
+        UNKNOWN_RANK if shape.unknown_rank else tuple(int(d.size) for d in shape.dim)
         for shape in value.list.shape
     )
 
@@ -294,7 +298,7 @@ def _desc(
         shape = tensors.shape(user)
     return TensorDesc(
         tensors.dtype(ref),
-        shape or (),
+        UNKNOWN_RANK if shape is None else shape,
         user.node if origin and user is not None else None,
         user.index if origin and user is not None else None,
     )
