@@ -90,8 +90,10 @@ def test_no_npu_dump_is_golden_and_changes_no_value(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout == plain.stdout  # the losses, to the last digit
     steps = dumpfile.find_step_dirs(tmp_path / "golden")
-    assert [d.step for d in steps] == [0, 1, 2] and {d.kind for d in steps} == {"golden"}
-    names = {dumpfile.parse_golden(f).op_name for f in steps[0].files()}  # type: ignore[union-attr]
+    # the initialiser is run signature 1 (one step), the training step signature 2
+    assert [(d.model_id, d.step) for d in steps] == [(1, 0), (2, 0), (2, 1), (2, 2)]
+    assert {d.kind for d in steps} == {"golden"}
+    names = {dumpfile.parse_golden(f).op_name for f in steps[1].files()}  # type: ignore[union-attr]
     assert {"y", "loss", "MatMul", "BiasAdd"} <= names
 
 

@@ -106,6 +106,10 @@ def test_seed_001_finds_the_fusion_that_breaks_accuracy(tmp_path: Path) -> None:
     graphs_on = [g for p in (npu / "debug_1" / "graph").iterdir() for g in gegraph.load(p)]
     fused = [op for g in graphs_on for op in g.ops if op.pass_name == "MatMulBiasAddFusionPass"]
     assert fused, "the fusion-on run's graph JSON names the fused ops and their pass"
+    # each fused op's output carries the tensor of the last op it replaced
+    carrying = [op for op in fused if op.output_desc and op.output_desc[0].origin_name]
+    origins = {op.output_desc[0].origin_name for op in carrying}
+    assert {"intermediate/Relu", "output/BiasAdd", "regressor/BiasAdd"} <= origins
 
     done = compare(tmp_path, str(npu / "debug_0" / "dump"), str(npu / "debug_1" / "dump"),
                    "--out", "cmp_ok", "--json")  # fmt: skip
@@ -113,7 +117,7 @@ def test_seed_001_finds_the_fusion_that_breaks_accuracy(tmp_path: Path) -> None:
     report = json.loads(done.stdout)
     assert report["first_divergence"] is None
     rows = [r for r in _rows(tmp_path / "cmp_ok") if r["Verdict"] == "pass"]
-    fused_names = {op.name for op in fused}
+    fused_names = {op.name for op in carrying}
     assert any(r["GroundTruth"] in fused_names for r in rows), "fused ops were compared"
 
     # 3. a fused kernel that is wrong: the compare names it, and its pass

@@ -44,7 +44,14 @@ def test_sessions_record_into_the_context_they_were_made_in() -> None:
 def test_numbers_are_per_context() -> None:
     a, b = RuntimeContext(), RuntimeContext()
     assert [a.next_graph_num(), a.next_graph_num(), b.next_graph_num()] == [1, 2, 1]
-    assert [a.next_model_id(), a.next_session_key()] == [1, 1]
+    assert a.next_session_key() == 1
+
+
+def test_run_signatures_keep_their_number_and_count_their_steps() -> None:
+    ctx = RuntimeContext()
+    assert [ctx.run_number(("s1", "train")), ctx.run_number(("s1", "eval"))] == [1, 2]
+    assert ctx.run_number(("s1", "train")) == 1  # planned again (the graph grew): same number
+    assert [ctx.next_step(1), ctx.next_step(1), ctx.next_step(2)] == [0, 1, 0]
 
 
 def test_a_session_gets_a_dump_instrument_only_when_its_options_ask(tmp_path) -> None:

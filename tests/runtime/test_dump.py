@@ -69,8 +69,9 @@ def test_a_golden_dump_holds_every_op_output_per_step(tmp_path: Path) -> None:
         sess.run(model["init"])
         values = [sess.run([model["loss"], model["train"]], {model["x"]: X}) for _ in range(3)]
     _flush()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["1"]  # the second run of each
-    files = {dumpfile.parse_golden(p.name): p for p in (tmp_path / "1").iterdir()}
+    # <run signature>/<step>: the initialiser ran once (no step 1), the training step 3 times
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.glob("*/*")) == ["2/1"]
+    files = {dumpfile.parse_golden(p.name): p for p in (tmp_path / "2" / "1").iterdir()}
     by_name = {(f.op_name, f.index): p for f, p in files.items() if f is not None}
     assert np.load(by_name[("loss", 0)]) == np.float32(values[1][0])
     assert ("x", 0) not in by_name  # fed: not computed by the run
@@ -227,7 +228,7 @@ def test_a_failed_write_is_raised_by_flush_and_the_writer_goes_on(tmp_path: Path
     writer._queue.put((fail, ()))
     with pytest.raises(OSError, match=r"writing the dump under .* failed: boom"):
         writer.flush()
-    writer.put_golden(0, [("op", 0)], [np.ones(2, np.float32)], 1700000000000000)
+    writer.put_golden(1, 0, [("op", 0)], [np.ones(2, np.float32)], 1700000000000000)
     writer.flush()
     assert (writer.files, writer.bytes) == (1, 8)
 
@@ -352,9 +353,10 @@ def test_a_read_of_a_ref_variable_is_not_dumped(tmp_path: Path) -> None:
         sess.run(init)
         assert sess.run([y, train])[0].tolist() == [[2.0]]
     _flush()
-    names = {dumpfile.parse_golden(p.name).op_name for p in (tmp_path / "0").iterdir()}  # type: ignore[union-attr]
+    step = tmp_path / "2" / "0"  # the training signature (the initialiser's is 1), step 0
+    names = {dumpfile.parse_golden(p.name).op_name for p in step.iterdir()}  # type: ignore[union-attr]
     assert "y" in names and "w_read" not in names
-    [y_file] = [p for p in (tmp_path / "0").iterdir() if p.name.startswith("y.0.")]
+    [y_file] = [p for p in step.iterdir() if p.name.startswith("y.0.")]
     assert np.load(y_file).tolist() == [[2.0]]
 
 

@@ -158,7 +158,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=path_arg,
         help="dump tensors into DIR (created): for NPU sessions, enable_dump=true "
         "dump_path=DIR in the device layout; with --no-npu, the golden dump of every op's "
-        "outputs (DIR/STEP/OP.INDEX.TIMESTAMP.npy)",
+        "outputs (DIR/RUN/STEP/OP.INDEX.TIMESTAMP.npy)",
     )
     dump.add_argument(
         "--dump-step",

@@ -12,8 +12,12 @@ form msaccucmp's ``convert`` gives::
         <step>/<OpType>.<op_name>.<task_id>.<stream_id>.<timestamp>.csv     (dump_data=stats)
         <step>/Opdebug.Node_OpDebug.<task_id>.<stream_id>.<timestamp>.output.0.json  (overflow)
 
-Golden side (a stock run; precision_tool's ``tf/dump``): ``<dir>/<step>/<op>.<i>.<timestamp>.npy``
-with ``/`` in the op name replaced by ``_``; a flat directory of such files is read as well.
+Golden side (a stock run; precision_tool's ``tf/dump``)::
+
+    <dir>/<run>/<step>/<op_name with / -> _>.<output_index>.<timestamp>.npy
+
+``run`` is the run signature's number, which an NPU dump of the same script uses as its
+``model_id``. A step folder, or a flat directory of such files, is read as well.
 
 >>> name = NpuFileName("MatMul", sanitize("dense/MatMul"), 3, 0, 1700000000000000)
 >>> name.tensor("output", 0)
@@ -205,6 +209,7 @@ class StepDir:
     step: int | None = None
     model_name: str = ""
     model_id: int | None = None
+    """NPU: the model's id. Golden: the run signature's number (``<dir>/<run>/<step>``)."""
     device_id: int | None = None
     time: str = ""
     graph_json: Path | None = None
@@ -248,8 +253,10 @@ def _kind(name: str) -> str | None:
 
 def _step_dir(path: Path, kind: Literal["npu", "golden"]) -> StepDir:
     step = int(path.name) if path.name.isdigit() else None
-    if kind == "golden":
-        return StepDir(path, kind, step=step)
+    if kind == "golden":  # <dir>/<run>/<step>, or a step folder alone
+        parent = path.parent.name
+        run = int(parent) if step is not None and parent.isdigit() else None
+        return StepDir(path, kind, step=step, model_id=run)
     parts = path.parts
     model_id = (
         int(parts[-2]) if step is not None and len(parts) >= 2 and parts[-2].isdigit() else None

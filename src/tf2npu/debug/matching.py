@@ -519,16 +519,32 @@ def plan_compare(
         if mode == "golden-vs-golden":
             units.append(_golden_unit(left_dirs, _GoldenPool(right_dirs)))
         elif mode == "golden-vs-npu":
-            pool = _GoldenPool(left_dirs)
-            units += [_swapped(_npu_unit(d, close or given, pool)) for d in _by_model(right_dirs)]
+            units += [
+                _swapped(_npu_unit(d, close or given, _GoldenPool(_same_run(d, left_dirs))))
+                for d in _by_model(right_dirs)
+            ]
         else:
-            counterpart: _Pool = (
-                _NpuPool(right_dirs, close) if right.kind == "npu" else _GoldenPool(right_dirs)
-            )
-            units += [_npu_unit(d, given, counterpart) for d in _by_model(left_dirs)]
+            for d in _by_model(left_dirs):
+                others = _same_run(d, right_dirs)
+                counterpart: _Pool = (
+                    _NpuPool(others, close) if right.kind == "npu" else _GoldenPool(others)
+                )
+                units.append(_npu_unit(d, given, counterpart))
     plan = Plan(mode, left_root, right_root, tuple(units))
     _check_matches(plan, left, right)
     return plan
+
+
+def _same_run(step: StepDir, others: list[StepDir]) -> list[StepDir]:
+    """The folders of ``others`` from the same run signature as ``step``, else all of them.
+
+    tf2npu numbers each run signature of a process (the NPU model id, the golden ``<run>``
+    folder) the same way in an NPU and a ``--no-npu`` run of one script, so a training step is
+    never compared with an evaluation or re-initialisation run of the same step number. Dumps
+    numbered otherwise (a real device's model ids) fall back to every folder of the step.
+    """
+    same = [d for d in others if d.model_id is not None and d.model_id == step.model_id]
+    return same or others
 
 
 def _by_model(dirs: list[StepDir]) -> list[StepDir]:

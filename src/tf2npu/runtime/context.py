@@ -17,7 +17,7 @@ import itertools
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tf2npu.runtime.instruments import RunInstrument
 from tf2npu.runtime.settings import RuntimeSettings
@@ -53,7 +53,8 @@ class RuntimeContext:
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _graph_numbers: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _session_keys: Iterator[int] = field(default_factory=lambda: itertools.count(1))
-    _model_ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    _runs: dict[tuple[Any, ...], int] = field(default_factory=dict, repr=False)
+    _run_steps: dict[int, int] = field(default_factory=dict, repr=False)
     _builtin: list[RunInstrument] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
@@ -83,10 +84,18 @@ class RuntimeContext:
         with self.lock:
             return next(self._session_keys)
 
-    def next_model_id(self) -> int:
-        """The next dump model id (one per GeOp of a run signature)."""
+    def run_number(self, key: tuple[Any, ...]) -> int:
+        """The number of the run signature ``key`` (:meth:`RunSignature.key`), given in the
+        order signatures are first planned; a signature planned again keeps its number."""
         with self.lock:
-            return next(self._model_ids)
+            return self._runs.setdefault(key, len(self._runs) + 1)
+
+    def next_step(self, run: int) -> int:
+        """How many times signature ``run`` ran before (its dump step), counting this one."""
+        with self.lock:
+            step = self._run_steps.get(run, 0)
+            self._run_steps[run] = step + 1
+            return step
 
     def close(self) -> None:
         """Flush every instrument (``tf2npu run`` at exit)."""

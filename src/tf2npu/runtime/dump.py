@@ -220,7 +220,7 @@ class TensorDump(RunInstrument):
         skipped = _in_frames(executed)
         ops = [op for op in executed if op not in skipped]
         if self.spec.flavour == "golden":
-            return _GoldenHook(self, ops, fed)
+            return _GoldenHook(self, ops, fed, run.number)
         return self._npu_hook(run, {op.name: op for op in ops}, fed)
 
     def _npu_hook(
@@ -242,21 +242,22 @@ class TensorDump(RunInstrument):
             if not kept:
                 continue
             model_graph = _subgraph(graph, kept)
-            model = self._model(model_graph)
+            model = self._model(model_graph, run.number)
             for op in model_graph.ops:
                 self._add_tensors(model, op, ops, fed, extras, positions)
             if model.tensors:
                 models.append(model)
         if not models:
             return None
-        return _NpuHook(self, models, extras, run.session.graph)
+        return _NpuHook(self, models, extras, run)
 
     def _wanted(self, op: gegraph.GeOp) -> bool:
         layers = self.spec.layers
         return not layers or op.name in layers or any(n in layers for n in op.origins)
 
-    def _model(self, graph: gegraph.GeGraph) -> _Model:
-        model_id = self._ctx.next_model_id()
+    def _model(self, graph: gegraph.GeGraph, model_id: int) -> _Model:
+        """A GeOp as one signature runs it; its id is the signature's number (on the device,
+        each run signature is a GE graph of its own), so a re-planned signature keeps it."""
         directory = (
             self._writer.time_dir
             / str(self.spec.device_id)
@@ -312,16 +313,16 @@ class _NpuHook(RunHook):
     """The runs of one signature: its models, and the step (execution) counter they share."""
 
     def __init__(
-        self, dump: TensorDump, models: list[_Model], extras: list[Any], client: Any
+        self, dump: TensorDump, models: list[_Model], extras: list[Any], run: RunSignature
     ) -> None:
         self._dump = dump
         self._models = models
         self.extras = extras
-        self._client = client
-        self._step = 0
+        self._client = run.session.graph
+        self._number = run.number
 
     def after_run(self, values: Sequence[Any], extras: Sequence[Any]) -> None:
-        step, self._step = self._step, self._step + 1
+        step = self._dump._ctx.next_step(self._number)
         spec = self._dump.spec
         if spec.flavour == "npu" and not spec.wants_step(step):
             return
@@ -341,8 +342,11 @@ class _NpuHook(RunHook):
 class _GoldenHook(RunHook):
     """A stock session's runs of one signature: every executed op's outputs."""
 
-    def __init__(self, dump: TensorDump, ops: Iterable[Any], fed: frozenset[str]) -> None:
+    def __init__(
+        self, dump: TensorDump, ops: Iterable[Any], fed: frozenset[str], number: int
+    ) -> None:
         self._dump = dump
+        self._number = number
         self.extras = []
         self._names: list[tuple[str, int]] = []
         for op in ops:
@@ -350,16 +354,15 @@ class _GoldenHook(RunHook):
                 if _dumpable(tensor) and tensor.name not in fed:
                     self.extras.append(tensor)
                     self._names.append((op.name, index))
-        self._step = 0
 
     def after_run(self, values: Sequence[Any], extras: Sequence[Any]) -> None:
-        step, self._step = self._step, self._step + 1
+        step = self._dump._ctx.next_step(self._number)
         if not self._dump.spec.wants_step(step):
             return
         stamp = time.time_ns() // 1000
         writer = self._dump._writer
         with writer.holding(extras):
-            writer.put_golden(step, self._names, list(extras), stamp)
+            writer.put_golden(self._number, step, self._names, list(extras), stamp)
 
 
 # -- overflow --------------------------------------------------------------------------------
@@ -457,7 +460,6 @@ class DumpWriter:
         self.time_dir = path / time.strftime(dumpfile.TIME_FORMAT)
         self.files = 0
         self.bytes = 0
-        self._golden: dict[tuple[int, str, int], Path] = {}
         self._queue: queue.Queue[Any] = queue.Queue(self._QUEUE)
         self._backlog = 0
         self._room = threading.Condition()
@@ -496,9 +498,14 @@ class DumpWriter:
         self._queue.put((self._write_step, (model, step, values, stamp, stats)))
 
     def put_golden(
-        self, step: int, names: Sequence[tuple[str, int]], values: Sequence[Any], stamp: int
+        self,
+        run: int,
+        step: int,
+        names: Sequence[tuple[str, int]],
+        values: Sequence[Any],
+        stamp: int,
     ) -> None:
-        self._queue.put((self._write_golden, (step, names, values, stamp)))
+        self._queue.put((self._write_golden, (run, step, names, values, stamp)))
 
     def put_overflow(
         self,
@@ -578,17 +585,17 @@ class DumpWriter:
             self.files += 1
 
     def _write_golden(
-        self, step: int, names: Sequence[tuple[str, int]], values: Sequence[Any], stamp: int
+        self,
+        run: int,
+        step: int,
+        names: Sequence[tuple[str, int]],
+        values: Sequence[Any],
+        stamp: int,
     ) -> None:
-        directory = self.path / str(step)
+        directory = self.path / str(run) / str(step)
         directory.mkdir(parents=True, exist_ok=True)
         for (op_name, index), value in zip(names, values, strict=True):
-            path = directory / dumpfile.golden_name(op_name, index, stamp)
-            old = self._golden.get((step, op_name, index))
-            if old is not None and old != path:  # a later run of the op replaces its values
-                old.unlink(missing_ok=True)
-            self._golden[(step, op_name, index)] = path
-            self._save(path, value)
+            self._save(directory / dumpfile.golden_name(op_name, index, stamp), value)
 
     def _write_overflow(
         self,

@@ -125,10 +125,9 @@ def _mark_stock(session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
         graph = ops.get_default_graph()
     ctx = context()
     info = SessionInfo(ctx.next_session_key(), npu=False, graph=graph)
-    instruments = ctx.instruments
-    for instrument in instruments:
+    for instrument in ctx.instruments:
         instrument.on_session(info)
-    watch.mark(session, info, instruments)
+    watch.mark(session, ctx, info)
 
 
 def _pick(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> type:

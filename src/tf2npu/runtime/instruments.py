@@ -100,6 +100,18 @@ class RunSignature:
     """Whether a run of it is a training step (it applies an optimizer)."""
     feeds: frozenset[str] = frozenset()
     """Client tensor names the run feeds (a fed tensor is not computed, and cannot be fetched)."""
+    number: int = 0
+    """The signature's number in the process (1 = the first signature any session ran), the
+    same in an NPU run and a ``--no-npu`` run of one script: dumps pair by it."""
+
+    def key(self) -> tuple[Any, ...]:
+        """What identifies the signature within the process."""
+        return (
+            self.session.key,
+            tuple(op.name for op in self.targets),
+            tuple(t.name for t in self.fetches),
+            tuple(sorted(self.feeds)),
+        )
 
     def executed_feeds(self) -> frozenset[str]:
         """The names of the fed tensors in the executed graph."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tensorflow.python.client import session as session_lib
@@ -67,6 +67,7 @@ class _NpuSessionMixin:
             _Session.close(self)
             raise
         self._npu_options = options
+        self._ctx = ctx
         self._instruments = session_instruments(options, ctx)
         self._mirror = GraphMirror(self._graph, options, ctx, self._instruments)
         self._info = SessionInfo(ctx.next_session_key(), True, self._graph, options, self._mirror)
@@ -148,6 +149,7 @@ class _NpuSessionMixin:
         if step is None:
             step = self._is_step([*targets, *(t.op for t in fetches)])
         run = RunSignature(self._info, tuple(targets), tuple(fetches), step, feeds)
+        run = replace(run, number=self._ctx.run_number(run.key()))
         return RunHooks.plan(self._instruments, run)
 
     def _repeat(self, target_list: Sequence[Any]) -> int:

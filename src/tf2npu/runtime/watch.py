@@ -18,6 +18,7 @@ with it).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import threading
@@ -174,19 +175,20 @@ _lock = threading.Lock()
 _saved: dict[str, Any] = {}
 
 
-def mark(session: Any, info: SessionInfo, instruments: Sequence[RunInstrument]) -> None:
+def mark(session: Any, ctx: RuntimeContext, info: SessionInfo) -> None:
     """Have ``session`` (a stock session the hook made, before ``__init__``) instrumented."""
-    setattr(session, _WATCH, _StockWatch(info, instruments))
+    setattr(session, _WATCH, _StockWatch(ctx, info))
 
 
 class _StockWatch:
     """A stock session's instruments, with its plan cache (an NPU session caches its own)."""
 
-    def __init__(self, info: SessionInfo, instruments: Sequence[RunInstrument]) -> None:
+    def __init__(self, ctx: RuntimeContext, info: SessionInfo) -> None:
         from tf2npu.runtime.loop import TrainingSteps
 
+        self.ctx = ctx
         self.info = info
-        self.instruments = list(instruments)
+        self.instruments = ctx.instruments
         self.steps = TrainingSteps(info.graph)
         self.plans: dict[tuple[int, ...], tuple[RunHooks, tuple[Any, ...]]] = {}
 
@@ -201,6 +203,7 @@ class _StockWatch:
         ops = [*targets, *(t.op for t in fetches)]
         fed = frozenset(t.name for t in feeds)
         run = RunSignature(self.info, tuple(targets), tuple(fetches), self.is_step(ops), fed)
+        run = dataclasses.replace(run, number=self.ctx.run_number(run.key()))
         return RunHooks.plan(self.instruments, run)
 
     def run_hooks(
