@@ -151,9 +151,7 @@ class GraphJsonDumps(RunInstrument):
         options = event.session.options
         if options is None or not options.env.dump_ge_graph:
             return
-        from tf2npu.graph.report.ge_graph import ge_graphs
-
-        graphs = [_renamed(g, event.renamed) for g in ge_graphs(event.compiled.graph)]
+        graphs = event.ge_graphs
         if not graphs:
             return
         directory = Path(options.env.dump_graph_path or ".")
@@ -204,10 +202,7 @@ class TensorDump(RunInstrument):
     def on_sync(self, event: SyncEvent) -> None:
         if self.spec.flavour == "golden":
             return
-        from tf2npu.graph.report.ge_graph import ge_graphs
-
-        for graph in ge_graphs(event.compiled.graph):
-            graph = _renamed(graph, event.renamed)
+        for graph in event.ge_graphs:
             self._graphs[(event.graph_num, graph.name)] = graph
             for op in graph.ops:
                 self._clusters[op.name] = (graph, event.graph_num)
@@ -709,22 +704,6 @@ def _is_float(tensor: Any) -> bool:
     return bool(tensor.dtype.base_dtype.is_floating)
 
 
-def _renamed(graph: gegraph.GeGraph, renamed: Any) -> gegraph.GeGraph:
-    """``graph`` with the IR names the mirror imported under other names replaced."""
-    if not renamed:
-        return graph
-
-    def name(text: str) -> str:
-        node, sep, index = text.rpartition(":")
-        return f"{renamed.get(node, node)}{sep}{index}" if sep else renamed.get(text, text)
-
-    ops = tuple(
-        replace(op, name=renamed.get(op.name, op.name), inputs=tuple(map(name, op.inputs)))
-        for op in graph.ops
-    )
-    return replace(graph, ops=ops)
-
-
 def _with_shapes(
     graph: gegraph.GeGraph, tensors: Sequence[_Tensor], values: Sequence[Any]
 ) -> gegraph.GeGraph:
@@ -752,9 +731,8 @@ def _subgraph(graph: gegraph.GeGraph, kept: Sequence[gegraph.GeOp]) -> gegraph.G
 
 
 def dump_figures(ctx: RuntimeContext) -> list[dict[str, Any]]:
-    """Per dump folder of this context: its path, files written and tensor bytes."""
-    for writer in ctx.dump_writers.values():
-        writer.flush()
+    """Per dump folder of this context: its path, files written and tensor bytes (after
+    :meth:`RuntimeContext.close` has waited for the writers)."""
     return [
         {"path": os.fspath(w.path), "files": w.files, "bytes": w.bytes}
         for w in ctx.dump_writers.values()

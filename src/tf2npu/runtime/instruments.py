@@ -13,12 +13,14 @@ execute more), so fetching them changes no value.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tf2npu.config.options import NpuOptions
+    from tf2npu.debug.gegraph import GeGraph
     from tf2npu.graph.ir import Graph
     from tf2npu.graph.passes.infra import PassInstrument
     from tf2npu.graph.report.summary import GraphSummary
@@ -85,6 +87,30 @@ class SyncEvent:
     compiled: Compiled
     renamed: Mapping[str, str]
     stubs: frozenset[str] | None
+
+    @functools.cached_property
+    def ge_graphs(self) -> list[GeGraph]:
+        """The compile's GeOps as graph JSON models, under the names the mirror runs them
+        (built once per sync, however many instruments read them)."""
+        from tf2npu.graph.report.ge_graph import ge_graphs
+
+        return [_renamed(graph, self.renamed) for graph in ge_graphs(self.compiled.graph)]
+
+
+def _renamed(graph: GeGraph, renamed: Mapping[str, str]) -> GeGraph:
+    """``graph`` with the IR names the mirror imported under other names replaced."""
+    if not renamed:
+        return graph
+
+    def name(text: str) -> str:
+        node, sep, index = text.rpartition(":")
+        return f"{renamed.get(node, node)}{sep}{index}" if sep else renamed.get(text, text)
+
+    ops = tuple(
+        replace(op, name=renamed.get(op.name, op.name), inputs=tuple(map(name, op.inputs)))
+        for op in graph.ops
+    )
+    return replace(graph, ops=ops)
 
 
 @dataclass(frozen=True, eq=False)
