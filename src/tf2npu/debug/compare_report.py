@@ -107,12 +107,7 @@ def csv_name(unit: UnitResult, stamp: str, single: bool, unique: bool = True) ->
     """
     if single:
         return f"result_{stamp}.csv"
-    label = unit.unit.label
-    if not unique and unit.unit.model_id is not None:
-        u = unit.unit
-        parts = (u.device_id, u.model_name or None, u.model_id, u.step)
-        label = "_".join(str(part) for part in parts if part is not None)
-    return f"{label}_result_{stamp}.csv"
+    return f"{unit.unit.batch_label(with_model_id=not unique)}_result_{stamp}.csv"
 
 
 def write_csvs(report: CompareReport, folder: Path, stamp: str) -> list[Path]:

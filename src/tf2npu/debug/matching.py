@@ -135,7 +135,13 @@ class Unit:
     def label(self) -> str:
         """``{device_id}_{model_name}_{step}`` (parts that are known), msaccucmp's batch
         prefix."""
-        parts = (self.device_id, self.model_name or None, self.step)
+        return self.batch_label()
+
+    def batch_label(self, *, with_model_id: bool = False) -> str:
+        """:attr:`label`, with the model id after the model name when asked (two models of
+        one GeOp)."""
+        model_id = self.model_id if with_model_id else None
+        parts = (self.device_id, self.model_name or None, model_id, self.step)
         return "_".join(str(part) for part in parts if part is not None) or "result"
 
 
