@@ -135,6 +135,39 @@ def test_an_npu_dump_has_the_device_layout_and_maps_fused_ops(tmp_path: Path) ->
     assert {n.name.task_id for n in names if n is not None} <= {op.id for op in graph.ops}
 
 
+@pytest.mark.parametrize("npu", [True, False])
+def test_a_step_dump_step_leaves_out_fetches_nothing_extra(tmp_path: Path, npu: bool) -> None:
+    from tf2npu.runtime import context, watch
+    from tf2npu.runtime.dump import golden_dump
+
+    fetched: list[int] = []
+    real = watch._saved["_do_run"]  # BaseSession's own, under the hook's wrapper
+
+    def counting(self: Any, handle: Any, targets: Any, fetches: Any, *rest: Any) -> Any:
+        fetched.append(len(fetches))
+        return real(self, handle, targets, fetches, *rest)
+
+    if npu:
+        config = npu_config(enable_dump=True, dump_path=str(tmp_path), dump_step="1")
+    else:
+        config = None
+        ctx = context()
+        ctx.extra_instruments.append(golden_dump(tmp_path, ctx, "1"))
+    model = _model()
+    with tf.compat.v1.Session(graph=model["graph"], config=config) as sess:
+        sess.run(model["init"])
+        watch._saved["_do_run"] = counting  # undone here: the hook's teardown clears _saved
+        try:
+            for _ in range(3):
+                sess.run([model["loss"], model["train"]], {model["x"]: X})
+        finally:
+            watch._saved["_do_run"] = real
+    _flush()
+    runs = fetched[-3:]  # the NPU session's inner session, or the stock session itself
+    assert runs[0] == runs[2] == 1 and runs[1] > 1  # only step 1 fetches the dumped tensors
+    assert {d.step for d in dumpfile.find_step_dirs(tmp_path)} == {1}
+
+
 def test_stats_mode_writes_one_csv_per_op(tmp_path: Path) -> None:
     config = npu_config(
         precision_mode="must_keep_origin_dtype",

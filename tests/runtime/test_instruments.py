@@ -134,7 +134,98 @@ def test_run_hooks_slice_each_hooks_extras() -> None:
     run = RunSignature(SessionInfo(1, False, None), (), (), False)
     hooks = RunHooks.plan([_Fixed(["a"], seen_a), _Nothing(), _Fixed(["b", "c"], seen_b)], run)
     assert hooks.extras == ["a", "b", "c"]
-    assert hooks.after_run(["own", 1, 2, 3]) == ["own"]
+    call = hooks.begin()
+    assert call is hooks.begin()  # no hook varies per run: one call serves every run
+    assert list(call.extras) == ["a", "b", "c"] and not call.trace
+    assert call.after_run(["own", 1, 2, 3]) == ["own"]
     assert seen_a == [(["own"], [1])] and seen_b == [(["own"], [2, 3])]
     partial = hooks.without_extras()
     assert partial.extras == [] and partial.hooks == []
+
+
+class _EveryOther(RunHook):
+    """Fetches its extra on even runs only and traces the odd ones."""
+
+    def __init__(self, extras: Sequence[Any]) -> None:
+        self.extras = list(extras)
+        self.runs = 0
+        self.seen: list[list[Any]] = []
+        self.metadata: list[int] = []
+
+    def extras_for_run(self) -> Sequence[Any]:
+        return self.extras if self.runs % 2 == 0 else ()
+
+    def trace(self) -> bool:
+        return self.runs % 2 == 1
+
+    def on_metadata(self, run_metadata: Any) -> None:
+        self.metadata.append(len(run_metadata.step_stats.dev_stats))
+
+    def after_run(self, values: Sequence[Any], extras: Sequence[Any]) -> None:
+        self.seen.append([np.asarray(v).tolist() for v in extras])
+        self.runs += 1
+
+
+class _PerRun(RunInstrument):
+    def __init__(self, watch: str) -> None:
+        self.watch = watch
+        self.hooks: list[_EveryOther] = []
+        self.closed: list[int] = []
+
+    def plan(self, run: RunSignature) -> RunHook:
+        self.hooks.append(_EveryOther([run.session.executed_tensor(self.watch)]))
+        return self.hooks[-1]
+
+    def on_session_close(self, session: SessionInfo) -> None:
+        self.closed.append(session.key)
+
+
+def test_run_hooks_ask_each_run_for_its_extras_and_trace() -> None:
+    hook = _EveryOther(["a"])
+    run = RunSignature(SessionInfo(1, False, None), (), (), False)
+
+    class _One(RunInstrument):
+        def plan(self, run: RunSignature) -> RunHook:
+            return hook
+
+    hooks = RunHooks.plan([_One()], run)
+    assert hooks.fixed is None
+    first = hooks.begin()
+    assert list(first.extras) == ["a"] and not first.trace
+    assert first.after_run(["own", 7]) == ["own"]
+    second = hooks.begin()
+    assert list(second.extras) == [] and second.trace
+    assert second.after_run(["own"]) == ["own"]
+    assert hook.seen == [[7], []]
+
+
+@pytest.mark.parametrize("npu", [True, False])
+@pytest.mark.parametrize("entry", ["run", "make_callable", "keras"])
+def test_per_run_extras_and_traces_reach_every_entry_point(npu: bool, entry: str) -> None:
+    from tensorflow.core.protobuf import config_pb2
+
+    from tf2npu.runtime import context
+
+    instrument = _PerRun("twice:0")
+    context().extra_instruments.append(instrument)
+    graph, _, _ = _graph()
+    config = npu_config(precision_mode="must_keep_origin_dtype") if npu else None
+    with graph.as_default():
+        const_out = tf.add(tf.multiply(tf.constant([1.0, 1.0]), 2.0, name="twice"), 1.0)
+    with tf.compat.v1.Session(graph=graph, config=config) as sess:
+        if entry == "run":
+            call = lambda: sess.run(const_out)  # noqa: E731
+        elif entry == "make_callable":
+            call = sess.make_callable(const_out)
+        else:
+            keras = sess._make_callable_from_options(
+                config_pb2.CallableOptions(fetch=[const_out.name])
+            )
+            call = lambda: keras()[0]  # noqa: E731
+        results = [call().tolist() for _ in range(4)]
+        key = instrument.closed[:]
+    assert results == [[3.0, 3.0]] * 4
+    [hook] = instrument.hooks
+    assert hook.seen == [[[2.0, 2.0]], [], [[2.0, 2.0]], []]
+    assert len(hook.metadata) == 2 and all(devices >= 1 for devices in hook.metadata)
+    assert key == [] and len(instrument.closed) == 1  # told once, when the session closed

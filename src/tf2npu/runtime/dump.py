@@ -304,6 +304,28 @@ def _position(tensor: Any, extras: list[Any], positions: dict[str, int]) -> int:
     return positions[name]
 
 
+class _StepCounter:
+    """The step (execution) number of a signature's runs, taken when a run begins.
+
+    :meth:`begin` and :meth:`end` pair up per thread: a signature run from two threads at
+    once gives each run its own number.
+    """
+
+    def __init__(self, ctx: RuntimeContext, number: int) -> None:
+        self._ctx = ctx
+        self._number = number
+        self._pending = threading.local()
+
+    def begin(self) -> int:
+        step = self._ctx.next_step(self._number)
+        self._pending.step = step
+        return step
+
+    def end(self) -> int:
+        step: int = self._pending.step
+        return step
+
+
 class _NpuHook(RunHook):
     """The runs of one signature: its models, and the step (execution) counter they share."""
 
@@ -314,13 +336,19 @@ class _NpuHook(RunHook):
         self._models = models
         self.extras = extras
         self._client = run.session.graph
-        self._number = run.number
+        self._steps = _StepCounter(dump._ctx, run.number)
+
+    def extras_for_run(self) -> Sequence[Any]:
+        """Nothing on a step ``dump_step`` leaves out: it runs as fast as without a dump."""
+        step = self._steps.begin()
+        spec = self._dump.spec
+        return self.extras if spec.flavour != "npu" or spec.wants_step(step) else ()
 
     def after_run(self, values: Sequence[Any], extras: Sequence[Any]) -> None:
-        step = self._dump._ctx.next_step(self._number)
+        step = self._steps.end()
+        if not extras and self.extras:
+            return  # a step dump_step leaves out
         spec = self._dump.spec
-        if spec.flavour == "npu" and not spec.wants_step(step):
-            return
         values = extras
         stamp = time.time_ns() // 1000
         writer = self._dump._writer
@@ -341,6 +369,7 @@ class _GoldenHook(RunHook):
         self, dump: TensorDump, ops: Iterable[Any], fed: frozenset[str], number: int
     ) -> None:
         self._dump = dump
+        self._steps = _StepCounter(dump._ctx, number)
         self._number = number
         self.extras = []
         self._names: list[tuple[str, int]] = []
@@ -350,10 +379,13 @@ class _GoldenHook(RunHook):
                     self.extras.append(tensor)
                     self._names.append((op.name, index))
 
+    def extras_for_run(self) -> Sequence[Any]:
+        return self.extras if self._dump.spec.wants_step(self._steps.begin()) else ()
+
     def after_run(self, values: Sequence[Any], extras: Sequence[Any]) -> None:
-        step = self._dump._ctx.next_step(self._number)
-        if not self._dump.spec.wants_step(step):
-            return
+        step = self._steps.end()
+        if not extras and self.extras:
+            return  # a step dump_step leaves out
         stamp = time.time_ns() // 1000
         writer = self._dump._writer
         with writer.holding(extras):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CompileEvent",
+    "RunCall",
     "RunHook",
     "RunHooks",
     "RunInstrument",
@@ -160,11 +161,26 @@ class RunSignature:
 class RunHook:
     """What an instrument does around the runs of one signature.
 
-    ``extras`` are tensors of the executed graph to fetch with each run; :meth:`after_run` gets
-    the run's own values and the extras' values, in that order.
+    ``extras`` are tensors of the executed graph the hook may fetch. Before each run the
+    session asks :meth:`extras_for_run` which of them to fetch this time (all of them, by
+    default) and :meth:`trace` whether to trace the run; :meth:`after_run` then gets the run's
+    own values and the values of the extras asked for, in that order. A traced run's
+    ``RunMetadata`` (step stats) reaches :meth:`on_metadata` first.
     """
 
     extras: Sequence[Any] = ()
+
+    def extras_for_run(self) -> Sequence[Any]:
+        """The extras to fetch with the next run: ``self.extras`` or a part of it (``()`` to
+        fetch nothing, e.g. on a step a dump does not cover)."""
+        return self.extras
+
+    def trace(self) -> bool:
+        """Whether the next run should be traced (``RunOptions.FULL_TRACE``)."""
+        return False
+
+    def on_metadata(self, run_metadata: Any) -> None:
+        """A run this hook asked to trace finished: its ``RunMetadata`` proto."""
 
     def after_run(self, values: Sequence[Any], extras: Sequence[Any]) -> None:
         """One run finished (a loop of ``iterations_per_loop`` calls this per iteration)."""
@@ -172,6 +188,12 @@ class RunHook:
     def without_extras(self) -> RunHook | None:
         """This hook for a run that can fetch nothing extra (a partial run); None drops it."""
         return None if self.extras else self
+
+
+def _varies(hook: RunHook) -> bool:
+    """Whether ``hook`` decides its extras or tracing per run (else one plan serves every run)."""
+    kind = type(hook)
+    return kind.extras_for_run is not RunHook.extras_for_run or kind.trace is not RunHook.trace
 
 
 class RunInstrument:
@@ -194,39 +216,86 @@ class RunInstrument:
         """The hook for runs of ``run`` (None: nothing to do)."""
         return None
 
+    def on_session_close(self, session: SessionInfo) -> None:
+        """``session`` is about to close: it can still run (read its variables here)."""
+
     def close(self) -> None:
         """The process is done with sessions (``tf2npu run`` calls it at exit): flush."""
 
 
+@dataclass(frozen=True, eq=False)
+class RunCall:
+    """One run of a signature: the extras to fetch with it and whether it is traced."""
+
+    hooks: Sequence[RunHook]
+    extras: Sequence[Any]
+    spans: Sequence[tuple[int, int]]
+    trace: bool = False
+
+    def extras_key(self) -> tuple[int, ...]:
+        """What identifies this call's fetch list (callables are built once per key)."""
+        return tuple(map(id, self.extras))
+
+    def after_run(self, values: Sequence[Any], run_metadata: Any = None) -> list[Any]:
+        """Hand each hook its values (and a traced run's metadata to the hooks that asked);
+        returns the run's own values, the extras removed."""
+        own = len(values) - len(self.extras)
+        run_values, extra_values = values[:own], values[own:]
+        if self.trace and run_metadata is not None:
+            for hook in self.hooks:
+                if hook.trace():
+                    hook.on_metadata(run_metadata)
+        for hook, (start, end) in zip(self.hooks, self.spans, strict=True):
+            hook.after_run(run_values, extra_values[start:end])
+        return list(run_values)
+
+
+def _call(hooks: Sequence[RunHook], per_hook: Sequence[Sequence[Any]], trace: bool) -> RunCall:
+    extras: list[Any] = []
+    spans = []
+    for wanted in per_hook:
+        spans.append((len(extras), len(extras) + len(wanted)))
+        extras.extend(wanted)
+    return RunCall(hooks, extras, spans, trace)
+
+
 @dataclass
 class RunHooks:
-    """The hooks of several instruments for one signature, as one: extras concatenated."""
+    """The hooks of several instruments for one signature, as one.
+
+    :meth:`begin` gives the :class:`RunCall` of the next run. When no hook varies per run (the
+    common case) it is the same object every time, so a training loop pays nothing per step.
+    """
 
     hooks: Sequence[RunHook] = ()
-    extras: list[Any] = field(default_factory=list)
-    _spans: list[tuple[int, int]] = field(default_factory=list)
+    _fixed: RunCall | None = None
 
     @classmethod
     def plan(cls, instruments: Sequence[RunInstrument], run: RunSignature) -> RunHooks:
         hooks = [h for h in (i.plan(run) for i in instruments) if h is not None]
-        extras: list[Any] = []
-        spans = []
-        for hook in hooks:
-            spans.append((len(extras), len(extras) + len(hook.extras)))
-            extras.extend(hook.extras)
-        return cls(hooks, extras, spans)
+        varies = any(_varies(hook) for hook in hooks)
+        fixed = None if varies else _call(hooks, [hook.extras for hook in hooks], False)
+        return cls(hooks, fixed)
 
-    def after_run(self, values: Sequence[Any]) -> list[Any]:
-        """Hand each hook its values; returns the run's own values (the extras removed)."""
-        own = len(values) - len(self.extras)
-        run_values, extra_values = values[:own], values[own:]
-        for hook, (start, end) in zip(self.hooks, self._spans, strict=True):
-            hook.after_run(run_values, extra_values[start:end])
-        return list(run_values)
+    @property
+    def extras(self) -> list[Any]:
+        """Every tensor any hook may fetch (the union of all runs' extras)."""
+        return [tensor for hook in self.hooks for tensor in hook.extras]
+
+    @property
+    def fixed(self) -> RunCall | None:
+        """The call every run makes, when no hook varies per run."""
+        return self._fixed
+
+    def begin(self) -> RunCall:
+        """What the next run fetches besides its own values, and whether it is traced."""
+        if self._fixed is not None:
+            return self._fixed
+        per_hook = [hook.extras_for_run() for hook in self.hooks]
+        return _call(self.hooks, per_hook, any(hook.trace() for hook in self.hooks))
 
     def without_extras(self) -> RunHooks:
-        """The hooks that fetch nothing extra (a partial run fetches only what its setup named)."""
-        if not self.extras:
-            return self
+        """The hooks that fetch nothing extra (a partial run fetches only what its setup
+        named, and cannot be traced)."""
         hooks = [h for h in (hook.without_extras() for hook in self.hooks) if h is not None]
-        return RunHooks(hooks, [], [(0, 0)] * len(hooks))
+        return RunHooks(hooks, _call(hooks, [()] * len(hooks), False))

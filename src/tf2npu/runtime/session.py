@@ -30,11 +30,17 @@ from tf2npu.errors import InternalError
 from tf2npu.runtime.context import context, session_instruments
 from tf2npu.runtime.errors import created_at
 from tf2npu.runtime.hook import stock_session
-from tf2npu.runtime.instruments import RunHooks, RunSignature, SessionInfo
+from tf2npu.runtime.instruments import RunCall, RunHooks, RunSignature, SessionInfo
 from tf2npu.runtime.loop import TrainingSteps, check_loop, is_loop_run
 from tf2npu.runtime.mirror import GraphMirror
 from tf2npu.runtime.protos import npu_session_config, without_npu_optimizer
-from tf2npu.runtime.watch import HookedCallable
+from tf2npu.runtime.watch import (
+    CallableCache,
+    HookedCallable,
+    TracedRun,
+    traced,
+    with_trace,
+)
 
 __all__ = ["NpuInteractiveSession", "NpuSession"]
 
@@ -49,6 +55,7 @@ class _NpuSessionMixin:
     _graph: Any
     _mirror: GraphMirror
     _inner: Any
+    _closed: bool
 
     def _npu_config(self, config: Any) -> Any:
         return npu_session_config(config) if context().npu_by_default else config
@@ -97,17 +104,29 @@ class _NpuSessionMixin:
         repeat = plan.repeat if handle is None else 1
         # A partial run can fetch only what its setup named: no instrument extras.
         hooks = plan.hooks if handle is None else plan.hooks.without_extras()
-        fetches = plan.fetches[: len(fetch_list) + len(hooks.extras)]
         try:
             for _ in range(repeat - 1):
-                loop = self._inner._do_run(handle, plan.targets, fetches, feeds, options, None)
-                hooks.after_run(loop)
-            result = self._inner._do_run(
-                handle, plan.targets, fetches, feeds, options, run_metadata
-            )
+                self._run_once(hooks.begin(), handle, plan, feeds, options, None)
+            return self._run_once(hooks.begin(), handle, plan, feeds, options, run_metadata)
         except _errors.OpError as err:
             raise self._client_error(err) from None
-        return hooks.after_run(result)
+
+    def _run_once(
+        self, call: RunCall, handle: Any, plan: _RunPlan, feeds: Any, options: Any, metadata: Any
+    ) -> list[Any]:
+        """One run of ``plan`` with ``call``'s extras (traced when it asks); its own values."""
+        fetches = plan.fetches + list(call.extras) if call.extras else plan.fetches
+        if not call.trace:
+            values = self._inner._do_run(handle, plan.targets, fetches, feeds, options, metadata)
+            return call.after_run(values)
+        run = TracedRun(call, options, metadata)
+        try:
+            values = self._inner._do_run(
+                handle, plan.targets, fetches, feeds, run.options, run.run_metadata
+            )
+        finally:
+            traced_metadata = run.metadata()
+        return call.after_run(values, traced_metadata)
 
     def _plan(
         self, target_list: Sequence[Any], fetch_list: Sequence[Any], feed_dict: dict[Any, Any]
@@ -129,7 +148,7 @@ class _NpuSessionMixin:
             hooks = self._hooks(target_list, fetch_list, feeds, step=repeat > 1 or None)
             plan = self._plans[key] = _RunPlan(
                 targets=[mirror.op(op.name) for op in target_list],
-                fetches=[mirror.tensor(t.name) for t in fetch_list] + hooks.extras,
+                fetches=[mirror.tensor(t.name) for t in fetch_list],
                 repeat=repeat,
                 hooks=hooks,
                 syncs=syncs,
@@ -199,23 +218,25 @@ class _NpuSessionMixin:
         mirror.sync()
         handler = session_lib._FetchHandler(self._graph, fetches, {})
         hooks = self._hooks(handler.targets(), handler.fetches())
-        fetched = [mirror.tensor(t.name) for t in handler.fetches()] + hooks.extras
+        own = [mirror.tensor(t.name) for t in handler.fetches()]
         targets = [mirror.op(op.name) for op in handler.targets()]
-        if len(fetched) == 1 and not targets:  # keep TF's single-tensor fast path
-            inner = self._inner.make_callable(fetched[0], accept_options=accept_options)
+        make = self._inner.make_callable
 
-            def values(*args: Any, **kwargs: Any) -> list[Any]:
-                return [inner(*args, **kwargs)]
+        def build(extras: Sequence[Any], trace: bool) -> Any:
+            fetched = own + list(extras)
+            if len(fetched) == 1 and not targets:  # keep TF's single-tensor fast path
+                single = make(fetched[0], accept_options=accept_options or trace)
+                return lambda *args, **kwargs: [single(*args, **kwargs)]
+            both = make([fetched, targets], accept_options=accept_options or trace)
+            return lambda *args, **kwargs: both(*args, **kwargs)[0]
 
-        else:
-            inner = self._inner.make_callable([fetched, targets], accept_options=accept_options)
-
-            def values(*args: Any, **kwargs: Any) -> list[Any]:
-                result: list[Any] = inner(*args, **kwargs)[0]
-                return result
+        inner = CallableCache(build)
 
         def run_callable(*args: Any, **kwargs: Any) -> Any:
-            return handler.build_results(self, hooks.after_run(values(*args, **kwargs)))
+            call = hooks.begin()
+            kwargs, metadata = traced(call, kwargs, options=True)
+            values = call.after_run(inner.get(call)(*args, **kwargs), metadata)
+            return handler.build_results(self, values)
 
         return run_callable
 
@@ -236,9 +257,12 @@ class _NpuSessionMixin:
         for connection in mapped.tensor_connection:
             connection.from_tensor = mirror.mirror_name(_tensor_name(connection.from_tensor))
             connection.to_tensor = mirror.mirror_name(_tensor_name(connection.to_tensor))
-        mapped.fetch.extend(t.name for t in hooks.extras)
-        inner = self._inner._make_callable_from_options(mapped)
-        return HookedCallable(inner, hooks)
+        make = self._inner._make_callable_from_options
+
+        def build(extras: Sequence[Any], trace: bool) -> Any:
+            return make(with_trace(mapped, extras, trace))
+
+        return HookedCallable(hooks, CallableCache(build))
 
     def partial_run_setup(self, fetches: Any, feeds: Any = None) -> Any:
         mirror = self._mirror
@@ -256,6 +280,9 @@ class _NpuSessionMixin:
 
     def close(self) -> None:
         inner = getattr(self, "_inner", None)
+        if inner is not None and not self._closed:
+            for instrument in self._instruments:
+                instrument.on_session_close(self._info)
         if inner is not None:
             inner.close()
         super().close()  # type: ignore[misc]

@@ -23,12 +23,13 @@ import logging
 import math
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from tf2npu.runtime.instruments import (
+    RunCall,
     RunHook,
     RunHooks,
     RunInstrument,
@@ -149,21 +150,115 @@ def _describe(value: Any) -> str:
     return "NaN" if math.isnan(number) else ("+Inf" if number > 0 else "-Inf")
 
 
+class CallableCache:
+    """The inner callables of one hooked callable, one per fetch list and trace a run asks for.
+
+    A callable's fetches are fixed when it is made, so a run that fetches other extras (a dump
+    on some steps only) or is traced needs its own; each is made once, on first need.
+    """
+
+    def __init__(self, build: Callable[[Sequence[Any], bool], Any]) -> None:
+        self._build = build
+        self._made: dict[tuple[tuple[int, ...], bool], Any] = {}
+
+    def get(self, call: RunCall) -> Any:
+        key = (call.extras_key(), call.trace)
+        inner = self._made.get(key)
+        if inner is None:
+            inner = self._made[key] = self._build(call.extras, call.trace)
+        return inner
+
+
+def traced(call: RunCall, kwargs: dict[str, Any], *, options: bool) -> tuple[dict[str, Any], Any]:
+    """``kwargs`` for an inner callable, with a ``RunMetadata`` to fill when ``call`` is traced
+    (and, when ``options``, ``RunOptions`` asking for a full trace); the caller's own
+    ``run_metadata`` is used when it passed one."""
+    if not call.trace:
+        return kwargs, None
+    from tensorflow.core.protobuf import config_pb2
+
+    metadata = kwargs.get("run_metadata") or config_pb2.RunMetadata()
+    kwargs = {**kwargs, "run_metadata": metadata}
+    if options:
+        run_options = config_pb2.RunOptions()
+        if kwargs.get("options") is not None:
+            run_options.CopyFrom(kwargs["options"])
+        run_options.trace_level = config_pb2.RunOptions.FULL_TRACE
+        kwargs["options"] = run_options
+    return kwargs, metadata
+
+
+class TracedRun:
+    """The ``options`` and ``run_metadata`` buffers of one ``_do_run`` (``TF_Buffer``s, as
+    ``BaseSession._run`` passes them), asking for a full trace when the call is traced.
+
+    ``metadata()`` parses what the run wrote and frees the buffers this object made; the
+    caller's own buffers are left to the caller.
+    """
+
+    def __init__(self, call: RunCall, options: Any, run_metadata: Any) -> None:
+        self.options, self.run_metadata = options, run_metadata
+        self._made: list[Any] = []
+        if not call.trace:
+            return
+        from tensorflow.core.protobuf import config_pb2
+        from tensorflow.python.client import pywrap_tf_session as tf_session
+
+        run_options = config_pb2.RunOptions()
+        if options is not None:
+            run_options.ParseFromString(tf_session.TF_GetBuffer(options))
+        run_options.trace_level = config_pb2.RunOptions.FULL_TRACE
+        self.options = tf_session.TF_NewBufferFromString(run_options.SerializeToString())
+        self._made.append(self.options)
+        if run_metadata is None:
+            self.run_metadata = tf_session.TF_NewBuffer()
+            self._made.append(self.run_metadata)
+
+    def metadata(self) -> Any:
+        """The run's ``RunMetadata`` (None when it was not traced); frees our buffers."""
+        if not self._made:
+            return None
+        from tensorflow.core.protobuf import config_pb2
+        from tensorflow.python.client import pywrap_tf_session as tf_session
+
+        metadata = config_pb2.RunMetadata()
+        try:
+            metadata.ParseFromString(tf_session.TF_GetBuffer(self.run_metadata))
+        finally:
+            for buffer in self._made:
+                tf_session.TF_DeleteBuffer(buffer)
+            self._made.clear()
+        return metadata
+
+
+def with_trace(callable_options: Any, extras: Sequence[Any], trace: bool) -> Any:
+    """A copy of ``CallableOptions`` fetching ``extras`` too, traced when ``trace``."""
+    options = type(callable_options).FromString(callable_options.SerializeToString())
+    options.fetch.extend(t.name for t in extras)
+    if trace:
+        from tensorflow.core.protobuf import config_pb2
+
+        options.run_options.trace_level = config_pb2.RunOptions.FULL_TRACE
+    return options
+
+
 class HookedCallable:
     """A Keras-style callable (``_make_callable_from_options``) whose calls reach the hooks.
 
-    The inner callable fetches the hooks' extras after the caller's fetches; they are removed
+    The inner callable fetches the run's extras after the caller's fetches; they are removed
     from what the caller gets.
     """
 
-    def __init__(self, inner: Any, hooks: RunHooks) -> None:
-        self._inner = inner
+    def __init__(self, hooks: RunHooks, inner: CallableCache) -> None:
         self._hooks = hooks
+        self._inner = inner
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        result = self._inner(*args, **kwargs)
+        call = self._hooks.begin()
+        kwargs, metadata = traced(call, kwargs, options=False)
+        result = self._inner.get(call)(*args, **kwargs)
         values = result if isinstance(result, list) else [result]
-        own = self._hooks.after_run(values)
+        own = call.after_run(values, metadata)
         return own if isinstance(result, list) else own[0]
 
 
@@ -191,6 +286,7 @@ class _StockWatch:
         self.instruments = ctx.instruments
         self.steps = TrainingSteps(info.graph)
         self.plans: dict[tuple[int, ...], tuple[RunHooks, tuple[Any, ...]]] = {}
+        self.closed = False
 
     def is_step(self, ops: Sequence[Any]) -> bool:
         return bool(ops) and self.steps.is_step(ops)
@@ -233,9 +329,20 @@ def _do_run(
     if watch is None or handle is not None:  # partial runs: no step, values come piecewise
         return _saved["_do_run"](self, handle, target_list, fetch_list, feed_dict, *rest)
     hooks = watch.run_hooks(target_list, fetch_list, [key.deref() for key in feed_dict])
-    fetches = [*fetch_list, *hooks.extras] if hooks.extras else fetch_list
-    values = _saved["_do_run"](self, handle, target_list, fetches, feed_dict, *rest)
-    return hooks.after_run(values)
+    call = hooks.begin()
+    fetches = [*fetch_list, *call.extras] if call.extras else fetch_list
+    if not call.trace:
+        return call.after_run(
+            _saved["_do_run"](self, handle, target_list, fetches, feed_dict, *rest)
+        )
+    run = TracedRun(call, *rest)
+    try:
+        values = _saved["_do_run"](
+            self, handle, target_list, fetches, feed_dict, run.options, run.run_metadata
+        )
+    finally:
+        metadata = run.metadata()
+    return call.after_run(values, metadata)
 
 
 def _make_callable(
@@ -248,23 +355,31 @@ def _make_callable(
 
     handler = session_lib._FetchHandler(self._graph, fetches, {})
     hooks = watch.hooks(handler.targets(), handler.fetches())
-    if not hooks.extras:
-        inner = _saved["make_callable"](self, fetches, feed_list, accept_options)
+    make = _saved["make_callable"]
+    fixed = hooks.fixed
+    if fixed is not None and not fixed.extras:  # nothing to add: TF's callable as it is
+        plain = make(self, fetches, feed_list, accept_options)
 
-        def run_callable(*args: Any, **kwargs: Any) -> Any:
-            result = inner(*args, **kwargs)
-            hooks.after_run([])  # values come back in the fetches' structure: not checked
+        def run_plain(*args: Any, **kwargs: Any) -> Any:
+            result = plain(*args, **kwargs)
+            fixed.after_run([])  # values come back in the fetches' structure: not checked
             return result
 
-        return run_callable
-    inner = _saved["make_callable"](self, [fetches, list(hooks.extras)], None, accept_options)
+        return run_plain
 
-    def run_extras(*args: Any, **kwargs: Any) -> Any:
-        values, extras = inner(*args, **kwargs)
-        hooks.after_run(list(extras))  # own values keep the fetches' structure: not checked
+    def build(extras: Sequence[Any], trace: bool) -> Any:
+        return make(self, [fetches, list(extras)], None, accept_options or trace)
+
+    inner = CallableCache(build)
+
+    def run_callable(*args: Any, **kwargs: Any) -> Any:
+        call = hooks.begin()
+        kwargs, metadata = traced(call, kwargs, options=True)
+        values, extras = inner.get(call)(*args, **kwargs)
+        call.after_run(list(extras), metadata)  # own values keep the fetches' structure
         return values
 
-    return run_extras
+    return run_callable
 
 
 def _make_callable_from_options(self: Any, callable_options: Any) -> Any:
@@ -276,15 +391,26 @@ def _make_callable_from_options(self: Any, callable_options: Any) -> Any:
     targets = [graph.get_operation_by_name(n) for n in callable_options.target]
     feeds = [graph.as_graph_element(n) for n in callable_options.feed]
     hooks = watch.hooks(targets, fetches, feeds)
-    if hooks.extras:
-        callable_options = type(callable_options).FromString(callable_options.SerializeToString())
-        callable_options.fetch.extend(t.name for t in hooks.extras)
-    inner = _saved["_make_callable_from_options"](self, callable_options)
-    return HookedCallable(inner, hooks)
+    make = _saved["_make_callable_from_options"]
+
+    def build(extras: Sequence[Any], trace: bool) -> Any:
+        return make(self, with_trace(callable_options, extras, trace))
+
+    return HookedCallable(hooks, CallableCache(build))
+
+
+def _close(self: Any) -> None:
+    watch = _watch_of(self)
+    if watch is not None and not watch.closed and not self._closed:
+        watch.closed = True
+        for instrument in watch.instruments:
+            instrument.on_session_close(watch.info)
+    _saved["close"](self)
 
 
 _WRAPPERS = {
     "_do_run": _do_run,
+    "close": _close,
     "make_callable": _make_callable,
     "_make_callable_from_options": _make_callable_from_options,
 }
