@@ -97,6 +97,22 @@ def test_bad_option_is_a_usage_error_before_the_script_runs(
 
 
 @pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--dump", "d", "--dump-step", "5-2"], "--dump-step 5-2: not a valid value;"),
+        (["--precision-mode", "fp99"], "--precision-mode fp99: not a valid value; use one of:"),
+    ],
+)
+def test_a_bad_flag_value_is_named_as_the_user_wrote_it(tmp_path, capsys, no_tf, flags, message):
+    script = write(tmp_path / "t.py", MARKER_SCRIPT)
+    flags = [str(tmp_path / f) if f == "d" else f for f in flags]
+    code = main(["run", *flags, "--report-dir", str(tmp_path / "r"), str(script)])
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "ran.marker").exists()
+
+
+@pytest.mark.parametrize(
     ("make", "message"),
     [
         (lambda d: d / "missing.py", "SCRIPT '{p}' does not exist; give the path of the Python"),
@@ -425,7 +441,6 @@ with tf.Session(config=npu_config_proto()) as sess:
 """
 
 
-
 # -- issue 10: rough edges a new user hit -------------------------------------------------------
 
 
@@ -495,9 +510,7 @@ def test_summary_piped_is_not_wrapped_at_80_columns(tmp_path, capsys, no_tf):
     ("given", "argv", "after"),
     [(None, [], "1"), (None, ["--verbose"], None), ("0", [], "0"), ("3", ["--verbose"], "3")],
 )
-def test_tf_start_up_lines_hidden_unless_verbose(
-    tmp_path, monkeypatch, no_tf, given, argv, after
-):
+def test_tf_start_up_lines_hidden_unless_verbose(tmp_path, monkeypatch, no_tf, given, argv, after):
     """TF reads TF_CPP_MIN_LOG_LEVEL at import: 1 hides its INFO start-up lines; a value the
     user set stays."""
     if given is None:

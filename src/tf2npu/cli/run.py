@@ -215,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
         report_dir=plan.report_dir,
         strict_options=plan.strict_options,
     )
-    check_values(settings.overrides)
+    check_values(settings.overrides, _flags(args))
     job = single_rank_environment(os.environ)
     check_environment({**os.environ, **job}, settings.overrides)
     check_option_files(settings.overrides)
@@ -324,7 +324,22 @@ def _finish_dumps() -> list[dict[str, Any]]:
     return dump_figures(ctx)
 
 
-def check_values(overrides: Mapping[str, Value]) -> None:
+def _flags(args: argparse.Namespace) -> dict[str, str]:
+    """How the user spelled each option they set by a flag rather than ``--option``."""
+    from tf2npu.cli.npu_flags import SHORTHANDS
+
+    flags = {
+        key: flag
+        for attr, key, flag in SHORTHANDS
+        if getattr(args, attr, None) not in (None, False)
+    }
+    for flag in ("--dump-step", "--dump-mode", "--dump-data"):
+        if getattr(args, flag[2:].replace("-", "_"), None) is not None:
+            flags[flag[2:].replace("-", "_")] = flag
+    return flags
+
+
+def check_values(overrides: Mapping[str, Value], flags: Mapping[str, str] | None = None) -> None:
     """Check each ``--option`` value against the option's allowed values, before the script runs.
 
     :func:`tf2npu.runtime.configure` has parsed keys and types; the allowed values (such as the
@@ -333,8 +348,11 @@ def check_values(overrides: Mapping[str, Value]) -> None:
     """
     for name, value in overrides.items():
         fix = OPTIONS[name].check(value)
-        if fix is not None:
-            raise ConfigError(f"--option {name}={option_text(value)}: not a valid value; {fix}")
+        if fix is None:
+            continue
+        flag = (flags or {}).get(name)
+        given = f"{flag} {option_text(value)}" if flag else f"--option {name}={option_text(value)}"
+        raise ConfigError(f"{given}: not a valid value; {fix}")
 
 
 def check_environment(env: Mapping[str, str], overrides: Mapping[str, Value]) -> None:
