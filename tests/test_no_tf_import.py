@@ -12,6 +12,7 @@ import tf2npu.debug.overflow_report, tf2npu.cli.overflow
 import tf2npu.debug.metrics, tf2npu.debug.tolerance, tf2npu.debug.matching
 import tf2npu.debug.compare, tf2npu.debug.compare_report, tf2npu.debug.advisor
 import tf2npu.testing.dumptrees
+import tf2npu.debug.doctor.match, tf2npu.debug.doctor.script, tf2npu.cli.doctor, tf2npu.cli.findings_view
 from tf2npu.testing.migration import migrate_text
 out = migrate_text("import tensorflow as tf\\nsess = tf.Session()\\n").output
 assert b"npu_config_proto" in out, out
