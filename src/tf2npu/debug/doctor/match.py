@@ -124,11 +124,18 @@ def _generic(symptom_id: str) -> bool:
 
 
 def _unique(found: list[Finding]) -> list[Finding]:
-    """One finding per (id, where); the first keeps its evidence and counts the repeats."""
+    """One finding per (id, where); the first keeps its evidence and counts the repeats.
+
+    A finding without a place is dropped when the same symptom was also found at a place (the
+    line that names the kernel says more than the headline above it).
+    """
+    located = {f.id for f in found if f.where}
     first: dict[tuple[str, Where], int] = {}
     repeats: list[int] = []
     out: list[Finding] = []
     for f in found:
+        if not f.where and f.id in located:
+            continue
         key = (f.id, f.where)
         if key in first:
             repeats[first[key]] += 1

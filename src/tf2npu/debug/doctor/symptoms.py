@@ -523,7 +523,7 @@ _ERRORS: tuple[Symptom, ...] = (
         "correct the command line as the message says; `tf2npu <command> --help` has examples",
         "tf2npu errors.py (UsageError)",
         patterns=(
-            r"^tf2npu [\w-]+: error: (SCRIPT|LOG|SRC|DUMP_DIR|GRAPH|--[\w-]+) ",
+            r"^tf2npu [\w-]+: error: (SCRIPT|LOG|SRC|DUMP_DIR|GRAPH|--(?!option )[\w-]+) ",
             r"^tf2npu [\w-]+: error: no SCRIPT given",
             r"\bUsageError: ",
         ),
