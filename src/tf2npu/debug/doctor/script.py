@@ -50,8 +50,7 @@ def _hazards(raw: bytes, path: Path) -> Iterator[Finding]:
 
     result = migrate_source(raw, str(path)).result
     if result.status is FileStatus.FAILED:
-        reason = result.reason if hasattr(result, "reason") else "it does not parse"
-        raise UsageError(f"--script {str(path)!r} cannot be analysed: {reason}")
+        raise UsageError(f"--script {str(path)!r} cannot be analysed: {result.reason}")
     leads_to = _leads_to()
     for item in result.findings:
         match = _HAZARD_ID.match(item.message)
