@@ -115,3 +115,9 @@ def test_finding_and_predicted_finding() -> None:
     assert ahead.severity is Severity.WARNING
     assert ahead.cause == "on the device: " + row.cause
     assert BY_ID["uint8_saturation"].predicted().severity is Severity.INFO
+
+
+def test_docs_list_every_symptom() -> None:
+    docs = (SRC.parents[1] / "docs" / "doctor.md").read_text(encoding="utf-8")
+    missing = [s.id for s in SYMPTOMS if f"| `{s.id}` |" not in docs]
+    assert missing == [], "add these rows to docs/doctor.md's symptom table"
