@@ -6,12 +6,13 @@ names); tf2npu's own lines are copied from real runs.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from tf2npu.debug.doctor.logtext import Log
-from tf2npu.debug.doctor.match import diagnose, match_log, resolve
+from tf2npu.debug.doctor.match import diagnose, match_log, required_literal, resolve
 from tf2npu.debug.doctor.rundir import RunDir
 from tf2npu.debug.doctor.symptoms import BY_ID, NOWHERE, SYMPTOMS
 from tf2npu.findings import Finding, Severity, Where
@@ -504,3 +505,34 @@ def test_findings_come_worst_first() -> None:
 
 def test_an_empty_log_finds_nothing() -> None:
     assert match_log(Log("empty", ())) == []
+
+
+# -- the literal that pre-selects lines -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pattern", "literal"),
+    [
+        (r"Table not initialized", "Table not initialized"),
+        (r"ra rdev init failed, ret \[-17\]", "ra rdev init failed, ret [-17]"),
+        (r"there is an? (aicore|aivec) error exception", " error exception"),
+        (r"Attempting to use uninitiali[sz]ed value (?P<node>\S+)", "Attempting to use uninitiali"),
+        (r"abcd?efgh", "efgh"),
+        (r"\bE30008\b", "E30008"),
+        (r"EI0002|EI0006", ""),
+        (r"(?i)core dumped", ""),
+        (r"a.b", ""),
+    ],
+)
+def test_required_literal(pattern: str, literal: str) -> None:
+    assert required_literal(pattern) == literal
+
+
+@pytest.mark.parametrize("symptom", [s for s in SYMPTOMS if s.patterns], ids=lambda s: s.id)
+def test_every_pattern_literal_is_in_the_patterns_own_match(symptom) -> None:  # type: ignore[no-untyped-def]
+    """A literal that a matching line lacks would hide the row: check on this file's logs."""
+    for _, text, _ in LOGS:
+        for line in text.splitlines():
+            for pattern in symptom.patterns:
+                if re.search(pattern, line):
+                    assert required_literal(pattern) in line, (pattern, line)

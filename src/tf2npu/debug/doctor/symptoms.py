@@ -333,7 +333,7 @@ _SEVEN: tuple[Symptom, ...] = (
         "collect the plog: export ASCEND_GLOBAL_LOG_LEVEL=1 and "
         "ASCEND_PROCESS_LOG_PATH=<folder>, rerun, and read the first error there",
         _HIA + "atlaserrorcode_15_0314; cann/ge E19999-Inner_Error.md",
-        patterns=(r"\bE[A-Z0-9]9999\b.*Inner Error", r"\b(E19999|EE9999|EZ9999)\b"),
+        patterns=(r"\bE[A-Z0-9]9999\b.*Inner Error", r"\bE19999\b", r"\bEE9999\b", r"\bEZ9999\b"),
         reference="§7 #16",
         generic=True,
         suppresses=("geop_failed",),
