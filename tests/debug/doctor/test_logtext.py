@@ -83,3 +83,9 @@ def test_user_frame_skips_libraries_and_python() -> None:
     assert user_frame(frames) == ("/home/u/model.py", 20)
     assert user_frame(frames, "/other/train.py") == ("/home/u/train.py", 10)
     assert user_frame(frames[2:]) == ("", 0)
+
+
+def test_stdin_bytes_that_are_not_utf8(monkeypatch: pytest.MonkeyPatch) -> None:
+    stdin = io.TextIOWrapper(io.BytesIO(b"EI0002 \xff\n"))
+    monkeypatch.setattr("sys.stdin", stdin)
+    assert read_log("-").lines == ("EI0002 \ufffd",)

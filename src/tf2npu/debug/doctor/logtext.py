@@ -61,7 +61,9 @@ def read_log(path: str) -> Log:
         UsageError: the file does not exist, is a directory, or cannot be read.
     """
     if path == STDIN:
-        return Log("<stdin>", tuple(sys.stdin.read().splitlines()))
+        stream = getattr(sys.stdin, "buffer", None)  # bytes, so bad bytes become U+FFFD too
+        text = stream.read().decode("utf-8", "replace") if stream else sys.stdin.read()
+        return Log("<stdin>", tuple(text.splitlines()))
     file = Path(path)
     if not file.exists():
         raise UsageError(f"LOG {path!r} does not exist; give the log file a run printed")
