@@ -5,13 +5,14 @@ import sys
 
 CODE = """
 import sys
-import tf2npu, tf2npu.migrate.engine, tf2npu.migrate.tree, tf2npu.cli.main
+import tf2npu, tf2npu.migrate.engine, tf2npu.migrate.tree, tf2npu.cli.main, tf2npu.findings
 import tf2npu.debug.dumpfile, tf2npu.debug.gegraph
 import tf2npu.debug.opdebug, tf2npu.debug.overflow, tf2npu.debug.overflow_fix
 import tf2npu.debug.overflow_report, tf2npu.cli.overflow
 import tf2npu.debug.metrics, tf2npu.debug.tolerance, tf2npu.debug.matching
 import tf2npu.debug.compare, tf2npu.debug.compare_report, tf2npu.debug.advisor
 import tf2npu.testing.dumptrees
+import tf2npu.debug.doctor.match, tf2npu.debug.doctor.script, tf2npu.cli.doctor, tf2npu.cli.findings_view
 from tf2npu.testing.migration import migrate_text
 out = migrate_text("import tensorflow as tf\\nsess = tf.Session()\\n").output
 assert b"npu_config_proto" in out, out

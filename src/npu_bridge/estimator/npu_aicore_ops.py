@@ -75,7 +75,10 @@ npu_aicore_ops = NpuAicoreOpLibrary()
 
 
 def dropout_v3(
-    x: Any, keep_prob: Any, noise_shape: Any = None, seed: int | None = None,
+    x: Any,
+    keep_prob: Any,
+    noise_shape: Any = None,
+    seed: int | None = None,
     name: str | None = None,
 ) -> Any:
     """Dropout with the V3 ops: each element kept with probability ``keep_prob``.

@@ -199,7 +199,6 @@ def _require_graph(caller: str) -> None:
         )
 
 
-
 # --- basic_lstm_cell, LARS, LARSV2 (fused NPU ops with CPU kernels: tf2npu.graph.npu_ops) ---
 
 
@@ -239,8 +238,12 @@ def basic_lstm_cell(
     given = zip((x, h, c, w, b), "xhcwb", strict=True)
     tensors = [tf.convert_to_tensor(t, name=n) for t, n in given]
     _check_lstm_shapes(*tensors)
-    attrs = {"keep_prob": 1.0, "forget_bias": float(forget_bias),
-             "state_is_tuple": bool(state_is_tuple), "activation": activation}
+    attrs = {
+        "keep_prob": 1.0,
+        "forget_bias": float(forget_bias),
+        "state_is_tuple": bool(state_is_tuple),
+        "activation": activation,
+    }
     outputs = _emit("BasicLSTMCell", tensors, attrs, name=name)
     for tensor in outputs:
         tensor.set_shape(tensors[2].shape)
@@ -256,8 +259,10 @@ def _check_lstm_shapes(x: Any, h: Any, c: Any, w: Any, b: Any) -> None:
                 f"{rank} (x [batch, input], h and c [batch, hidden], w [input + hidden, "
                 "4 * hidden], b [4 * hidden])"
             )
-    dims = [tf.compat.dimension_value(d) for d in (x.shape[-1], h.shape[-1], w.shape[0],
-                                                   w.shape[-1], b.shape[-1])]
+    dims = [
+        tf.compat.dimension_value(d)
+        for d in (x.shape[-1], h.shape[-1], w.shape[0], w.shape[-1], b.shape[-1])
+    ]
     size_in, hidden, rows, cols, bias = dims
     if None not in (size_in, hidden, rows) and rows != size_in + hidden:
         raise ValueError(
@@ -335,8 +340,7 @@ def LARSV2(
             f"npu_ops.LARSV2: input_weight has shape {w.shape} but input_grad {g.shape}; pass "
             "each weight with its own gradient"
         )
-    attrs = {"hyperpara": float(hyperpara), "epsilon": float(epsilon),
-             "use_clip": bool(use_clip)}
+    attrs = {"hyperpara": float(hyperpara), "epsilon": float(epsilon), "use_clip": bool(use_clip)}
     output = _emit("LarsV2", [w, g, weight_decay, learning_rate], attrs, name=name)[0]
     output.set_shape(w.shape)
     return output

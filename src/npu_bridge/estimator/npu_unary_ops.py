@@ -39,9 +39,7 @@ class NpuOpLibrary:
         """``Gelu``: ``0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`` (float32 or float16)."""
         return _like(emit("Gelu", [features], name=name)[0], features)
 
-    def gelu_grad(
-        self, gradients: Any, features: Any, output: Any, name: str | None = None
-    ) -> Any:
+    def gelu_grad(self, gradients: Any, features: Any, output: Any, name: str | None = None) -> Any:
         """``GeluGrad``: the gradient of ``gelu`` at ``features`` (``output`` is gelu's result)."""
         return _like(emit("GeluGrad", [gradients, features, output], name=name)[0], features)
 
@@ -51,9 +49,7 @@ class NpuOpLibrary:
         """``DropOutGenMask``: a random keep-mask, one bit per element (see ``npu_ops.dropout``)."""
         return emit("DropOutGenMask", [shape, prob], {"seed": seed, "seed2": seed2}, name)[0]
 
-    def drop_out_do_mask(
-        self, x: Any, mask: Any, keep_prob: Any, name: str | None = None
-    ) -> Any:
+    def drop_out_do_mask(self, x: Any, mask: Any, keep_prob: Any, name: str | None = None) -> Any:
         """``DropOutDoMask``: ``x · bit / keep_prob`` with the bits of a ``drop_out_gen_mask``."""
         return _like(emit("DropOutDoMask", [x, mask, keep_prob], name=name)[0], x)
 

@@ -69,8 +69,7 @@ def _check_rank(op: str, what: str, rank: object, group: str) -> None:
     size = len(_members(group))
     if not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank < size:
         raise ValueError(
-            f"hccl_ops.{op}: {what}={rank!r} is not a rank of group {group!r}; "
-            f"use 0..{size - 1}"
+            f"hccl_ops.{op}: {what}={rank!r} is not a rank of group {group!r}; use 0..{size - 1}"
         )
 
 

@@ -41,8 +41,10 @@ class _GenOps:
             if name in dir(type(library)):
                 return getattr(library, name)
         provided = sorted(
-            [*_SYSTEM_OPS, *(n for lib in libraries for n in dir(type(lib))
-                             if not n.startswith("_"))]
+            [
+                *_SYSTEM_OPS,
+                *(n for lib in libraries for n in dir(type(lib)) if not n.startswith("_")),
+            ]
         )
         raise AttributeError(
             f"get_gen_ops().{name}: the NPU op wrapper {name!r} has no CPU implementation "

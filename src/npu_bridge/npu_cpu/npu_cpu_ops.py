@@ -69,9 +69,7 @@ def randomchoicewithmask(x: Any, count: int, seed: int = 0, seed2: int = 0) -> t
         return y, mask
 
 
-def embeddingrankid(
-    addr_tensor: Any, index: Any, row_memory: int = 320, mode: str = "mod"
-) -> Any:
+def embeddingrankid(addr_tensor: Any, index: Any, row_memory: int = 320, mode: str = "mod") -> Any:
     """Where each embedding row lives: ``[rank_id, row_address, row_memory]`` per id (uint64).
 
     ``addr_tensor`` is ``[servers, 3]`` uint64 rows ``[rank_id, base_address, size_bytes]``, one

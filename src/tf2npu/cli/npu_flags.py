@@ -35,9 +35,7 @@ _HELP: dict[str, dict[str, Any]] = {
 }
 
 
-def add_shorthands(
-    group: argparse._ArgumentGroup, flags: Sequence[str] = tuple(_HELP)
-) -> None:
+def add_shorthands(group: argparse._ArgumentGroup, flags: Sequence[str] = tuple(_HELP)) -> None:
     """Add the shorthand ``flags`` (all four by default) to ``group``."""
     for flag in flags:
         group.add_argument(flag, **_HELP[flag])

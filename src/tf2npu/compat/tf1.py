@@ -67,7 +67,8 @@ class Tf1Module(types.ModuleType):
             return sub
         raise AttributeError(
             f"module 'tensorflow' has no attribute {name!r} (under tf2npu run it is "
-            f"TF 2.15's tf.compat.v1 plus tf.contrib; see docs/tf1-compat.md)")
+            f"TF 2.15's tf.compat.v1 plus tf.contrib; see docs/tf1-compat.md)"
+        )
 
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | set(dir(self._tf2npu_v1)))
@@ -118,7 +119,7 @@ def _api_aliases(v1: Any) -> dict[str, types.ModuleType]:
         prefix = f"{api.__name__}."
         for loaded, module in list(sys.modules.items()):
             if loaded.startswith(prefix) and module is not None:
-                aliases.setdefault(f"{key}.{loaded[len(prefix):]}", module)
+                aliases.setdefault(f"{key}.{loaded[len(prefix) :]}", module)
     return aliases
 
 

@@ -45,9 +45,7 @@ def load_json(path: str | Path, option: str) -> object:
         mode = file.stat().st_mode
         if not stat.S_ISREG(mode):
             what = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
-            raise ConfigError(
-                f"{option} = {str(path)!r} is {what}; give the path of a JSON file"
-            )
+            raise ConfigError(f"{option} = {str(path)!r} is {what}; give the path of a JSON file")
         data = file.read_bytes()
     except OSError as exc:
         raise ConfigError(

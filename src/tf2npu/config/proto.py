@@ -99,5 +99,5 @@ def job_values(env: Mapping[str, str]) -> dict[str, Value]:
         return {"job": str(task_type), "task_index": int(index)}
     except (TypeError, ValueError):
         raise ConfigError(
-            f"TF_CONFIG task index {index!r} is not an integer; give e.g. \"index\": 0"
+            f'TF_CONFIG task index {index!r} is not an integer; give e.g. "index": 0'
         ) from None

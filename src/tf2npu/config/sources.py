@@ -380,7 +380,6 @@ def single_rank_environment(env: Mapping[str, str]) -> dict[str, str]:
     return added
 
 
-
 def from_env(env: Mapping[str, str]) -> tuple[EnvSettings, dict[str, Value]]:
     """Engine-relevant environment variables, and the ``aoe_mode`` fallback from ``AOE_MODE``."""
     settings = EnvSettings(

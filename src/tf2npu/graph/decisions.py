@@ -195,9 +195,7 @@ def live_nodes(graph: Graph) -> list[Node]:
 
     Not superseded, and not fetch-only (:func:`is_fetch_only`).
     """
-    return [
-        n for n in graph if SUPERSEDED not in n.meta and not is_fetch_only(graph, n)
-    ]
+    return [n for n in graph if SUPERSEDED not in n.meta and not is_fetch_only(graph, n)]
 
 
 def replacement_of(graph: Graph, ref: TensorRef) -> TensorRef:

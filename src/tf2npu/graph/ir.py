@@ -354,9 +354,7 @@ class Graph:
         order = topo_order(self)
         if len(order) != len(self._nodes):
             cycle = find_cycle(self, {n.name for n in order})
-            raise GraphError(
-                f"{self.label} has a cycle through {cycle[0]!r}: {' -> '.join(cycle)}"
-            )
+            raise GraphError(f"{self.label} has a cycle through {cycle[0]!r}: {' -> '.join(cycle)}")
         return order
 
     # -- checks and protos ----------------------------------------------------------

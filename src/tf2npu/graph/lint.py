@@ -124,12 +124,16 @@ def contract_problems(graph: Graph, baseline: Signature | None) -> Iterator[Prob
                 continue
             if not is_reserved_name(node.name):
                 yield Problem(
-                    "reserved-suffix", g.label, node.name,
+                    "reserved-suffix",
+                    g.label,
+                    node.name,
                     "a new node lacks the reserved suffix (use graph.new_name)",
                 )
             if not node.origin:
                 yield Problem(
-                    "origin-attr", g.label, node.name,
+                    "origin-attr",
+                    g.label,
+                    node.name,
                     "a new node has no origin (the original nodes it replaces)",
                 )
 

@@ -10,17 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-
-class Severity(enum.Enum):
-    """How much a finding matters. ERROR findings make ``tf2npu migrate`` exit with 1."""
-
-    INFO = "info"
-    WARNING = "warning"
-    ERROR = "error"
-
-    @property
-    def rank(self) -> int:
-        return {"info": 0, "warning": 1, "error": 2}[self.value]
+from tf2npu.findings import Severity as Severity  # one severity for every finding type
 
 
 class ApiStatus(enum.Enum):

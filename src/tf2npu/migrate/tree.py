@@ -260,7 +260,8 @@ def _prepare_output(plan: Plan, work: list[Task]) -> None:
             more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
             raise UsageError(
                 f"OUT {str(plan.output)!r} holds entries of another type than SRC's: "
-                + "; ".join(found[:3]) + more
+                + "; ".join(found[:3])
+                + more
                 + ". Remove them or choose another output folder; nothing was written"
             )
         remove_leftovers(plan.output)

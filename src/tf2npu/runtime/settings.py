@@ -99,4 +99,3 @@ def use(settings: RuntimeSettings) -> None:
     from tf2npu.runtime.context import context
 
     context().settings = settings
-

@@ -69,8 +69,7 @@ def model_to_npu_estimator(
     save_object_ckpt = _object_checkpoints(keras_model, checkpoint_format)
     if not getattr(keras_model, "optimizer", None):
         raise ValueError(
-            f"{_WHERE}: the Keras model is not compiled; call model.compile(optimizer, loss) "
-            "first"
+            f"{_WHERE}: the Keras model is not compiled; call model.compile(optimizer, loss) first"
         )
     keras_model_fn = _keras_lib._create_keras_model_fn(
         keras_model, custom_objects, save_object_ckpt

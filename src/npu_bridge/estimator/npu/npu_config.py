@@ -257,8 +257,10 @@ class ExperimentalConfig(_ConfigObject):
             accelerate_train_mode=accelerate_train_mode,
         )
         _require_type(
-            "ExperimentalConfig", "graph_memory_optimize_config",
-            graph_memory_optimize_config, GraphMemoryOptimizeConfig,
+            "ExperimentalConfig",
+            "graph_memory_optimize_config",
+            graph_memory_optimize_config,
+            GraphMemoryOptimizeConfig,
         )
 
 

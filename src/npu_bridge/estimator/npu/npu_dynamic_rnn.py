@@ -176,10 +176,21 @@ class DynamicRNN(_DynamicBasic):
         forget_bias: float = 0.0,
         is_training: bool = True,
     ) -> None:
-        super().__init__(hidden_size, dtype, direction, cell_depth, keep_prob, cell_clip,
-                         num_proj, time_major, activation, is_training)
-        self._args.update(cell_type=cell_type, use_peephole=bool(use_peephole),
-                          forget_bias=float(forget_bias))
+        super().__init__(
+            hidden_size,
+            dtype,
+            direction,
+            cell_depth,
+            keep_prob,
+            cell_clip,
+            num_proj,
+            time_major,
+            activation,
+            is_training,
+        )
+        self._args.update(
+            cell_type=cell_type, use_peephole=bool(use_peephole), forget_bias=float(forget_bias)
+        )
         self._rnn_w: Any = None
         self._rnn_b: Any = None
 
@@ -250,8 +261,18 @@ class _DynamicGRU(_DynamicBasic):
         reset_after: bool = True,
         is_training: bool = True,
     ) -> None:
-        super().__init__(hidden_size, dtype, direction, cell_depth, keep_prob, cell_clip,
-                         num_proj, time_major, activation, is_training)
+        super().__init__(
+            hidden_size,
+            dtype,
+            direction,
+            cell_depth,
+            keep_prob,
+            cell_clip,
+            num_proj,
+            time_major,
+            activation,
+            is_training,
+        )
         self._args.update(gate_order=gate_order, reset_after=bool(reset_after))
         self._weights: tuple[Any, ...] = ()
 

@@ -78,9 +78,7 @@ def _check_host_call(host_call: object) -> None:
             "e.g. host_call=(host_fn, [global_step, loss])"
         )
     if len(host_call) != 2:
-        raise ValueError(
-            f"{where}: has {len(host_call)} elements; give exactly two, (fn, tensors)"
-        )
+        raise ValueError(f"{where}: has {len(host_call)} elements; give exactly two, (fn, tensors)")
     fn, tensors = host_call
     if not callable(fn):
         raise TypeError(f"{where}: host_call[0] = {fn!r} is not callable; give the host function")
@@ -107,7 +105,8 @@ def _check_host_call(host_call: object) -> None:
     if inspect.Parameter.VAR_POSITIONAL in kinds:
         return
     positional = [
-        p for p in params
+        p
+        for p in params
         if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     ]
     required = [p for p in positional if p.default is p.empty]
@@ -390,9 +389,9 @@ class NPUEstimator(tf.compat.v1.estimator.Estimator):  # type: ignore[misc]
         self._job_info = load_job_info(job_start_file, os.environ)
         model_dir = _model_dir(model_dir, config)
         if not warm_start_from:
-            warm_start_from = self._job_info.local_checkpoint_dir or os.environ.get(
-                "RESTORE_FROM"
-            ) or None
+            warm_start_from = (
+                self._job_info.local_checkpoint_dir or os.environ.get("RESTORE_FROM") or None
+            )
         super().__init__(
             model_fn=self._augment_model_fn(model_fn, model_dir),
             model_dir=model_dir,
@@ -463,9 +462,7 @@ def _train_spec(spec: Any, config: Any, model_dir: str, job_info: JobInfo) -> An
         hooks.append(npu_hook.SetIterationsVarHook(config.iterations_per_loop))
         train_op = tf.group(train_op, name=_LOOP_OP)
     plain = spec.to_estimator_spec() if isinstance(spec, NPUEstimatorSpec) else spec
-    return plain._replace(
-        train_op=train_op, training_hooks=(*hooks, *(spec.training_hooks or ()))
-    )
+    return plain._replace(train_op=train_op, training_hooks=(*hooks, *(spec.training_hooks or ())))
 
 
 def _eval_spec(spec: Any) -> Any:

@@ -66,7 +66,10 @@ class FixedLossScaleManager(LossScaleManager):
 
     def __init__(self, loss_scale: float, enable_overflow_check: bool = True) -> None:
         value = _number(
-            "FixedLossScaleManager", "loss_scale", loss_scale, 1.0,
+            "FixedLossScaleManager",
+            "loss_scale",
+            loss_scale,
+            1.0,
             "the loss scale must be a number >= 1, e.g. 1024",
         )
         self._loss_scale = tf.convert_to_tensor(value, dtype=tf.float32, name="loss_scale")
@@ -134,9 +137,7 @@ class ExponentialUpdateLossScaleManager(LossScaleManager):
         good = self._num_good_steps.value()
         bad = self._num_bad_steps.value()
         grow = tf.logical_and(finite, good + 1 >= self._incr_every_n_steps)
-        shrink = tf.logical_and(
-            tf.logical_not(finite), bad + 1 >= self._decr_every_n_nan_or_inf
-        )
+        shrink = tf.logical_and(tf.logical_not(finite), bad + 1 >= self._decr_every_n_nan_or_inf)
         reset = tf.logical_or(grow, shrink)
         can_grow = scale < _FLOAT32_GROWTH_LIMIT / self._incr_ratio
         grown = tf.where(can_grow, scale * self._incr_ratio, scale)

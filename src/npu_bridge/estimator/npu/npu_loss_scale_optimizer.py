@@ -84,6 +84,7 @@ class NPULossScaleOptimizer(_Optimizer):  # type: ignore[misc]
         """``opt.compute_gradients`` of ``loss * scale``, each gradient times ``1 / scale``."""
         scale = tf.convert_to_tensor(self._loss_scale_manager.get_loss_scale())
         if callable(loss):
+
             def scaled_loss() -> Any:
                 value = loss()
                 return value * tf.cast(scale, value.dtype)
@@ -126,9 +127,7 @@ class NPULossScaleOptimizer(_Optimizer):  # type: ignore[misc]
         if isinstance(manager, FixedLossScaleManager) and not manager.get_enable_overflow_check():
             return tf.constant(True)
         with tf.name_scope(self._name):
-            checks = [
-                tf.reduce_all(tf.math.is_finite(_values(grad))) for grad in grads
-            ]
+            checks = [tf.reduce_all(tf.math.is_finite(_values(grad))) for grad in grads]
             if not checks:
                 return tf.constant(True)
             return tf.reduce_all(tf.stack(checks), name="overflow_status_reduce_all")

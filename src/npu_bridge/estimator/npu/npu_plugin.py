@@ -154,9 +154,7 @@ def set_device_sat_mode(mode: int) -> None:
             "0 (saturation) or 1 (INF/NaN)"
         )
     if mode not in (0, 1):
-        raise ValueError(
-            f"set_device_sat_mode: mode={mode!r}; use 0 (saturation) or 1 (INF/NaN)"
-        )
+        raise ValueError(f"set_device_sat_mode: mode={mode!r}; use 0 (saturation) or 1 (INF/NaN)")
     _sat_mode = mode
 
 

@@ -54,9 +54,7 @@ def _attr_scope(attrs: Mapping[str, Any]) -> Iterator[None]:
 
 def _int(scope: str, name: str, value: object) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(
-            f"{scope}({name}={value!r}): {name} is {type(value).__name__}; give an int"
-        )
+        raise TypeError(f"{scope}({name}={value!r}): {name} is {type(value).__name__}; give an int")
     return value
 
 

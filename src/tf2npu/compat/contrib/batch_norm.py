@@ -22,19 +22,28 @@ _UPDATE_OPS = "update_ops"
 
 
 def _refuse(argument: str, value: Any, fix: str) -> None:
-    raise Tf2NpuError(f"tf.contrib.layers.batch_norm: {argument}={value!r} is not provided by "
-                      f"tf2npu run (TF 2.15 has no kernel path with TF 1.15's semantics); {fix}")
+    raise Tf2NpuError(
+        f"tf.contrib.layers.batch_norm: {argument}={value!r} is not provided by "
+        f"tf2npu run (TF 2.15 has no kernel path with TF 1.15's semantics); {fix}"
+    )
 
 
 def _check_supported(batch_weights: Any, zero_debias: bool, updates_collections: Any) -> None:
     if batch_weights is not None:
-        _refuse("batch_weights", "<tensor>", "weight the batch statistics yourself with "
-                "tf.nn.weighted_moments and tf.nn.batch_normalization")
+        _refuse(
+            "batch_weights",
+            "<tensor>",
+            "weight the batch statistics yourself with "
+            "tf.nn.weighted_moments and tf.nn.batch_normalization",
+        )
     if zero_debias:
         _refuse("zero_debias_moving_mean", True, "leave it False (the default)")
     if updates_collections not in (_UPDATE_OPS, None):
-        _refuse("updates_collections", updates_collections,
-                "use tf.GraphKeys.UPDATE_OPS (the default) or None (update in place)")
+        _refuse(
+            "updates_collections",
+            updates_collections,
+            "use tf.GraphKeys.UPDATE_OPS (the default) or None (update in place)",
+        )
 
 
 def batch_norm(
@@ -82,16 +91,27 @@ def batch_norm(
     with tf.variable_scope(scope, "BatchNorm", [inputs], reuse=reuse) as sc:
         inputs = tf.convert_to_tensor(inputs)
         layer = tf.layers.BatchNormalization(
-            axis=1 if data_format == "NCHW" else -1, momentum=decay, epsilon=epsilon,
-            center=center, scale=scale,
+            axis=1 if data_format == "NCHW" else -1,
+            momentum=decay,
+            epsilon=epsilon,
+            center=center,
+            scale=scale,
             beta_initializer=inits.get("beta", tf.zeros_initializer()),
             gamma_initializer=inits.get("gamma", tf.ones_initializer()),
             moving_mean_initializer=inits.get("moving_mean", tf.zeros_initializer()),
             moving_variance_initializer=inits.get("moving_variance", tf.ones_initializer()),
-            beta_regularizer=regs.get("beta"), gamma_regularizer=regs.get("gamma"),
-            renorm=renorm, renorm_clipping=renorm_clipping, renorm_momentum=renorm_decay,
-            adjustment=adjustment, fused=fused, trainable=trainable, name=sc.name,
-            _scope=sc, _reuse=reuse)
+            beta_regularizer=regs.get("beta"),
+            gamma_regularizer=regs.get("gamma"),
+            renorm=renorm,
+            renorm_clipping=renorm_clipping,
+            renorm_momentum=renorm_decay,
+            adjustment=adjustment,
+            fused=fused,
+            trainable=trainable,
+            name=sc.name,
+            _scope=sc,
+            _reuse=reuse,
+        )
         outputs = layer.apply(inputs, training=is_training)
         _register_variables(tf, layer, variables_collections)
         if updates_collections is None and layer.updates:

@@ -47,7 +47,8 @@ def crf_sequence_score(
 ) -> Any:
     """Unnormalised score of the tag sequences: unary plus binary score, ``[B]``."""
     return crf_unary_score(tag_indices, sequence_lengths, inputs) + crf_binary_score(
-        tag_indices, sequence_lengths, transition_params)
+        tag_indices, sequence_lengths, transition_params
+    )
 
 
 def crf_log_norm(inputs: Any, sequence_lengths: Any, transition_params: Any) -> Any:
@@ -119,7 +120,8 @@ def crf_decode(potentials: Any, transition_params: Any, sequence_length: Any) ->
         return t + 1, tf.where(t < sequence_length, moved, score), ta
 
     _, last, pointers = tf.while_loop(
-        lambda t, *_: t < steps, forward, [tf.constant(1), potentials[:, 0], pointers])
+        lambda t, *_: t < steps, forward, [tf.constant(1), potentials[:, 0], pointers]
+    )
     pointers = pointers.write(steps - 1, tf.zeros_like(potentials[:, 0], tf.int32))
     best_last = tf.argmax(last, 1, output_type=tf.int32)
     final = tf.maximum(sequence_length - 1, 0)
@@ -132,6 +134,8 @@ def crf_decode(potentials: Any, transition_params: Any, sequence_length: Any) ->
         return t - 1, tag, ta.write(t, tag)
 
     _, _, tags = tf.while_loop(
-        lambda t, *_: t >= 0, backward,
-        [steps - 1, tf.zeros_like(best_last), tf.TensorArray(tf.int32, size=steps)])
+        lambda t, *_: t >= 0,
+        backward,
+        [steps - 1, tf.zeros_like(best_last), tf.TensorArray(tf.int32, size=steps)],
+    )
     return tf.transpose(tags.stack()), tf.reduce_max(last, 1)

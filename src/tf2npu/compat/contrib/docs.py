@@ -26,8 +26,9 @@ def provided_markdown() -> str:
         "| --- | --- | --- |",
     ]
     for sym in table.PROVIDED:
-        rows.append(f"| `{sym.module}.{sym.name}` | {_target_text(sym.target)} | "
-                    f"{sym.note or 'none'} |")
+        rows.append(
+            f"| `{sym.module}.{sym.name}` | {_target_text(sym.target)} | {sym.note or 'none'} |"
+        )
     return "\n".join(rows) + "\n"
 
 

@@ -33,8 +33,10 @@ _PARAM_RE = re.compile(
 
 
 def _parse_fail(name: str, var_type: type, value: Any, values: str) -> None:
-    raise ValueError(f"Could not parse hparam '{name}' of type '{var_type.__name__}' with "
-                     f"value '{value}' in {values}")
+    raise ValueError(
+        f"Could not parse hparam '{name}' of type '{var_type.__name__}' with "
+        f"value '{value}' in {values}"
+    )
 
 
 def _reuse_fail(name: str, values: str) -> None:
@@ -52,12 +54,11 @@ def _bool_parser(name: str, values: str) -> Callable[[str], bool]:
         except ValueError:
             _parse_fail(name, bool, text, values)
             raise  # unreachable: _parse_fail raises
+
     return parse
 
 
-def _put_scalar(
-    name: str, index: str | None, value: Any, values: str, out: dict[str, Any]
-) -> None:
+def _put_scalar(name: str, index: str | None, value: Any, values: str, out: dict[str, Any]) -> None:
     if not index:
         if name in out:
             _reuse_fail(name, values)
@@ -93,12 +94,11 @@ def parse_values(
             if ignore_unknown:
                 continue
             known = ", ".join(sorted(type_map))
-            raise ValueError(f"Unknown hyperparameter type for {name}; the known "
-                             f"hyperparameters are: {known}")
+            raise ValueError(
+                f"Unknown hyperparameter type for {name}; the known hyperparameters are: {known}"
+            )
         var_type = type_map[name]
-        parse: Callable[[str], Any] = (
-            _bool_parser(name, values) if var_type is bool else var_type
-        )
+        parse: Callable[[str], Any] = _bool_parser(name, values) if var_type is bool else var_type
         if match.group("val") is not None:
             text = match.group("val")
             try:
@@ -160,16 +160,15 @@ class HParams:
 
     _HAS_DYNAMIC_ATTRIBUTES = True  # tells pytype-like tools attributes are dynamic
 
-    def __init__(
-        self, hparam_def: Any = None, model_structure: Any = None, **kwargs: Any
-    ) -> None:
+    def __init__(self, hparam_def: Any = None, model_structure: Any = None, **kwargs: Any) -> None:
         self._hparam_types: dict[str, tuple[type, bool]] = {}
         self._model_structure = model_structure
         if hparam_def is not None:
             raise Tf2NpuError(
                 "HParams(hparam_def=...): building HParams from an HParamDef protocol buffer "
                 "is not provided by tf2npu run (TF 2.15 ships no hparam.proto); pass the "
-                "values as keyword arguments or use HParams().parse_json(json_text)")
+                "values as keyword arguments or use HParams().parse_json(json_text)"
+            )
         for name, value in kwargs.items():
             self.add_hparam(name, value)
 
@@ -239,8 +238,12 @@ class HParams:
         self, indent: int | None = None, separators: Any = None, sort_keys: bool = False
     ) -> str:
         """The values as JSON text; callables are left out (they do not serialise)."""
-        return json.dumps(_drop_callables(self.values()), indent=indent,
-                          separators=separators, sort_keys=sort_keys)
+        return json.dumps(
+            _drop_callables(self.values()),
+            indent=indent,
+            separators=separators,
+            sort_keys=sort_keys,
+        )
 
     def values(self) -> dict[str, Any]:
         """A new dict of every hyperparameter's current value."""

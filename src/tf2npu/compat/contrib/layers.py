@@ -79,32 +79,48 @@ def layer_norm(
         shape = inputs.shape
         rank = shape.ndims
         if rank is None:
-            raise ValueError(f"layer_norm: inputs {inputs.name} has undefined rank; give a "
-                             "tensor whose rank is known when the graph is built")
+            raise ValueError(
+                f"layer_norm: inputs {inputs.name} has undefined rank; give a "
+                "tensor whose rank is known when the graph is built"
+            )
         dtype = inputs.dtype.base_dtype
         if begin_norm_axis < 0:
             begin_norm_axis += rank
         if begin_params_axis >= rank or begin_norm_axis >= rank:
             raise ValueError(
                 f"layer_norm: begin_params_axis ({begin_params_axis}) and begin_norm_axis "
-                f"({begin_norm_axis}) must be < rank(inputs) ({rank})")
+                f"({begin_norm_axis}) must be < rank(inputs) ({rank})"
+            )
         params_shape = shape[begin_params_axis:]
         if not params_shape.is_fully_defined():
-            raise ValueError(f"layer_norm: inputs {inputs.name}: shape(inputs)"
-                             f"[{begin_params_axis}:] is not fully defined: {shape}")
+            raise ValueError(
+                f"layer_norm: inputs {inputs.name}: shape(inputs)"
+                f"[{begin_params_axis}:] is not fully defined: {shape}"
+            )
         beta = gamma = None
         if center:
             beta = _model_variable(
-                "beta", _collections_for(variables_collections, "beta"), shape=params_shape,
-                dtype=dtype, initializer=tf.zeros_initializer(), trainable=trainable)
+                "beta",
+                _collections_for(variables_collections, "beta"),
+                shape=params_shape,
+                dtype=dtype,
+                initializer=tf.zeros_initializer(),
+                trainable=trainable,
+            )
         if scale:
             gamma = _model_variable(
-                "gamma", _collections_for(variables_collections, "gamma"), shape=params_shape,
-                dtype=dtype, initializer=tf.ones_initializer(), trainable=trainable)
+                "gamma",
+                _collections_for(variables_collections, "gamma"),
+                shape=params_shape,
+                dtype=dtype,
+                initializer=tf.ones_initializer(),
+                trainable=trainable,
+            )
         mean, variance = tf.nn.moments(inputs, list(range(begin_norm_axis, rank)), keep_dims=True)
         epsilon = 1e-3 if dtype == tf.float16 else 1e-12
         outputs = tf.nn.batch_normalization(
-            inputs, mean, variance, offset=beta, scale=gamma, variance_epsilon=epsilon)
+            inputs, mean, variance, offset=beta, scale=gamma, variance_epsilon=epsilon
+        )
         outputs.set_shape(shape)
         if activation_fn is not None:
             outputs = activation_fn(outputs)
@@ -142,8 +158,10 @@ def fully_connected(
     import tensorflow.compat.v1 as tf
 
     if isinstance(num_outputs, bool) or not isinstance(num_outputs, int):
-        raise ValueError(f"fully_connected: num_outputs type should be int, got "
-                         f"{type(num_outputs).__name__} ({num_outputs!r})")
+        raise ValueError(
+            f"fully_connected: num_outputs type should be int, got "
+            f"{type(num_outputs).__name__} ({num_outputs!r})"
+        )
     if weights_initializer == "xavier":
         weights_initializer = xavier_initializer()
     if biases_initializer == "zeros":
@@ -153,13 +171,19 @@ def fully_connected(
         dtype = inputs.dtype.base_dtype
         depth = inputs.shape[-1]
         if tf.compat.dimension_value(depth) is None:
-            raise ValueError(f"fully_connected: the last dimension of {inputs.name} must be "
-                             f"known, got shape {inputs.shape}")
+            raise ValueError(
+                f"fully_connected: the last dimension of {inputs.name} must be "
+                f"known, got shape {inputs.shape}"
+            )
         weights = _model_variable(
-            "weights", _collections_for(variables_collections, "weights"),
-            shape=[tf.compat.dimension_value(depth), num_outputs], dtype=dtype,
-            initializer=weights_initializer, regularizer=weights_regularizer,
-            trainable=trainable)
+            "weights",
+            _collections_for(variables_collections, "weights"),
+            shape=[tf.compat.dimension_value(depth), num_outputs],
+            dtype=dtype,
+            initializer=weights_initializer,
+            regularizer=weights_regularizer,
+            trainable=trainable,
+        )
         if inputs.shape.ndims == 2:
             outputs = tf.matmul(inputs, weights)
         else:
@@ -167,9 +191,14 @@ def fully_connected(
             outputs.set_shape(inputs.shape[:-1].concatenate([num_outputs]))
         if normalizer_fn is None and biases_initializer is not None:
             biases = _model_variable(
-                "biases", _collections_for(variables_collections, "biases"),
-                shape=[num_outputs], dtype=dtype, initializer=biases_initializer,
-                regularizer=biases_regularizer, trainable=trainable)
+                "biases",
+                _collections_for(variables_collections, "biases"),
+                shape=[num_outputs],
+                dtype=dtype,
+                initializer=biases_initializer,
+                regularizer=biases_regularizer,
+                trainable=trainable,
+            )
             outputs = tf.nn.bias_add(outputs, biases)
         if normalizer_fn is not None:
             outputs = normalizer_fn(outputs, **(normalizer_params or {}))
@@ -206,34 +235,45 @@ def variance_scaling_initializer(
 
     dtype = tf.float32 if dtype is None else tf.as_dtype(dtype)
     if not dtype.is_floating:
-        raise TypeError(f"variance_scaling_initializer: cannot create an initializer for "
-                        f"non-floating point type {dtype.name}")
+        raise TypeError(
+            f"variance_scaling_initializer: cannot create an initializer for "
+            f"non-floating point type {dtype.name}"
+        )
     if mode not in ("FAN_IN", "FAN_OUT", "FAN_AVG"):
-        raise TypeError(f"variance_scaling_initializer: unknown mode {mode!r}; use one of "
-                        "FAN_IN, FAN_OUT, FAN_AVG")
+        raise TypeError(
+            f"variance_scaling_initializer: unknown mode {mode!r}; use one of "
+            "FAN_IN, FAN_OUT, FAN_AVG"
+        )
     v1_mode = {"FAN_IN": "fan_in", "FAN_OUT": "fan_out", "FAN_AVG": "fan_avg"}[mode]
     # The v1 constructor warns when given a dtype; float32 is its default, so pass only others.
     extra = {} if dtype == tf.float32 else {"dtype": dtype}
     if uniform:
         return tf.variance_scaling_initializer(
-            scale=factor, mode=v1_mode, distribution="uniform", seed=seed, **extra)
+            scale=factor, mode=v1_mode, distribution="uniform", seed=seed, **extra
+        )
     # tf.compat.v1 divides the stddev by _TRUNC_NORMAL_STDDEV_FIX; contrib used 1.3 instead.
     return tf.variance_scaling_initializer(
-        scale=1.3 * factor * _TRUNC_NORMAL_STDDEV_FIX**2, mode=v1_mode,
-        distribution="truncated_normal", seed=seed, **extra)
+        scale=1.3 * factor * _TRUNC_NORMAL_STDDEV_FIX**2,
+        mode=v1_mode,
+        distribution="truncated_normal",
+        seed=seed,
+        **extra,
+    )
 
 
 def xavier_initializer(uniform: bool = True, seed: int | None = None, dtype: Any = None) -> Any:
     """Glorot initializer: uniform in ``±sqrt(6/(fan_in+fan_out))`` by default."""
     return variance_scaling_initializer(
-        factor=1.0, mode="FAN_AVG", uniform=uniform, seed=seed, dtype=dtype)
+        factor=1.0, mode="FAN_AVG", uniform=uniform, seed=seed, dtype=dtype
+    )
 
 
 def _check_scale(kind: str, scale: Any) -> bool:
     """Validate a regularizer scale; False when it is 0 (regularizer disabled)."""
     if isinstance(scale, numbers.Integral):
-        raise ValueError(f"{kind}: scale cannot be an integer: {scale!r}; give a float, "
-                         f"e.g. {float(scale)}")
+        raise ValueError(
+            f"{kind}: scale cannot be an integer: {scale!r}; give a float, e.g. {float(scale)}"
+        )
     if isinstance(scale, numbers.Real):
         if scale < 0.0:
             raise ValueError(f"{kind}: setting a scale less than 0 on a regularizer: {scale}")

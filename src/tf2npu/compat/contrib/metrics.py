@@ -24,8 +24,9 @@ def _swap(metric: str) -> Any:
         return fn(labels=labels, predictions=predictions, weights=weights, **kwargs)  # type: ignore[no-any-return]
 
     streaming.__name__ = f"streaming_{metric}"
-    streaming.__doc__ = (f"tf.metrics.{metric} with contrib's argument order "
-                         "(predictions, labels, weights, ...).")
+    streaming.__doc__ = (
+        f"tf.metrics.{metric} with contrib's argument order (predictions, labels, weights, ...)."
+    )
     return streaming
 
 
@@ -42,8 +43,9 @@ def _local(tf: Any, name: str, **kwargs: Any) -> Any:
     return tf.get_variable(name, trainable=False, collections=keys, **kwargs)
 
 
-def _publish(tf: Any, value: Any, update: Any, metrics_collections: Any,
-             updates_collections: Any) -> _Pair:
+def _publish(
+    tf: Any, value: Any, update: Any, metrics_collections: Any, updates_collections: Any
+) -> _Pair:
     if metrics_collections:
         tf.add_to_collections(metrics_collections, value)
     if updates_collections:
@@ -78,10 +80,11 @@ def streaming_concat(
         axis %= rank
         empty = [0 if i == axis else d for i, d in enumerate(values.shape.as_list())]
         if None in empty:
-            raise ValueError(f"streaming_concat: values {values.name} may only be dynamic "
-                             f"along axis {axis}, got shape {values.shape}")
-        seen = _local(tf, "values", initializer=tf.zeros(empty, values.dtype),
-                      validate_shape=False)
+            raise ValueError(
+                f"streaming_concat: values {values.name} may only be dynamic "
+                f"along axis {axis}, got shape {values.shape}"
+            )
+        seen = _local(tf, "values", initializer=tf.zeros(empty, values.dtype), validate_shape=False)
         update = tf.assign(seen, tf.concat([seen, values], axis), validate_shape=False)
         value = tf.identity(seen)
         return _publish(tf, value, update, metrics_collections, updates_collections)
@@ -105,11 +108,23 @@ def streaming_pearson_correlation(
     with tf.variable_scope(name, "pearson_r", [predictions, labels, weights]):
         x = tf.reshape(tf.cast(predictions, tf.float32), [-1])
         y = tf.reshape(tf.cast(labels, tf.float32), [-1])
-        w = tf.ones_like(x) if weights is None else tf.reshape(
-            tf.broadcast_to(tf.cast(weights, tf.float32), tf.shape(predictions)), [-1])
-        batch = tf.stack([tf.reduce_sum(w), tf.reduce_sum(w * x), tf.reduce_sum(w * y),
-                          tf.reduce_sum(w * x * x), tf.reduce_sum(w * y * y),
-                          tf.reduce_sum(w * x * y)])
+        w = (
+            tf.ones_like(x)
+            if weights is None
+            else tf.reshape(
+                tf.broadcast_to(tf.cast(weights, tf.float32), tf.shape(predictions)), [-1]
+            )
+        )
+        batch = tf.stack(
+            [
+                tf.reduce_sum(w),
+                tf.reduce_sum(w * x),
+                tf.reduce_sum(w * y),
+                tf.reduce_sum(w * x * x),
+                tf.reduce_sum(w * y * y),
+                tf.reduce_sum(w * x * y),
+            ]
+        )
         sums = _local(tf, "sums", shape=[6], initializer=tf.zeros_initializer())
 
         def pearson(s: Any) -> Any:

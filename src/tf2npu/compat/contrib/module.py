@@ -28,7 +28,7 @@ def resolve(target: str) -> Any:
     """The object a table target names: ``tf.a.b`` (attribute walk) or ``pkg.mod:attr``."""
     if target.startswith("tf."):
         obj: Any = importlib.import_module("tensorflow")
-        path = target[len("tf."):]
+        path = target[len("tf.") :]
     else:
         module_name, _, path = target.partition(":")
         obj = importlib.import_module(module_name)
@@ -97,7 +97,7 @@ class ContribFinder(importlib.abc.MetaPathFinder):
     ) -> importlib.machinery.ModuleSpec | None:
         if not fullname.startswith(PREFIX + "."):
             return None
-        parts = fullname[len(PREFIX) + 1:].split(".")
+        parts = fullname[len(PREFIX) + 1 :].split(".")
         alias = table.alias_of(parts[0])
         if alias is not None:
             return _alias_spec(fullname, ".".join([alias.package, *parts[1:]]), alias.package)
@@ -106,7 +106,9 @@ class ContribFinder(importlib.abc.MetaPathFinder):
             raise ContribImportError(
                 f"{fullname} is not provided by tf2npu run: only tensorflow.contrib.{parts[0]} "
                 f"itself exists; import it and use tf.contrib.{parts[0]}.<name> instead of "
-                f"its internal module {dotted!r}", name=fullname)
+                f"its internal module {dotted!r}",
+                name=fullname,
+            )
         raise ContribImportError(table.advice_for(parts[0], None), name=fullname)
 
 
@@ -130,7 +132,7 @@ def _alias_spec(fullname: str, real: str, package: str) -> importlib.machinery.M
     except ModuleNotFoundError as err:
         if err.name is None or err.name.partition(".")[0] != package:
             raise
-        short = fullname[len(PREFIX) + 1:].split(".")[0]
+        short = fullname[len(PREFIX) + 1 :].split(".")[0]
         raise ContribImportError(table.advice_for(short, None), name=fullname) from None
     return importlib.machinery.ModuleSpec(fullname, _AliasLoader(module))
 

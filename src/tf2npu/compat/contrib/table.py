@@ -58,145 +58,239 @@ _SUMMARY_V2 = "tensorflow.python.ops.summary_ops_v2"
 
 PROVIDED: tuple[Symbol, ...] = (
     # contrib.layers: BERT/ALBERT modeling.py and typical slim-free trainers.
-    Symbol("layers", "layer_norm", f"{_IMPL}.layers:layer_norm",
-           "same variables (<scope>/beta, <scope>/gamma; default scope LayerNorm) and axes"),
-    Symbol("layers", "fully_connected", f"{_IMPL}.layers:fully_connected",
-           "variables <scope>/weights, <scope>/biases (default scope fully_connected)"),
+    Symbol(
+        "layers",
+        "layer_norm",
+        f"{_IMPL}.layers:layer_norm",
+        "same variables (<scope>/beta, <scope>/gamma; default scope LayerNorm) and axes",
+    ),
+    Symbol(
+        "layers",
+        "fully_connected",
+        f"{_IMPL}.layers:fully_connected",
+        "variables <scope>/weights, <scope>/biases (default scope fully_connected)",
+    ),
     Symbol("layers", "flatten", f"{_IMPL}.layers:flatten"),
-    Symbol("layers", "batch_norm", f"{_IMPL}.batch_norm:batch_norm",
-           "TF 1.15 defaults and names (<scope>/beta, moving_mean, moving_variance; gamma only "
-           "with scale=True); batch_weights, zero_debias_moving_mean=True and custom "
-           "updates_collections raise an error"),
+    Symbol(
+        "layers",
+        "batch_norm",
+        f"{_IMPL}.batch_norm:batch_norm",
+        "TF 1.15 defaults and names (<scope>/beta, moving_mean, moving_variance; gamma only "
+        "with scale=True); batch_weights, zero_debias_moving_mean=True and custom "
+        "updates_collections raise an error",
+    ),
     Symbol("layers", "xavier_initializer", f"{_IMPL}.layers:xavier_initializer"),
     Symbol("layers", "xavier_initializer_conv2d", f"{_IMPL}.layers:xavier_initializer"),
-    Symbol("layers", "variance_scaling_initializer",
-           f"{_IMPL}.layers:variance_scaling_initializer",
-           "built on tf.compat.v1.variance_scaling_initializer with the scale adjusted so the "
-           "truncated-normal stddev is sqrt(1.3 * factor / n) as in TF 1.15 contrib"),
+    Symbol(
+        "layers",
+        "variance_scaling_initializer",
+        f"{_IMPL}.layers:variance_scaling_initializer",
+        "built on tf.compat.v1.variance_scaling_initializer with the scale adjusted so the "
+        "truncated-normal stddev is sqrt(1.3 * factor / n) as in TF 1.15 contrib",
+    ),
     Symbol("layers", "l1_regularizer", f"{_IMPL}.layers:l1_regularizer"),
     Symbol("layers", "l2_regularizer", f"{_IMPL}.layers:l2_regularizer"),
     # contrib.tpu: BERT/ALBERT run_*.py and optimization.py; CPU path is use_tpu=False.
-    *_same("tpu", "tf.compat.v1.estimator.tpu",
-           "TPUEstimator TPUEstimatorSpec RunConfig TPUConfig InputPipelineConfig",
-           "use_tpu=False trains/evaluates on the host CPU; use_tpu=True needs a TPU"),
-    *_same("tpu", "tf.compat.v1.tpu",
-           "CrossShardOptimizer bfloat16_scope shard rewrite replicate batch_parallel "
-           "initialize_system shutdown_system outside_compilation cross_replica_sum",
-           "builds TPU ops: running them needs a TPU (BERT/ALBERT use them only when use_tpu)"),
+    *_same(
+        "tpu",
+        "tf.compat.v1.estimator.tpu",
+        "TPUEstimator TPUEstimatorSpec RunConfig TPUConfig InputPipelineConfig",
+        "use_tpu=False trains/evaluates on the host CPU; use_tpu=True needs a TPU",
+    ),
+    *_same(
+        "tpu",
+        "tf.compat.v1.tpu",
+        "CrossShardOptimizer bfloat16_scope shard rewrite replicate batch_parallel "
+        "initialize_system shutdown_system outside_compilation cross_replica_sum",
+        "builds TPU ops: running them needs a TPU (BERT/ALBERT use them only when use_tpu)",
+    ),
     # contrib.cluster_resolver: constructed by BERT/ALBERT only when use_tpu and tpu_name.
-    *_same("cluster_resolver", "tf.compat.v1.distribute.cluster_resolver",
-           "TPUClusterResolver ClusterResolver SimpleClusterResolver TFConfigClusterResolver "
-           "GCEClusterResolver KubernetesClusterResolver SlurmClusterResolver UnionResolver"),
+    *_same(
+        "cluster_resolver",
+        "tf.compat.v1.distribute.cluster_resolver",
+        "TPUClusterResolver ClusterResolver SimpleClusterResolver TFConfigClusterResolver "
+        "GCEClusterResolver KubernetesClusterResolver SlurmClusterResolver UnionResolver",
+    ),
     # contrib.data: input pipelines of BERT/ALBERT and Estimator trainers.
-    *_same("data", _V1_DATA,
-           "map_and_batch parallel_interleave shuffle_and_repeat unbatch ignore_errors "
-           "prefetch_to_device copy_to_device group_by_window group_by_reducer Reducer "
-           "bucket_by_sequence_length sample_from_datasets choose_from_datasets Counter "
-           "TFRecordWriter CsvDataset SqlDataset make_batched_features_dataset "
-           "make_csv_dataset get_single_element scan rejection_resample enumerate_dataset "
-           "unique dense_to_sparse_batch parse_example_dataset AUTOTUNE"),
-    Symbol("data", "batch_and_drop_remainder", f"{_IMPL}.data:batch_and_drop_remainder",
-           "Dataset.batch(batch_size, drop_remainder=True)"),
-    Symbol("data", "padded_batch_and_drop_remainder",
-           f"{_IMPL}.data:padded_batch_and_drop_remainder",
-           "Dataset.padded_batch(..., drop_remainder=True)"),
+    *_same(
+        "data",
+        _V1_DATA,
+        "map_and_batch parallel_interleave shuffle_and_repeat unbatch ignore_errors "
+        "prefetch_to_device copy_to_device group_by_window group_by_reducer Reducer "
+        "bucket_by_sequence_length sample_from_datasets choose_from_datasets Counter "
+        "TFRecordWriter CsvDataset SqlDataset make_batched_features_dataset "
+        "make_csv_dataset get_single_element scan rejection_resample enumerate_dataset "
+        "unique dense_to_sparse_batch parse_example_dataset AUTOTUNE",
+    ),
+    Symbol(
+        "data",
+        "batch_and_drop_remainder",
+        f"{_IMPL}.data:batch_and_drop_remainder",
+        "Dataset.batch(batch_size, drop_remainder=True)",
+    ),
+    Symbol(
+        "data",
+        "padded_batch_and_drop_remainder",
+        f"{_IMPL}.data:padded_batch_and_drop_remainder",
+        "Dataset.padded_batch(..., drop_remainder=True)",
+    ),
     # contrib.lookup
     Symbol("lookup", "HashTable", f"{_LOOKUP_OPS}:HashTable"),
-    *_same("lookup", "tf.compat.v1.lookup",
-           "KeyValueTensorInitializer TextFileInitializer TextFileIndex StaticHashTable"),
+    *_same(
+        "lookup",
+        "tf.compat.v1.lookup",
+        "KeyValueTensorInitializer TextFileInitializer TextFileIndex StaticHashTable",
+    ),
     Symbol("lookup", "MutableHashTable", "tf.compat.v1.lookup.experimental.MutableHashTable"),
     Symbol("lookup", "MutableDenseHashTable", "tf.compat.v1.lookup.experimental.DenseHashTable"),
     Symbol("lookup", "tables_initializer", "tf.compat.v1.tables_initializer"),
     Symbol("lookup", "index_table_from_file", f"{_LOOKUP_OPS}:index_table_from_file"),
-    Symbol("lookup", "index_table_from_tensor", f"{_IMPL}.lookup:index_table_from_tensor",
-           "first argument is `mapping` as in TF 1.15 contrib (TF 2.15: vocabulary_list)"),
-    Symbol("lookup", "index_to_string_table_from_file",
-           f"{_LOOKUP_OPS}:index_to_string_table_from_file"),
-    Symbol("lookup", "index_to_string_table_from_tensor",
-           f"{_IMPL}.lookup:index_to_string_table_from_tensor",
-           "first argument is `mapping` as in TF 1.15 contrib (TF 2.15: vocabulary_list)"),
+    Symbol(
+        "lookup",
+        "index_table_from_tensor",
+        f"{_IMPL}.lookup:index_table_from_tensor",
+        "first argument is `mapping` as in TF 1.15 contrib (TF 2.15: vocabulary_list)",
+    ),
+    Symbol(
+        "lookup",
+        "index_to_string_table_from_file",
+        f"{_LOOKUP_OPS}:index_to_string_table_from_file",
+    ),
+    Symbol(
+        "lookup",
+        "index_to_string_table_from_tensor",
+        f"{_IMPL}.lookup:index_to_string_table_from_tensor",
+        "first argument is `mapping` as in TF 1.15 contrib (TF 2.15: vocabulary_list)",
+    ),
     Symbol("lookup", "IdTableWithHashBuckets", f"{_LOOKUP_OPS}:IdTableWithHashBuckets"),
     Symbol("lookup", "HasherSpec", f"{_LOOKUP_OPS}:HasherSpec"),
     Symbol("lookup", "FastHashSpec", f"{_LOOKUP_OPS}:FastHashSpec"),
     Symbol("lookup", "StrongHashSpec", f"{_LOOKUP_OPS}:StrongHashSpec"),
     # contrib.training
-    Symbol("training", "HParams", f"{_IMPL}.hparams:HParams",
-           "tf2npu's own implementation of TF 1.15 semantics; no to_proto/from_proto"),
+    Symbol(
+        "training",
+        "HParams",
+        f"{_IMPL}.hparams:HParams",
+        "tf2npu's own implementation of TF 1.15 semantics; no to_proto/from_proto",
+    ),
     # contrib.framework
-    Symbol("framework", "get_or_create_global_step",
-           "tf.compat.v1.train.get_or_create_global_step"),
+    Symbol(
+        "framework", "get_or_create_global_step", "tf.compat.v1.train.get_or_create_global_step"
+    ),
     Symbol("framework", "get_global_step", "tf.compat.v1.train.get_global_step"),
     Symbol("framework", "get_variables", f"{_IMPL}.framework:get_variables"),
     Symbol("framework", "get_model_variables", f"{_IMPL}.framework:get_model_variables"),
-    Symbol("framework", "get_variables_to_restore",
-           f"{_IMPL}.framework:get_variables_to_restore"),
+    Symbol("framework", "get_variables_to_restore", f"{_IMPL}.framework:get_variables_to_restore"),
     Symbol("framework", "nest", "tf.compat.v1.nest"),
     # contrib.summary: TPU host_call summaries; TF 2.15 keeps these graph-mode functions.
-    *_same("summary", _SUMMARY_V2,
-           "create_file_writer always_record_summaries never_record_summaries "
-           "record_summaries_every_n_global_steps should_record_summaries scalar histogram "
-           "image audio generic graph import_event initialize flush "
-           "summary_writer_initializer_op eval_dir",
-           sep=":"),
+    *_same(
+        "summary",
+        _SUMMARY_V2,
+        "create_file_writer always_record_summaries never_record_summaries "
+        "record_summaries_every_n_global_steps should_record_summaries scalar histogram "
+        "image audio generic graph import_event initialize flush "
+        "summary_writer_initializer_op eval_dir",
+        sep=":",
+    ),
     Symbol("summary", "all_summary_ops", "tf.compat.v1.summary.all_v2_summary_ops"),
     # contrib.rnn
-    *_same("rnn", "tf.compat.v1.nn.rnn_cell",
-           "RNNCell BasicRNNCell BasicLSTMCell LSTMCell GRUCell MultiRNNCell DropoutWrapper "
-           "ResidualWrapper DeviceWrapper LSTMStateTuple"),
-    *_same("rnn", "tf.compat.v1.nn", "static_rnn static_bidirectional_rnn "
-           "static_state_saving_rnn"),
+    *_same(
+        "rnn",
+        "tf.compat.v1.nn.rnn_cell",
+        "RNNCell BasicRNNCell BasicLSTMCell LSTMCell GRUCell MultiRNNCell DropoutWrapper "
+        "ResidualWrapper DeviceWrapper LSTMStateTuple",
+    ),
+    *_same("rnn", "tf.compat.v1.nn", "static_rnn static_bidirectional_rnn static_state_saving_rnn"),
     # contrib.crf: BERT/BiLSTM-CRF taggers (NER).
-    *_same("crf", f"{_IMPL}.crf",
-           "crf_log_likelihood crf_sequence_score crf_log_norm crf_unary_score "
-           "crf_binary_score crf_decode viterbi_decode",
-           "tf2npu's own implementation of the TF 1.15 maths; crf_decode pads with tag 0",
-           sep=":"),
+    *_same(
+        "crf",
+        f"{_IMPL}.crf",
+        "crf_log_likelihood crf_sequence_score crf_log_norm crf_unary_score "
+        "crf_binary_score crf_decode viterbi_decode",
+        "tf2npu's own implementation of the TF 1.15 maths; crf_decode pads with tag 0",
+        sep=":",
+    ),
     # contrib.metrics: streaming_mean has tf.compat.v1.metrics.mean's signature; the others
     # take (predictions, labels) where tf.metrics takes (labels, predictions).
     Symbol("metrics", "streaming_mean", "tf.compat.v1.metrics.mean"),
-    *_same("metrics", f"{_IMPL}.metrics",
-           "streaming_accuracy streaming_precision streaming_recall streaming_auc "
-           "streaming_mean_squared_error streaming_mean_absolute_error",
-           "tf.compat.v1.metrics.<name> called with contrib's (predictions, labels) order",
-           sep=":"),
-    *_same("metrics", f"{_IMPL}.metrics", "streaming_concat streaming_pearson_correlation",
-           "tf2npu's own implementation (ALBERT's STS-B evaluation); streaming_concat "
-           "accepts max_size with no effect", sep=":"),
+    *_same(
+        "metrics",
+        f"{_IMPL}.metrics",
+        "streaming_accuracy streaming_precision streaming_recall streaming_auc "
+        "streaming_mean_squared_error streaming_mean_absolute_error",
+        "tf.compat.v1.metrics.<name> called with contrib's (predictions, labels) order",
+        sep=":",
+    ),
+    *_same(
+        "metrics",
+        f"{_IMPL}.metrics",
+        "streaming_concat streaming_pearson_correlation",
+        "tf2npu's own implementation (ALBERT's STS-B evaluation); streaming_concat "
+        "accepts max_size with no effect",
+        sep=":",
+    ),
 )
 
 ALIASES: tuple[Alias, ...] = (
-    Alias("slim", "tf_slim",
-          "tf-slim (pip install tf-slim) is Google's continuation of tf.contrib.slim: same API "
-          "and variable names; used when installed, otherwise an error says to install it"),
+    Alias(
+        "slim",
+        "tf_slim",
+        "tf-slim (pip install tf-slim) is Google's continuation of tf.contrib.slim: same API "
+        "and variable names; used when installed, otherwise an error says to install it",
+    ),
 )
 
-_SLIM = ("install tf-slim (pip install tf-slim) and `import tf_slim as slim`, which keeps "
-         "slim's API and variable names")
+_SLIM = (
+    "install tf-slim (pip install tf-slim) and `import tf_slim as slim`, which keeps "
+    "slim's API and variable names"
+)
 
 NOT_PROVIDED: tuple[Missing, ...] = (
     Missing("slim", None, _SLIM),
-    Missing("layers", "optimize_loss",
-            "build the train op with tf.compat.v1.train.<Optimizer>().minimize(loss, "
-            "global_step=tf.compat.v1.train.get_or_create_global_step())"),
+    Missing(
+        "layers",
+        "optimize_loss",
+        "build the train op with tf.compat.v1.train.<Optimizer>().minimize(loss, "
+        "global_step=tf.compat.v1.train.get_or_create_global_step())",
+    ),
     Missing("framework", "arg_scope", "use tf_slim.arg_scope (pip install tf-slim)"),
-    Missing("opt", None,
-            "TF 2.15 has no tf.contrib.opt; for AdamWOptimizer/LazyAdamOptimizer write the "
-            "optimizer as a tf.compat.v1.train.Optimizer subclass (as BERT's "
-            "AdamWeightDecayOptimizer does) or use an optimizer from tf.compat.v1.train"),
-    Missing("distribute", None,
-            "use tf.distribute (e.g. tf.distribute.MirroredStrategy) with "
-            "tf.estimator.RunConfig(train_distribute=...)"),
-    Missing("seq2seq", None, "TF 2.15 has no seq2seq; tensorflow-addons' tfa.seq2seq is "
-            "the successor (its API is Keras-based, not a drop-in replacement)"),
+    Missing(
+        "opt",
+        None,
+        "TF 2.15 has no tf.contrib.opt; for AdamWOptimizer/LazyAdamOptimizer write the "
+        "optimizer as a tf.compat.v1.train.Optimizer subclass (as BERT's "
+        "AdamWeightDecayOptimizer does) or use an optimizer from tf.compat.v1.train",
+    ),
+    Missing(
+        "distribute",
+        None,
+        "use tf.distribute (e.g. tf.distribute.MirroredStrategy) with "
+        "tf.estimator.RunConfig(train_distribute=...)",
+    ),
+    Missing(
+        "seq2seq",
+        None,
+        "TF 2.15 has no seq2seq; tensorflow-addons' tfa.seq2seq is "
+        "the successor (its API is Keras-based, not a drop-in replacement)",
+    ),
     Missing("learn", None, "tf.contrib.learn was removed; use tf.compat.v1.estimator"),
-    Missing("predictor", None,
-            "load the SavedModel with tf.compat.v1.saved_model.load(sess, tags, export_dir)"),
+    Missing(
+        "predictor",
+        None,
+        "load the SavedModel with tf.compat.v1.saved_model.load(sess, tags, export_dir)",
+    ),
     Missing("image", None, "use tf.image (most ops), or tensorflow-addons' tfa.image"),
-    Missing("training", "bucket_by_sequence_length",
-            "use tf.data.experimental.bucket_by_sequence_length on a tf.data pipeline"),
-    Missing("rnn", "LayerNormBasicLSTMCell",
-            "no TF 2.15 equivalent with the same variables; use tf.compat.v1.nn.rnn_cell."
-            "LSTMCell, or tensorflow-addons' tfa.rnn.LayerNormLSTMCell (Keras)"),
+    Missing(
+        "training",
+        "bucket_by_sequence_length",
+        "use tf.data.experimental.bucket_by_sequence_length on a tf.data pipeline",
+    ),
+    Missing(
+        "rnn",
+        "LayerNormBasicLSTMCell",
+        "no TF 2.15 equivalent with the same variables; use tf.compat.v1.nn.rnn_cell."
+        "LSTMCell, or tensorflow-addons' tfa.rnn.LayerNormLSTMCell (Keras)",
+    ),
 )
 
 
@@ -224,17 +318,23 @@ def advice_for(module: str, name: str | None) -> str:
         if miss.module == module and miss.name == name:
             if name is None:
                 return f"tf.contrib.{module} is not provided by tf2npu run; {miss.advice}"
-            return (f"tf.contrib.{module}.{name} is not provided by tf2npu run (TF 2.15 has no "
-                    f"equivalent with TF 1.15 semantics); {miss.advice}")
+            return (
+                f"tf.contrib.{module}.{name} is not provided by tf2npu run (TF 2.15 has no "
+                f"equivalent with TF 1.15 semantics); {miss.advice}"
+            )
     for miss in NOT_PROVIDED:
         if miss.module == module and miss.name is None:
             what = f"tf.contrib.{module}" + (f".{name}" if name else "")
             return f"{what} is not provided by tf2npu run; {miss.advice}"
     if name is None:
-        return (f"tf.contrib.{module} is not provided by tf2npu run (TF 2.15 has no tf.contrib); "
-                f"use its TF 2.15 successor (tf.compat.v1.*, tf.* or an add-on package) or see "
-                f"docs/tf1-compat.md for the provided modules: {', '.join(provided_modules())}")
+        return (
+            f"tf.contrib.{module} is not provided by tf2npu run (TF 2.15 has no tf.contrib); "
+            f"use its TF 2.15 successor (tf.compat.v1.*, tf.* or an add-on package) or see "
+            f"docs/tf1-compat.md for the provided modules: {', '.join(provided_modules())}"
+        )
     names = ", ".join(sorted(symbols_of(module)))
-    return (f"tf.contrib.{module}.{name} is not provided by tf2npu run (no TF 2.15 equivalent "
-            f"in the tf2npu contrib table); the provided tf.contrib.{module} names are: "
-            f"{names}; replace the call with its TF 2.15 successor")
+    return (
+        f"tf.contrib.{module}.{name} is not provided by tf2npu run (no TF 2.15 equivalent "
+        f"in the tf2npu contrib table); the provided tf.contrib.{module} names are: "
+        f"{names}; replace the call with its TF 2.15 successor"
+    )

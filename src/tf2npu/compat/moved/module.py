@@ -49,13 +49,15 @@ class MovedModuleView(types.ModuleType):
                 f"{self.__name__}.{name} does not exist under tf2npu run: this module is "
                 f"{self._tf2npu_entry.note} ({self._tf2npu_entry.target}), which has no "
                 f"{name!r}; find its TF 2.15 name in the keras/TensorFlow API docs",
-                name=self.__name__) from None
+                name=self.__name__,
+            ) from None
         setattr(self, name, value)  # cache: later lookups skip __getattr__
         return value
 
     def __dir__(self) -> list[str]:
-        return sorted(set(super().__dir__()) | set(dir(importlib.import_module(
-            self._tf2npu_entry.target))))
+        return sorted(
+            set(super().__dir__()) | set(dir(importlib.import_module(self._tf2npu_entry.target)))
+        )
 
 
 class ContribParent(types.ModuleType):
@@ -162,7 +164,7 @@ def package_entries() -> dict[str, types.ModuleType]:
     for entry in table.PACKAGES:
         real = importlib.import_module(entry.path)
         api = importlib.import_module("tensorflow")
-        for part in entry.target[len("tf."):].split("."):
+        for part in entry.target[len("tf.") :].split("."):
             api = getattr(api, part)
         entries[entry.path] = AliasedPackageView(real, api, entry.note)
         for name in dir(api):

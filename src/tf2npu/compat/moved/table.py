@@ -30,9 +30,19 @@ class MovedModule:
 #: Standalone Keras 2.2 (the ``keras`` package TF 1.15 scripts used) split ``keras.layers``
 #: into these modules; keras 2.15 has them all in ``keras.layers``, the same classes.
 _KERAS_LAYER_MODULES = (
-    "advanced_activations", "convolutional", "convolutional_recurrent", "core",
-    "cudnn_recurrent", "embeddings", "local", "merge", "noise", "normalization", "pooling",
-    "recurrent", "wrappers",
+    "advanced_activations",
+    "convolutional",
+    "convolutional_recurrent",
+    "core",
+    "cudnn_recurrent",
+    "embeddings",
+    "local",
+    "merge",
+    "noise",
+    "normalization",
+    "pooling",
+    "recurrent",
+    "wrappers",
 )
 
 MODULES: tuple[MovedModule, ...] = (
@@ -52,6 +62,7 @@ MODULES: tuple[MovedModule, ...] = (
     ),
 )
 
+
 @dataclass(frozen=True)
 class AliasedPackage:
     """``path`` and its public submodules are, for scripts, the API module ``target``."""
@@ -69,7 +80,8 @@ class AliasedPackage:
 #: deeper paths (``tensorflow.python.keras.engine.base_layer``) stay TF 2.15's copy.
 PACKAGES: tuple[AliasedPackage, ...] = (
     AliasedPackage(
-        "tensorflow.python.keras", "tf.compat.v1.keras",
+        "tensorflow.python.keras",
+        "tf.compat.v1.keras",
         "tf.keras (keras 2.15, v1 API), as in TF 1.15 where both were one package",
     ),
 )
@@ -91,9 +103,7 @@ class RenamedAttribute:
 #: became ``_self_tracked_trackables`` in TF 2.5; scripts that walk or edit it still work.
 ATTRIBUTES: tuple[RenamedAttribute, ...] = (
     RenamedAttribute("keras.src.engine.base_layer:Layer", "_layers", "_self_tracked_trackables"),
-    RenamedAttribute(
-        "keras.src.engine.base_layer_v1:Layer", "_layers", "_self_tracked_trackables"
-    ),
+    RenamedAttribute("keras.src.engine.base_layer_v1:Layer", "_layers", "_self_tracked_trackables"),
     # Standalone Keras 2.2 set ``tensor._keras_shape`` on every layer output: its static
     # shape as a tuple (None for unknown dims), what keras 2.15's backend.int_shape returns.
     RenamedAttribute(

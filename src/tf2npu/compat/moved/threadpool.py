@@ -28,7 +28,9 @@ class PrivateThreadPool:
     """
 
     def __init__(
-        self, num_threads: int, display_name: str | None = None,
+        self,
+        num_threads: int,
+        display_name: str | None = None,
         max_intra_op_parallelism: int = 1,
     ) -> None:
         from tensorflow.python.eager import context
@@ -39,8 +41,11 @@ class PrivateThreadPool:
         # Eagerly, a shared_name keeps the pool alive across calls (TF 1.15 did the same).
         shared = f"privatethreadpool_{next(_UIDS)}" if context.executing_eagerly() else ""
         self._resource = ged_ops.thread_pool_handle(
-            num_threads=num_threads, max_intra_op_parallelism=max_intra_op_parallelism,
-            display_name=display_name, shared_name=shared)
+            num_threads=num_threads,
+            max_intra_op_parallelism=max_intra_op_parallelism,
+            display_name=display_name,
+            shared_name=shared,
+        )
 
 
 def _thread_pool_dataset(dataset: Any, thread_pool: PrivateThreadPool) -> Any:
@@ -53,8 +58,8 @@ def _thread_pool_dataset(dataset: Any, thread_pool: PrivateThreadPool) -> Any:
         def __init__(self, input_dataset: Any) -> None:
             self._input_dataset = input_dataset
             variant = ged_ops.thread_pool_dataset(
-                input_dataset._variant_tensor, thread_pool._resource,
-                **self._flat_structure)
+                input_dataset._variant_tensor, thread_pool._resource, **self._flat_structure
+            )
             super().__init__(input_dataset, variant)
 
     return _ThreadPoolDataset(dataset)
@@ -71,7 +76,8 @@ def override_threadpool(dataset: Any, thread_pool: PrivateThreadPool) -> Any:
     if not isinstance(thread_pool, PrivateThreadPool):
         raise TypeError(
             f"override_threadpool needs a threadpool.PrivateThreadPool, got "
-            f"{type(thread_pool).__name__}")
+            f"{type(thread_pool).__name__}"
+        )
     if isinstance(dataset, dataset_ops.DatasetV1):
         return dataset_ops.DatasetV1Adapter(_thread_pool_dataset(dataset, thread_pool))
     return _thread_pool_dataset(dataset, thread_pool)

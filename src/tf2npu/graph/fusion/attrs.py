@@ -80,7 +80,13 @@ def _attr_class(nodes: Iterable[Node]) -> Any:
 #: Conv2D attrs that carry over unchanged into ``_FusedConv2D`` (it declares the same ones), and
 #: back when lowering expands a ``_FusedConv2D`` into its chain.
 CONV2D_ATTRS = (
-    "T", "strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu",
+    "T",
+    "strides",
+    "padding",
+    "explicit_paddings",
+    "data_format",
+    "dilations",
+    "use_cudnn_on_gpu",
 )
 
 

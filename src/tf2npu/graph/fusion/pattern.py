@@ -280,7 +280,10 @@ def dtype_of(node: Node) -> int | None:
 
 
 def refusal(
-    graph: Graph, m: Match, outputs: Iterable[int] = (0,), exported: Collection[str] = (),
+    graph: Graph,
+    m: Match,
+    outputs: Iterable[int] = (0,),
+    exported: Collection[str] = (),
     shaped: Collection[str] = (),
 ) -> str | None:
     """Why GE would refuse to fuse ``m`` (a short reason), or ``None`` when it may.

@@ -108,9 +108,11 @@ def _move_shape_readers(graph: Graph, node: Node, new: TensorRef) -> None:
     for user in graph.consumers(node):
         if not reads_shape_of_output0(graph, node, user):
             continue
-        shape_ops = [user] if user.op in SHAPE_READERS else [
-            r for r in graph.consumers(user) if r.op in SHAPE_READERS
-        ]
+        shape_ops = (
+            [user]
+            if user.op in SHAPE_READERS
+            else [r for r in graph.consumers(user) if r.op in SHAPE_READERS]
+        )
         for shape_op in shape_ops:
             for position, ref in enumerate(shape_op.inputs):
                 if ref.node in (node.name, user.name):
@@ -120,7 +122,11 @@ def _move_shape_readers(graph: Graph, node: Node, new: TensorRef) -> None:
 
 
 def _add(
-    graph: Graph, name: str, step: NewNode, inputs: list[TensorRef], origin: tuple[str, ...],
+    graph: Graph,
+    name: str,
+    step: NewNode,
+    inputs: list[TensorRef],
+    origin: tuple[str, ...],
     device: str,
 ) -> Node:
     if step.npu_dtype is None:

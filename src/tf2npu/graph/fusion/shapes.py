@@ -19,20 +19,65 @@ from tf2npu.graph.ir import Graph, Node, TensorRef
 __all__ = ["rank_of", "static_shape"]
 
 #: Ops whose output 0 has the rank (mostly the shape too) of their input 0.
-_SAME_RANK = frozenset({
-    "BiasAdd", "Relu", "Relu6", "Identity", "Tanh", "Sigmoid", "Elu", "Selu", "Cast", "Neg",
-    "StopGradient", "Softmax", "LogSoftmax", "Erf", "Sqrt", "Rsqrt", "Square", "Exp", "Log",
-    "Gelu", "Reciprocal", "Abs", "ReadVariableOp", "FastGelu", "Snapshot", "LayerNorm",
-    "DropOutDoMask", "Slice", "Tile", "Pad", "PadV2", "MirrorPad", "ConcatV2", "Reverse",
-    "ReverseV2", "ZerosLike", "OnesLike",
-})
+_SAME_RANK = frozenset(
+    {
+        "BiasAdd",
+        "Relu",
+        "Relu6",
+        "Identity",
+        "Tanh",
+        "Sigmoid",
+        "Elu",
+        "Selu",
+        "Cast",
+        "Neg",
+        "StopGradient",
+        "Softmax",
+        "LogSoftmax",
+        "Erf",
+        "Sqrt",
+        "Rsqrt",
+        "Square",
+        "Exp",
+        "Log",
+        "Gelu",
+        "Reciprocal",
+        "Abs",
+        "ReadVariableOp",
+        "FastGelu",
+        "Snapshot",
+        "LayerNorm",
+        "DropOutDoMask",
+        "Slice",
+        "Tile",
+        "Pad",
+        "PadV2",
+        "MirrorPad",
+        "ConcatV2",
+        "Reverse",
+        "ReverseV2",
+        "ZerosLike",
+        "OnesLike",
+    }
+)
 #: Ops whose output has one more axis than their input 0.
 _ONE_MORE = frozenset({"ExpandDims", "OneHot"})
 #: Elementwise ops with broadcasting: the output rank is the largest input rank.
-_BROADCAST = frozenset({
-    "Add", "AddV2", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "SquaredDifference", "Pow",
-    "SelectV2", "DivNoNan",
-})
+_BROADCAST = frozenset(
+    {
+        "Add",
+        "AddV2",
+        "Sub",
+        "Mul",
+        "RealDiv",
+        "Maximum",
+        "Minimum",
+        "SquaredDifference",
+        "Pow",
+        "SelectV2",
+        "DivNoNan",
+    }
+)
 #: Reductions whose ``keep_dims`` true keeps the rank.
 _REDUCE = frozenset({"Mean", "Sum", "Max", "Min", "Prod"})
 _MATRIX = frozenset({"MatMul", "_FusedMatMul", "SparseMatMul"})
@@ -59,9 +104,7 @@ def _rank(graph: Graph, ref: TensorRef, memo: _Memo, depth: int) -> int | None:
     return rank
 
 
-def _node_rank(
-    graph: Graph, node: Node, ref: TensorRef, memo: _Memo, depth: int
-) -> int | None:
+def _node_rank(graph: Graph, node: Node, ref: TensorRef, memo: _Memo, depth: int) -> int | None:
     declared = _declared_shape(node, ref.index)
     if declared is not None:
         return len(declared)

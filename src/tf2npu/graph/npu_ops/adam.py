@@ -19,7 +19,12 @@ __all__ = ["ADAM_APPLY_ONE", "ADAM_APPLY_ONE_WITH_DECAY"]
 
 
 def _moments(
-    grad: Any, v: Any, m: Any, beta1: Any, one_minus_beta1: Any, beta2: Any,
+    grad: Any,
+    v: Any,
+    m: Any,
+    beta1: Any,
+    one_minus_beta1: Any,
+    beta2: Any,
     one_minus_beta2: Any,
 ) -> tuple[Any, Any]:
     new_v = beta2 * v + one_minus_beta2 * (grad * grad)
@@ -28,8 +33,16 @@ def _moments(
 
 
 def _adam_apply_one(
-    grad: Any, v: Any, m: Any, var: Any, lr: Any, beta1: Any, one_minus_beta1: Any,
-    beta2: Any, one_minus_beta2: Any, epsilon: Any,
+    grad: Any,
+    v: Any,
+    m: Any,
+    var: Any,
+    lr: Any,
+    beta1: Any,
+    one_minus_beta1: Any,
+    beta2: Any,
+    one_minus_beta2: Any,
+    epsilon: Any,
 ) -> tuple[Any, Any, Any]:
     import tensorflow as tf
 
@@ -39,8 +52,17 @@ def _adam_apply_one(
 
 
 def _adam_apply_one_with_decay(
-    grad: Any, v: Any, m: Any, var: Any, lr: Any, beta1: Any, one_minus_beta1: Any,
-    beta2: Any, one_minus_beta2: Any, epsilon: Any, weight_decay: Any,
+    grad: Any,
+    v: Any,
+    m: Any,
+    var: Any,
+    lr: Any,
+    beta1: Any,
+    one_minus_beta1: Any,
+    beta2: Any,
+    one_minus_beta2: Any,
+    epsilon: Any,
+    weight_decay: Any,
 ) -> tuple[Any, Any, Any]:
     import tensorflow as tf
 

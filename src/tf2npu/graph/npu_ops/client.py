@@ -36,7 +36,12 @@ from tf2npu.graph.npu_ops.materialize import (
 from tf2npu.graph.npu_ops.opdef import TYPE_ATTR, NpuOpDef, build_attrs
 
 __all__ = [
-    "GRADIENT_ATTR", "GRADIENT_PREFIX", "NPU_ATTR_PREFIX", "NPU_OP_ATTR", "add_functions", "emit",
+    "GRADIENT_ATTR",
+    "GRADIENT_PREFIX",
+    "NPU_ATTR_PREFIX",
+    "NPU_OP_ATTR",
+    "add_functions",
+    "emit",
 ]
 
 #: Private node attr holding the NPU op type a call node stands for.

@@ -53,9 +53,7 @@ FAST_GELU = NpuOpDef(
 FAST_GELU_GRAD = NpuOpDef(
     name="FastGeluGrad",
     summary="Gradient of FastGelu.",
-    math=(
-        "z = dy·(e + 1.702·x·e + exp(1.702·(x − |x|))) / (e + 1)², e = exp(-1.702·|x|)"
-    ),
+    math=("z = dy·(e + 1.702·x·e + exp(1.702·(x − |x|))) / (e + 1)², e = exp(-1.702·|x|)"),
     inputs=(
         ArgDef("dy", "the gradient flowing into y"),
         ArgDef("x", "the forward input"),

@@ -86,8 +86,9 @@ def _trace(op: NpuOpDef, attrs: Mapping[str, Any], name: str) -> tuple[Any, list
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         found = tf.gradients(outputs, [inputs[i] for i in floats], grad_ys=dys)
         # An input no output depends on gets zeros (a function must return a tensor).
-        return [tf.zeros_like(inputs[i]) if g is None else g
-                for i, g in zip(floats, found, strict=True)]
+        return [
+            tf.zeros_like(inputs[i]) if g is None else g for i, g in zip(floats, found, strict=True)
+        ]
 
     concrete = tf.function(gradient, autograph=False).get_concrete_function(*specs)
     fd = concrete.function_def

@@ -29,7 +29,13 @@ __all__ = ["DYNAMIC_AUGRU", "DYNAMIC_GRU_SUPPORTED", "DYNAMIC_GRU_V2", "GATE_ORD
 GATE_ORDERS = ("zrh", "rzh")
 #: Attrs the CPU bodies compute only at their default (see ``_recurrent``).
 DYNAMIC_GRU_SUPPORTED = (
-    "direction", "cell_depth", "keep_prob", "cell_clip", "num_proj", "time_major", "activation",
+    "direction",
+    "cell_depth",
+    "keep_prob",
+    "cell_clip",
+    "num_proj",
+    "time_major",
+    "activation",
 )
 
 
@@ -42,8 +48,13 @@ def _split_gates(t: Any, gate_order: str) -> tuple[Any, Any, Any]:
 
 
 def _gru(
-    x: Any, weights: tuple[Any, Any, Any, Any], seq_length: Any, init_h: Any, att: Any,
-    gate_order: str, reset_after: bool,
+    x: Any,
+    weights: tuple[Any, Any, Any, Any],
+    seq_length: Any,
+    init_h: Any,
+    att: Any,
+    gate_order: str,
+    reset_after: bool,
 ) -> tuple[Any, ...]:
     """The shared recurrence; ``att`` is ``None`` for the plain GRU."""
     import tensorflow as tf
@@ -82,10 +93,24 @@ def _gru(
 
 
 def _dynamic_gru_v2(
-    x: Any, weight_input: Any, weight_hidden: Any, bias_input: Any, bias_hidden: Any,
-    seq_length: Any, init_h: Any, *, direction: str, cell_depth: int, keep_prob: float,
-    cell_clip: float, num_proj: int, time_major: bool, activation: str, gate_order: str,
-    reset_after: bool, is_training: bool,
+    x: Any,
+    weight_input: Any,
+    weight_hidden: Any,
+    bias_input: Any,
+    bias_hidden: Any,
+    seq_length: Any,
+    init_h: Any,
+    *,
+    direction: str,
+    cell_depth: int,
+    keep_prob: float,
+    cell_clip: float,
+    num_proj: int,
+    time_major: bool,
+    activation: str,
+    gate_order: str,
+    reset_after: bool,
+    is_training: bool,
 ) -> tuple[Any, ...]:
     # Only the defaults of these are computed; the npu_bridge layer refuses the others.
     del direction, cell_depth, keep_prob, cell_clip, num_proj, time_major, activation
@@ -96,10 +121,25 @@ def _dynamic_gru_v2(
 
 
 def _dynamic_augru(
-    x: Any, weight_input: Any, weight_hidden: Any, weight_att: Any, bias_input: Any,
-    bias_hidden: Any, seq_length: Any, init_h: Any, *, direction: str, cell_depth: int,
-    keep_prob: float, cell_clip: float, num_proj: int, time_major: bool, activation: str,
-    gate_order: str, reset_after: bool, is_training: bool,
+    x: Any,
+    weight_input: Any,
+    weight_hidden: Any,
+    weight_att: Any,
+    bias_input: Any,
+    bias_hidden: Any,
+    seq_length: Any,
+    init_h: Any,
+    *,
+    direction: str,
+    cell_depth: int,
+    keep_prob: float,
+    cell_clip: float,
+    num_proj: int,
+    time_major: bool,
+    activation: str,
+    gate_order: str,
+    reset_after: bool,
+    is_training: bool,
 ) -> tuple[Any, ...]:
     del direction, cell_depth, keep_prob, cell_clip, num_proj, time_major, activation
     del is_training

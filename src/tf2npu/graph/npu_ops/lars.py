@@ -21,8 +21,14 @@ __all__ = ["LARS_V2"]
 
 
 def _lars_v2(
-    input_weight: Any, input_grad: Any, weight_decay: Any, learning_rate: Any, *,
-    hyperpara: float, epsilon: float, use_clip: bool,
+    input_weight: Any,
+    input_grad: Any,
+    weight_decay: Any,
+    learning_rate: Any,
+    *,
+    hyperpara: float,
+    epsilon: float,
+    use_clip: bool,
 ) -> Any:
     import tensorflow as tf
 

@@ -15,7 +15,12 @@ __all__ = ["LAYER_NORM"]
 
 
 def _layer_norm(
-    x: Any, gamma: Any, beta: Any, *, begin_norm_axis: int, begin_params_axis: int,
+    x: Any,
+    gamma: Any,
+    beta: Any,
+    *,
+    begin_norm_axis: int,
+    begin_params_axis: int,
     epsilon: float,
 ) -> Any:
     import tensorflow as tf

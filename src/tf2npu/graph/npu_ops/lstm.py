@@ -24,8 +24,14 @@ __all__ = ["BASIC_LSTM_CELL", "DYNAMIC_RNN", "DYNAMIC_RNN_SUPPORTED", "lstm_gate
 
 #: Attrs of DynamicRnn the CPU body computes only at their default (see ``_recurrent``).
 DYNAMIC_RNN_SUPPORTED = (
-    "cell_type", "direction", "cell_depth", "use_peephole", "keep_prob", "num_proj",
-    "time_major", "activation",
+    "cell_type",
+    "direction",
+    "cell_depth",
+    "use_peephole",
+    "keep_prob",
+    "num_proj",
+    "time_major",
+    "activation",
 )
 
 
@@ -39,9 +45,24 @@ def lstm_gates(x: Any, h: Any, w: Any, b: Any, forget_bias: float) -> tuple[Any,
 
 
 def _dynamic_rnn(
-    x: Any, w: Any, b: Any, seq_length: Any, init_h: Any, init_c: Any, *, cell_type: str,
-    direction: str, cell_depth: int, use_peephole: bool, keep_prob: float, cell_clip: float,
-    num_proj: int, time_major: bool, activation: str, forget_bias: float, is_training: bool,
+    x: Any,
+    w: Any,
+    b: Any,
+    seq_length: Any,
+    init_h: Any,
+    init_c: Any,
+    *,
+    cell_type: str,
+    direction: str,
+    cell_depth: int,
+    use_peephole: bool,
+    keep_prob: float,
+    cell_clip: float,
+    num_proj: int,
+    time_major: bool,
+    activation: str,
+    forget_bias: float,
+    is_training: bool,
 ) -> tuple[Any, ...]:
     import tensorflow as tf
 
@@ -75,8 +96,16 @@ def _dynamic_rnn(
 
 
 def _basic_lstm_cell(
-    x: Any, h: Any, c: Any, w: Any, b: Any, *, keep_prob: float, forget_bias: float,
-    state_is_tuple: bool, activation: str,
+    x: Any,
+    h: Any,
+    c: Any,
+    w: Any,
+    b: Any,
+    *,
+    keep_prob: float,
+    forget_bias: float,
+    state_is_tuple: bool,
+    activation: str,
 ) -> tuple[Any, ...]:
     import tensorflow as tf
 

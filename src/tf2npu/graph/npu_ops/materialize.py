@@ -79,8 +79,10 @@ def _materialize_node(root: Graph, node: Node, op: NpuOpDef) -> None:
     if name not in root.functions:
         from tensorflow.core.framework import function_pb2
 
-        for serialized in (*traced_dependencies(op, attrs, name),
-                           traced_function_def(op, attrs, name)):
+        for serialized in (
+            *traced_dependencies(op, attrs, name),
+            traced_function_def(op, attrs, name),
+        ):
             fd = function_pb2.FunctionDef()
             fd.ParseFromString(serialized)
             root.functions[fd.signature.name] = function_from_proto(fd, root)

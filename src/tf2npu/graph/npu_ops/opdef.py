@@ -36,8 +36,13 @@ DT_UINT8 = 4
 DT_INT64 = 9
 DT_HALF = 19
 
-_DTYPE_NAMES = {DT_FLOAT: "DT_FLOAT", DT_INT32: "DT_INT32", DT_UINT8: "DT_UINT8",
-                DT_INT64: "DT_INT64", DT_HALF: "DT_HALF"}
+_DTYPE_NAMES = {
+    DT_FLOAT: "DT_FLOAT",
+    DT_INT32: "DT_INT32",
+    DT_UINT8: "DT_UINT8",
+    DT_INT64: "DT_INT64",
+    DT_HALF: "DT_HALF",
+}
 
 #: The one polymorphic type attr every NPU op has (``add_npu_node(dtype=...)`` sets it).
 TYPE_ATTR = "T"
@@ -45,8 +50,13 @@ TYPE_ATTR = "T"
 _KINDS = ("int", "float", "bool", "type", "string")
 # AttrValue oneof field per kind.
 _FIELD = {"int": "i", "float": "f", "bool": "b", "type": "type", "string": "s"}
-_NOUN = {"int": "an int", "float": "a float", "bool": "a bool", "type": "a DataType enum int",
-         "string": "a str"}
+_NOUN = {
+    "int": "an int",
+    "float": "a float",
+    "bool": "a bool",
+    "type": "a DataType enum int",
+    "string": "a str",
+}
 
 
 def dtype_name(dtype: int) -> str:

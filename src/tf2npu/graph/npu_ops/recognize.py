@@ -26,7 +26,6 @@ from tf2npu.graph.npu_ops.opdef import TYPE_ATTR, NpuOpDef, build_attrs
 __all__ = ["recognize"]
 
 
-
 def recognize(graph: Graph) -> int:
     """Restore every emitted NPU-op call (top level and function bodies) to its NPU op.
 
@@ -75,7 +74,7 @@ def _emitted_op(graph: Graph, node: Node) -> NpuOpDef | None:
 def _restore(node: Node, op: NpuOpDef) -> None:
     where = f"{node.graph.label}, node {node.name!r}"
     encoded = {
-        key[len(NPU_ATTR_PREFIX):]: value
+        key[len(NPU_ATTR_PREFIX) :]: value
         for key, value in node.attrs.items()
         if key.startswith(NPU_ATTR_PREFIX)
     }

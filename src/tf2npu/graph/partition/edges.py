@@ -123,4 +123,3 @@ def _collect(
         {k: tuple(sorted(v)) for k, v in inputs.items()},
         {k: tuple(sorted(v)) for k, v in outputs.items()},
     )
-

@@ -34,9 +34,7 @@ class Grouping:
     dropped: list[int]
 
 
-def group(
-    topo: LiveTopology, comps: list[list[int]], rank: list[int], *, mixed: bool
-) -> Grouping:
+def group(topo: LiveTopology, comps: list[list[int]], rank: list[int], *, mixed: bool) -> Grouping:
     """Decide the kept GeOps from the components; see the module docstring."""
     dropped: list[int] = []
     if comps and max(len(c) for c in comps) == 1:
@@ -94,4 +92,3 @@ def _spread(seeds: list[int], edges: list[list[int]], marked: bytearray) -> None
             if not marked[j]:
                 marked[j] = 1
                 stack.append(j)
-

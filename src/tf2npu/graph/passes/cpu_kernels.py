@@ -25,7 +25,11 @@ from tf2npu.graph.ir import Node
 from tf2npu.graph.precision.signature import DT_BFLOAT16, DT_HALF
 
 __all__ = [
-    "LOW_FLOATS", "CpuKernels", "KernelConstraint", "cpu_constraints", "has_low_float",
+    "LOW_FLOATS",
+    "CpuKernels",
+    "KernelConstraint",
+    "cpu_constraints",
+    "has_low_float",
 ]
 
 #: The lower float dtypes the precision pass produces (``DT_HALF``, ``DT_BFLOAT16``).
@@ -129,4 +133,3 @@ def _dtypes(value: Any) -> tuple[int, ...] | None:
     if value.HasField("list"):
         return tuple(value.list.type)
     return None
-

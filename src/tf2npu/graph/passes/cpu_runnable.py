@@ -51,13 +51,23 @@ STAT_KEYS = (
 #: Ops the device runs on float16 inputs with float32 accumulation (Ascend's Cube unit), while
 #: TensorFlow's CPU float16 kernels accumulate in float16: a 3,001-long dot product of ones
 #: gives 2048. Here they compute in float32 between casts, which is the device's arithmetic.
-ACCUMULATING = frozenset({
-    "MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3",
-    "Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter",
-    "Conv3D", "Conv3DBackpropInputV2", "Conv3DBackpropFilterV2",
-    "DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput",
-    "DepthwiseConv2dNativeBackpropFilter",
-})
+ACCUMULATING = frozenset(
+    {
+        "MatMul",
+        "BatchMatMul",
+        "BatchMatMulV2",
+        "BatchMatMulV3",
+        "Conv2D",
+        "Conv2DBackpropInput",
+        "Conv2DBackpropFilter",
+        "Conv3D",
+        "Conv3DBackpropInputV2",
+        "Conv3DBackpropFilterV2",
+        "DepthwiseConv2dNative",
+        "DepthwiseConv2dNativeBackpropInput",
+        "DepthwiseConv2dNativeBackpropFilter",
+    }
+)
 
 #: Activations TF's fused kernels apply after the bias or batch norm (each is also a TF op).
 _ACTIVATIONS = frozenset({"Relu", "Relu6", "Elu", "LeakyRelu", "Tanh", "Sigmoid"})
@@ -168,15 +178,25 @@ class _Form:
         body.erase_node(node, force=True)
 
     def add(
-        self, op: str, inputs: Iterable[TensorRef], attrs: dict[str, Any], *,
-        tag: str = "", control: bool = False,
+        self,
+        op: str,
+        inputs: Iterable[TensorRef],
+        attrs: dict[str, Any],
+        *,
+        tag: str = "",
+        control: bool = False,
     ) -> Node:
         """A new node; ``tag=""`` makes it the final one, named like the replaced node."""
         final = not tag
         name = self.name if final else self.body.new_name(self.name, tag)
         node = self.body.add_node(
-            name, op, inputs, control_inputs=self.control if control else (), attrs=attrs,
-            device=self.device, origin=self.final_origin if final else self.origin,
+            name,
+            op,
+            inputs,
+            control_inputs=self.control if control else (),
+            attrs=attrs,
+            device=self.device,
+            origin=self.final_origin if final else self.origin,
         )
         node.meta.update(self.meta)
         if PRECISION not in node.meta and op in self.decisions:
@@ -203,9 +223,7 @@ class _Form:
         flat = 0
         for arg, dtypes in self.old_layout:
             for index in range(len(dtypes)):
-                self.body.replace_all_uses(
-                    TensorRef(self.name, index, arg), self.out(final, flat)
-                )
+                self.body.replace_all_uses(TensorRef(self.name, index, arg), self.out(final, flat))
                 flat += 1
 
 
@@ -301,7 +319,8 @@ def _compute_in_fp32(body: Graph, node: Node, kernels: CpuKernels) -> bool:
     form = _Form(body, node, f"fp32 {op}")
     inputs = [
         form.out(form.add("Cast", [ref], make.cast(d, DT_FLOAT), tag="in_f32"))
-        if d in LOW_FLOATS else ref
+        if d in LOW_FLOATS
+        else ref
         for ref, d in zip(form.inputs, ins, strict=True)
     ]
     narrowed = [d in LOW_FLOATS for d in out_dtypes]

@@ -96,5 +96,5 @@ def _report_switched_off(cfg: EngineConfig, rule: FusionRule, count: int, first:
         f"fusion rule {rule.name}{aliases} is switched off by fusion_switch_file; it would have "
         f"fused {times}, first at this node",
         node=first,
-        fix=f"remove {rule.name!r} (or set it to \"on\") in fusion_switch_file to fuse",
+        fix=f'remove {rule.name!r} (or set it to "on") in fusion_switch_file to fuse',
     )

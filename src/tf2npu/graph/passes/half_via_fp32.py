@@ -37,15 +37,37 @@ from tf2npu.graph.precision.signature import DT_FLOAT, DT_HALF
 __all__ = ["EXACT", "ROUNDED", "STAT_KEYS", "ZERO_SIGN_MAY_DIFFER", "compute_half_in_fp32"]
 
 #: Ops whose float32 result on float16-representable inputs is float16-representable.
-EXACT = frozenset({
-    "Relu", "Relu6", "ReluGrad", "Relu6Grad", "MaxPool", "Maximum", "Minimum", "Neg", "Abs",
-    "Identity", "Reshape", "Squeeze", "ExpandDims",
-})
+EXACT = frozenset(
+    {
+        "Relu",
+        "Relu6",
+        "ReluGrad",
+        "Relu6Grad",
+        "MaxPool",
+        "Maximum",
+        "Minimum",
+        "Neg",
+        "Abs",
+        "Identity",
+        "Reshape",
+        "Squeeze",
+        "ExpandDims",
+    }
+)
 #: EXACT ops whose float16 kernel keeps a -0.0 that the float32 kernel turns into +0.0 (or
 #: picks the other of two equal zeros): the same value, but not the same bits for zeros.
-ZERO_SIGN_MAY_DIFFER = frozenset({
-    "Relu", "Relu6", "ReluGrad", "Relu6Grad", "MaxPool", "MaxPoolGrad", "Maximum", "Minimum",
-})
+ZERO_SIGN_MAY_DIFFER = frozenset(
+    {
+        "Relu",
+        "Relu6",
+        "ReluGrad",
+        "Relu6Grad",
+        "MaxPool",
+        "MaxPoolGrad",
+        "Maximum",
+        "Minimum",
+    }
+)
 #: Ops that are one correctly rounded IEEE operation per element.
 ROUNDED = frozenset({"Add", "AddV2", "Sub", "Mul", "RealDiv", "Div", "BiasAdd", "Square", "Sqrt"})
 #: The stats :func:`compute_half_in_fp32` returns, in order.
@@ -142,8 +164,11 @@ class _Rewrite:
             return found
         producer = self.graph[ref.node]
         cast = self.graph.add_node(
-            self.graph.new_name(ref.node, "twin_f32"), "Cast", [ref],
-            attrs=self.make.cast(DT_HALF, DT_FLOAT), device=producer.device,
+            self.graph.new_name(ref.node, "twin_f32"),
+            "Cast",
+            [ref],
+            attrs=self.make.cast(DT_HALF, DT_FLOAT),
+            device=producer.device,
             origin=producer.origin or (producer.name,),
         )
         cast.meta.update({**_carried(producer), CPU_FORM: "half via fp32 twin"})

@@ -51,5 +51,3 @@ class PrecisionPass:
             body[name].meta[PRECISION] = decision
             stats["nodes_fp16" if found.verdict.lower else "nodes_fp32"] += 1
         stats["casts_inserted"] += rewrite(body, judged, mode)
-
-

@@ -136,4 +136,3 @@ def _count(node: Node, op_def: Any, arg: Any) -> int:
         value = attr_or_default(node, op_def, arg.type_list_attr)
         return len(value.list.type) if value is not None else 1
     return 1
-

@@ -118,9 +118,9 @@ def _table(
         return '<p class="note">none</p>'
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
     body = "\n".join(
-        "<tr>" + "".join(
-            f"<td>{v}</td>" if raw_first and i == 0 else _cell(v) for i, v in enumerate(row)
-        ) + "</tr>"
+        "<tr>"
+        + "".join(f"<td>{v}</td>" if raw_first and i == 0 else _cell(v) for i, v in enumerate(row))
+        + "</tr>"
         for row in rows[:ROWS_SHOWN]
     )
     more = ""

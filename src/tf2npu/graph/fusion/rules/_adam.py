@@ -28,15 +28,25 @@ def _mul(label: str, a: Pattern, b: Pattern) -> Op:
 
 def _update() -> Op:
     grad = Var("grad")
-    next_m = Op("next_m", _ADD, (_mul("m_decay", Const("beta1"), Var("m")),
-                                 _mul("m_grad", Const("one_minus_beta1"), grad)),
-                commutative=True)
+    next_m = Op(
+        "next_m",
+        _ADD,
+        (_mul("m_decay", Const("beta1"), Var("m")), _mul("m_grad", Const("one_minus_beta1"), grad)),
+        commutative=True,
+    )
     square = Op("square", {"Square"}, (grad,))
-    next_v = Op("next_v", _ADD, (_mul("v_decay", Const("beta2"), Var("v")),
-                                 _mul("v_grad", Const("one_minus_beta2"), square)),
-                commutative=True)
-    denominator = Op("denominator", _ADD, (Op("sqrt", {"Sqrt"}, (next_v,)), Const("epsilon")),
-                     commutative=True)
+    next_v = Op(
+        "next_v",
+        _ADD,
+        (
+            _mul("v_decay", Const("beta2"), Var("v")),
+            _mul("v_grad", Const("one_minus_beta2"), square),
+        ),
+        commutative=True,
+    )
+    denominator = Op(
+        "denominator", _ADD, (Op("sqrt", {"Sqrt"}, (next_v,)), Const("epsilon")), commutative=True
+    )
     return Op("update", {"RealDiv"}, (next_m, denominator))
 
 
@@ -44,8 +54,12 @@ def pattern(decay: bool) -> Op:
     """The pattern ending at ``next_param`` (the Sub), with or without weight decay."""
     update: Op = _update()
     if decay:
-        update = Op("decayed", _ADD, (update, _mul("decay", Const("weight_decay"), Var("var"))),
-                    commutative=True)
+        update = Op(
+            "decayed",
+            _ADD,
+            (update, _mul("decay", Const("weight_decay"), Var("var"))),
+            commutative=True,
+        )
     return Op("next_param", {"Sub"}, (Var("var"), _mul("step", Var("lr"), update)))
 
 

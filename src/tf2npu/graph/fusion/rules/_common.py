@@ -14,7 +14,12 @@ from tf2npu.graph.fusion.shapes import rank_of, static_shape
 from tf2npu.graph.ir import Graph, Node
 
 __all__ = [
-    "bool_attr", "checked", "copy_attrs", "rank_of", "static_shape", "string_attr",
+    "bool_attr",
+    "checked",
+    "copy_attrs",
+    "rank_of",
+    "static_shape",
+    "string_attr",
 ]
 
 

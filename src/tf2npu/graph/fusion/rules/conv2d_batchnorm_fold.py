@@ -45,8 +45,13 @@ class Conv2dBatchnormFold(FusionRule):
     def match(self, graph: Graph, root: Node) -> Fusion | None:
         if root.op not in _BATCH_NORMS:
             return extend_activation(
-                graph, root, fused_op="_FusedConv2D", first="FusedBatchNorm",
-                activations={"Relu", "Relu6"}, tag=TAG, output_arg="output",
+                graph,
+                root,
+                fused_op="_FusedConv2D",
+                first="FusedBatchNorm",
+                activations={"Relu", "Relu6"},
+                tag=TAG,
+                output_arg="output",
             )
         if bool_attr(root, "is_training", True):
             return None

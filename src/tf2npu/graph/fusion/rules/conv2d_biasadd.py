@@ -40,8 +40,13 @@ class Conv2dBiasadd(FusionRule):
     def match(self, graph: Graph, root: Node) -> Fusion | None:
         if root.op != "BiasAdd":
             return extend_activation(
-                graph, root, fused_op="_FusedConv2D", first="BiasAdd",
-                activations={"Relu", "Relu6"}, tag=TAG, output_arg="output",
+                graph,
+                root,
+                fused_op="_FusedConv2D",
+                first="BiasAdd",
+                activations={"Relu", "Relu6"},
+                tag=TAG,
+                output_arg="output",
             )
         m = match(graph, root, PATTERN)
         if m is None:

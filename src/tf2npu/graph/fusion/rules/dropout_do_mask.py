@@ -27,8 +27,11 @@ _TOL = 1e-3
 
 
 def _patterns() -> tuple[Op, ...]:
-    keep = Op("keep_mask", {"GreaterEqual"},
-              (Op("uniform", {"RandomUniform"}, (Var("shape"),)), Const("rate")))
+    keep = Op(
+        "keep_mask",
+        {"GreaterEqual"},
+        (Op("uniform", {"RandomUniform"}, (Var("shape"),)), Const("rate")),
+    )
     scaled = Op("scaled", {"Mul"}, (Var("x"), Const("scale")), commutative=True)
     tf1 = Op("dropout", {"Mul"}, (scaled, Op("cast", {"Cast"}, (keep,))), commutative=True)
     tf2 = Op("dropout", {"SelectV2", "Select"}, (keep, scaled, Const("zero", 0.0)))
@@ -105,8 +108,20 @@ def _steps(graph: Graph, m: Match, dtype: int) -> list[NewNode]:
     }
     return [
         NewNode("keep_prob", "Const", (), keep_prob, ("output",)),
-        NewNode("dropout_gen_mask", "DropOutGenMask", (m.tensors["shape"], Prev(0)), gen_attrs,
-                ("y",), npu_dtype=dtype),
-        NewNode("dropout_do_mask", "DropOutDoMask", (m.tensors["x"], Prev(1), Prev(0)), {},
-                ("y",), npu_dtype=dtype),
+        NewNode(
+            "dropout_gen_mask",
+            "DropOutGenMask",
+            (m.tensors["shape"], Prev(0)),
+            gen_attrs,
+            ("y",),
+            npu_dtype=dtype,
+        ),
+        NewNode(
+            "dropout_do_mask",
+            "DropOutDoMask",
+            (m.tensors["x"], Prev(1), Prev(0)),
+            {},
+            ("y",),
+            npu_dtype=dtype,
+        ),
     ]

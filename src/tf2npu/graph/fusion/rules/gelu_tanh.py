@@ -41,8 +41,7 @@ def _pattern() -> AnyOf:
     x = Var("x")
     cube = any_of(
         Op("pow", {"Pow"}, (x, _const("three", 3.0))),
-        Op("cube", _MUL, (any_of(Op("square", _MUL, (x, x)), Op("square", {"Square"}, (x,))),
-                          x)),
+        Op("cube", _MUL, (any_of(Op("square", _MUL, (x, x)), Op("square", {"Square"}, (x,))), x)),
     )
     inner = Op("inner", _ADD, (x, Op("cubic", _MUL, (_const("a", 0.044715), cube))))
     scaled = Op("scaled", _MUL, (_const("c", math.sqrt(2.0 / math.pi)), inner))

@@ -58,19 +58,30 @@ def _pattern() -> AnyOf:
     inv = Op("rsqrt", {"Rsqrt"}, (add_eps,))
     # tf.nn.batch_normalization: x * scale + (beta - mean * scale), scale = rsqrt(.) * gamma
     scale = Op("scale", _MUL, (inv, gamma))
-    batch_norm = Op("layer_norm", _ADD, (
-        Op("x_scaled", _MUL, (x, scale)),
-        Op("shift", {"Sub"}, (beta, Op("mean_scaled", _MUL, (mean, scale)))),
-    ))
+    batch_norm = Op(
+        "layer_norm",
+        _ADD,
+        (
+            Op("x_scaled", _MUL, (x, scale)),
+            Op("shift", {"Sub"}, (beta, Op("mean_scaled", _MUL, (mean, scale)))),
+        ),
+    )
     centred = Op("centred", {"Sub"}, (x, mean))  # x - mean of the output (may be ``diff``)
     normed = any_of(
         Op("normed", _MUL, (centred, inv)),
         Op("normed", {"RealDiv"}, (centred, Op("sqrt", {"Sqrt"}, (add_eps,)))),
     )
-    written_out = Op("layer_norm", _ADD, (any_of(
-        Op("scaled", _MUL, (normed, gamma)),
-        Op("scaled", _MUL, (centred, scale)),
-    ), beta))
+    written_out = Op(
+        "layer_norm",
+        _ADD,
+        (
+            any_of(
+                Op("scaled", _MUL, (normed, gamma)),
+                Op("scaled", _MUL, (centred, scale)),
+            ),
+            beta,
+        ),
+    )
     return any_of(batch_norm, written_out)
 
 
@@ -124,7 +135,11 @@ class LayerNorm(FusionRule):
 
 
 def _fusion(
-    graph: Graph, m: Match, dtype: int, begin: int | None, epsilon: float | None,
+    graph: Graph,
+    m: Match,
+    dtype: int,
+    begin: int | None,
+    epsilon: float | None,
     carried: dict[str, dict[int, int]],
 ) -> Fusion | None:
     if begin is None or epsilon is None or not _params_fit(graph, m, begin):
@@ -136,8 +151,9 @@ def _fusion(
         "epsilon": make.real(epsilon),
     }
     inputs = (m.tensors["x"], m.tensors["gamma"], m.tensors["beta"])
-    step = NewNode("layer_norm", "LayerNorm", inputs, attrs, ("y", "mean", "variance"),
-                   npu_dtype=dtype)
+    step = NewNode(
+        "layer_norm", "LayerNorm", inputs, attrs, ("y", "mean", "variance"), npu_dtype=dtype
+    )
     return checked(graph, m, [step], interior_outputs=carried)
 
 
@@ -165,9 +181,11 @@ def _keras_fused(graph: Graph, m: Match) -> tuple[int | None, float | None]:
     x = m.tensors["x"]
     if not bool_attr(bn, "is_training", True) or string_attr(bn, "data_format", "NHWC") != "NCHW":
         return None, None
-    if not (_is_shape_of(graph, m.tensors["x_shape"], x)
-            and _filled_with(graph, m.tensors["ones"], 1.0)
-            and _filled_with(graph, m.tensors["zeros"], 0.0)):
+    if not (
+        _is_shape_of(graph, m.tensors["x_shape"], x)
+        and _filled_with(graph, m.tensors["ones"], 1.0)
+        and _filled_with(graph, m.tensors["zeros"], 0.0)
+    ):
         return None, None
     return _split_axis(graph, m.tensors["flat_shape"], x), float(bn.attrs["epsilon"].f)
 
@@ -215,8 +233,10 @@ def _prod_of_slice(graph: Graph, ref: TensorRef, x: TensorRef) -> tuple[int, int
     begin, end, stride = (_single(graph, r) for r in sliced.inputs[1:])
     if begin is None or end is None or stride != 1:
         return None
-    masks = {k: _int_attr(sliced, k) for k in ("begin_mask", "end_mask", "ellipsis_mask",
-                                               "new_axis_mask", "shrink_axis_mask")}
+    masks = {
+        k: _int_attr(sliced, k)
+        for k in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
+    }
     if masks["ellipsis_mask"] or masks["new_axis_mask"] or masks["shrink_axis_mask"]:
         return None
     start = 0 if masks["begin_mask"] & 1 else begin

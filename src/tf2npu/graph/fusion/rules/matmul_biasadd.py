@@ -57,8 +57,13 @@ class MatmulBiasadd(FusionRule):
     def match(self, graph: Graph, root: Node) -> Fusion | None:
         if root.op == "Relu":
             return extend_activation(
-                graph, root, fused_op="_FusedMatMul", first="BiasAdd",
-                activations={"Relu"}, tag=TAG, output_arg="product",
+                graph,
+                root,
+                fused_op="_FusedMatMul",
+                first="BiasAdd",
+                activations={"Relu"},
+                tag=TAG,
+                output_arg="product",
             ) or _relu_through_reshape(graph, root)
         m = match(graph, root, PATTERN)
         if m is None or not _bias_fits(graph, m):
@@ -74,18 +79,32 @@ class MatmulBiasadd(FusionRule):
         if "reshape" not in m.nodes:
             return checked(graph, m, steps)
         reshape = m.nodes["reshape"]
-        steps.append(NewNode("reshape", "Reshape", (Prev(0), m.tensors["shape"]),
-                             copy_attrs(reshape, ("T", "Tshape")), ("output",)))
+        steps.append(
+            NewNode(
+                "reshape",
+                "Reshape",
+                (Prev(0), m.tensors["shape"]),
+                copy_attrs(reshape, ("T", "Tshape")),
+                ("output",),
+            )
+        )
         # the Reshape gradient reads Shape(matmul): the fused matmul has that shape
         return checked(graph, m, steps, shaped={matmul.name: Prev(0)})
 
 
 #: ``Relu(Reshape(_FusedMatMul[BiasAdd]))``: a rank-3 dense with a relu (t2t's
 #: ``dense_relu_dense``). The relu commutes with the reshape.
-_RESHAPED_RELU = Op("relu", {"Relu"}, (
-    Op("reshape", {"Reshape"}, (Op("fused", {"_FusedMatMul"}, (Var("a"), Var("b"), Var("bias"))),
-                                Var("shape"))),
-))
+_RESHAPED_RELU = Op(
+    "relu",
+    {"Relu"},
+    (
+        Op(
+            "reshape",
+            {"Reshape"},
+            (Op("fused", {"_FusedMatMul"}, (Var("a"), Var("b"), Var("bias"))), Var("shape")),
+        ),
+    ),
+)
 
 
 def _relu_through_reshape(graph: Graph, root: Node) -> Fusion | None:
@@ -97,8 +116,13 @@ def _relu_through_reshape(graph: Graph, root: Node) -> Fusion | None:
     attrs["fused_ops"] = AttrFactory([fused]).strings(["BiasAdd", "Relu"])
     steps = [
         NewNode(TAG, "_FusedMatMul", fused.inputs, attrs, ("product",)),
-        NewNode("reshape", "Reshape", (Prev(0), m.tensors["shape"]),
-                copy_attrs(reshape, ("T", "Tshape")), ("output",)),
+        NewNode(
+            "reshape",
+            "Reshape",
+            (Prev(0), m.tensors["shape"]),
+            copy_attrs(reshape, ("T", "Tshape")),
+            ("output",),
+        ),
     ]
     return checked(graph, m, steps, shaped={fused.name: Prev(0)})
 

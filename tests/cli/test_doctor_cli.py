@@ -1,0 +1,106 @@
+"""``tf2npu doctor`` from the command line: output, --json keys, stdin, exit codes, usage."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from tf2npu.cli.main import main
+
+TABLE = "OP_REQUIRES failed at lookup_table_op.cc:809 : Failed precondition: Table not initialized."
+
+
+def doctor(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["doctor", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_an_error_symptom_is_printed_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "run.log"
+    log.write_text(f"2021-03-19 W tensorflow/core/framework/op_kernel.cc:1651] {TABLE}\n")
+    code, out, _ = doctor(capsys, str(log))
+    assert code == 1
+    assert "error   table_split" in out
+    assert 'custom_op.parameter_map["mix_compile_mode"].b = True' in out
+    assert f"seen    {log}:1: " in out
+    assert out.rstrip().endswith("doctor: 1 error")
+
+
+def test_json_has_stable_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "run.log"
+    log.write_text("node while/Merge(Merge) is v1 control operator, which is not supported\n")
+    code, out, _ = doctor(capsys, str(log), "--json")
+    data = json.loads(out)
+    assert code == 1
+    assert list(data) == ["symptoms", "counts"]
+    assert data["counts"] == {"error": 1, "warning": 0, "info": 0}
+    [symptom] = data["symptoms"]
+    assert set(symptom) >= {"id", "cause", "fix", "where", "severity", "source"}
+    assert symptom["id"] == "v1_control_dynamic_shape"
+    assert symptom["where"] == {
+        "node": "while/Merge",
+        "op_type": "Merge",
+        "file": None,
+        "line": None,
+    }
+    assert "tf.enable_control_flow_v2()" in symptom["fix"]
+
+
+def test_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("EI0006: Getting socket times out.\n"))
+    code, out, _ = doctor(capsys, "-", "--json")
+    assert (code, json.loads(out)["symptoms"][0]["id"]) == (1, "hccl_socket_timeout")
+
+
+def test_warnings_only_exit_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "train.py"
+    script.write_text("import tensorflow as tf\nK = tf.keras.backend\nz = K.zeros((2,))\n")
+    code, out, _ = doctor(capsys, "--script", str(script))
+    assert code == 0
+    assert "warning keras_zeros_uninitialized" in out
+    assert f"{script}:3" in out
+
+
+def test_nothing_found(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty.log"
+    empty.write_text("")
+    code, out, _ = doctor(capsys, str(empty))
+    assert code == 0
+    assert "no known symptom found (1 of the logs is empty)" in out
+    code, out, _ = doctor(capsys, str(empty), "--json")
+    assert json.loads(out) == {"symptoms": [], "counts": {"error": 0, "warning": 0, "info": 0}}
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ((), "nothing to read; give a LOG file"),
+        (("missing.log",), "LOG 'missing.log' does not exist"),
+        (("-", "-"), "given twice"),
+        (("--run-dir", "nowhere"), "--run-dir 'nowhere' does not exist"),
+        (("--script", "nope.py"), "--script 'nope.py' does not exist"),
+    ],
+)
+def test_usage_errors_exit_2(
+    argv: tuple[str, ...], message: str, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+) -> None:  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    code, out, err = doctor(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert err.startswith("tf2npu doctor: error: ")
+    assert message in err
+
+
+def test_help_teaches_with_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["doctor", "--help"])
+    out = capsys.readouterr().out
+    assert "tf2npu doctor run.log --run-dir runs/a" in out
+    assert "exit codes: 1 when a symptom at error level" in out
