@@ -179,7 +179,130 @@ def test_keras_horovod(imp):
     assert_migrates(before, after)
 
 
+def test_optimizer_adasum_choice_is_dropped_with_a_warning():
+    before = HVD + (
+        "opt = hvd.DistributedOptimizer(opt, op=hvd.Adasum if args.use_adasum else hvd.Average)\n"
+    )
+    migrated = assert_migrates(before, NPU + "opt = NPUDistributedOptimizer(opt)\n")
+    [dropped, adasum] = rule_findings(migrated, "horovod")
+    assert "op=" in dropped.message
+    assert adasum.severity is Severity.WARNING and "averaged" in adasum.message
+    assert "get_rank_size()" in adasum.fix
+
+
+def test_optimizer_plain_adasum_is_dropped_too():
+    migrated = assert_migrates(HVD + "opt = hvd.DistributedOptimizer(opt, op=hvd.Adasum)\n",
+                               NPU + "opt = NPUDistributedOptimizer(opt)\n")  # fmt: skip
+    assert any("Adasum" in f.message for f in rule_findings(migrated, "horovod"))
+
+
+def test_compression_variable_goes_with_the_argument_it_fed():
+    before = HVD + (
+        "compression = hvd.Compression.fp16 if args.fp16 else hvd.Compression.none\n"
+        "opt = hvd.DistributedOptimizer(opt, compression=compression)\n"
+    )
+    migrated = assert_migrates(before, NPU + "opt = NPUDistributedOptimizer(opt)\n")
+    messages = [f.message for f in rule_findings(migrated, "horovod")]
+    assert any(m.startswith("`compression`") for m in messages)
+    assert any("HCCL sends gradients uncompressed" in m for m in messages)
+
+
+def test_compression_variable_still_used_keeps_the_import():
+    rest = (
+        "c = hvd.Compression.fp16\nopt = hvd.DistributedOptimizer(opt, compression=c)\nprint(c)\n"
+    )
+    migrated = migrate_text(HVD + rest)
+    assert "c = hvd.Compression.fp16\n" in migrated.output.decode()
+    # `c` is an alias of the compression, so `print(c)` is a Horovod use as well.
+    assert [(f.line, f.message.split(":")[0]) for f in errors(migrated)] == [
+        (2, "hvd.Compression.fp16"), (4, "hvd.Compression.fp16"),
+    ]  # fmt: skip
+
+
+def test_compression_from_import_inline_is_dropped():
+    before = (
+        "from horovod.tensorflow.compression import Compression\n"
+        + HVD
+        + ("opt = hvd.DistributedOptimizer(opt, compression=Compression.fp16 if f else None)\n")
+    )
+    assert_migrates(before, NPU + "opt = NPUDistributedOptimizer(opt)\n")
+
+
+@pytest.mark.parametrize("query", ["nccl_built", "mpi_enabled", "gloo_built", "cuda_built"])
+def test_build_queries_are_false_on_the_npu(query):
+    before = HVD + f"s = hvd.local_size() if hvd.{query}() else 1\n"
+    migrated = assert_migrates(before, NPU + "s = get_local_rank_size() if False else 1\n")
+    assert any("HCCL does the collectives" in f.message for f in rule_findings(migrated, "horovod"))
+
+
+def test_build_query_with_arguments_is_left_and_reported():
+    migrated = migrate_text(HVD + "b = hvd.nccl_built(1)\n")
+    assert [f.message.split(":")[0] for f in errors(migrated)] == ["hvd.nccl_built"]
+
+
 # -- broadcast -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("call", "new"),
+    [
+        ("hvd.broadcast(t, 0)", "hccl_ops.broadcast([t], 0)[0]"),
+        ("hvd.broadcast(t, root_rank=1, name='b')", "hccl_ops.broadcast([t], 1)[0]"),
+        ("hvd.broadcast(tensor=t, root_rank=0)", "hccl_ops.broadcast([t], 0)[0]"),
+    ],
+)
+def test_broadcast_of_a_tensor_is_an_hccl_broadcast(call, new):
+    assert_migrates(HVD + f"x = {call}\n", NPU + f"x = {new}\n")
+
+
+def test_keras_broadcast_of_a_value_runs_in_the_keras_session():
+    before = "import keras\n" + TF + KERAS_HVD + "e = hvd.broadcast(e, 0, name='epoch')\n"
+    after = (
+        NPU
+        + "import keras\n"
+        + TF
+        + ("e = keras.backend.get_value(hccl_ops.broadcast([tf.constant(e)], 0)[0])\n")
+    )
+    assert_migrates(before, after)
+
+
+def test_tf_keras_broadcast_of_a_value_imports_tensorflow():
+    before = "import horovod.tensorflow.keras as hvd\ne = hvd.broadcast(e, 0)\n"
+    after = (
+        NPU
+        + "import tensorflow as tf\n"
+        + ("e = tf.keras.backend.get_value(hccl_ops.broadcast([tf.constant(e)], 0)[0])\n")
+    )
+    assert_migrates(before, after)
+
+
+def test_keras_value_collective_with_tf_bound_elsewhere_is_an_error():
+    before = KERAS_HVD + "tf = 3\ne = hvd.broadcast(e, 0)\n"
+    migrated = migrate_text(before)
+    assert migrated.output == before.encode()
+    [error] = errors(migrated)
+    assert "`tf` is bound" in error.message
+
+
+@pytest.mark.parametrize(
+    ("call", "new"),
+    [
+        ("hvd.allreduce(score)", "npu_allreduce(tf.constant(score))"),
+        (
+            "hvd.allreduce(score, average=False)",
+            'npu_allreduce(tf.constant(score), reduction="sum")',
+        ),
+    ],
+)
+def test_keras_allreduce_of_a_value(call, new):
+    before = TF + KERAS_HVD + f"s = {call}\n"
+    after = NPU + TF + f"s = tf.keras.backend.get_value({new})\n"
+    assert_migrates(before, after)
+
+
+def test_keras_allreduce_with_unknown_average_is_an_error():
+    migrated = migrate_text(TF + KERAS_HVD + "s = hvd.allreduce(score, average=flag)\n")
+    assert len(errors(migrated)) == 1
+
+
 INDEX = "int(os.getenv('RANK_ID', '0'))"
 HOOK_AFTER = f"h = NPUBroadcastGlobalVariablesHook(root_rank=0, index={INDEX})\n"
 
@@ -280,13 +403,13 @@ def test_visible_device_list_not_from_horovod_stays():
 
 # -- what is left keeps the import -------------------------------------------------------------
 def test_remaining_use_keeps_import_and_is_an_error():
-    rest = "ids = hvd.allgather(ids)\nif hvd.mpi_threads_supported():\n    pass\n"
+    rest = "ids = hvd.allgather(ids)\nif hvd.join():\n    pass\n"
     before = TF + HVD + "r = hvd.rank()\n" + rest
     after = NPU + TF + HVD + "r = get_rank_id()\n" + rest
     migrated = assert_migrates(before, after)
     found = errors(migrated)
     assert [(f.line, f.message.split(":")[0]) for f in found] == [
-        (4, "hvd.allgather"), (5, "hvd.mpi_threads_supported"),
+        (4, "hvd.allgather"), (5, "hvd.join"),
     ]  # fmt: skip
     assert "hccl_ops.allgather" in found[0].fix
     assert all("import is kept" in f.message for f in found)

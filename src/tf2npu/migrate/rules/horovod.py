@@ -26,8 +26,23 @@ _HOOK = "hvd.BroadcastGlobalVariablesHook"
 _CALLBACK = "hvd.keras.callbacks.BroadcastGlobalVariablesCallback"
 _BROADCAST = "hvd.broadcast_global_variables"
 _ALLREDUCE = "hvd.allreduce"
+_KERAS_ALLREDUCE = "hvd.keras.allreduce"
+_BROADCAST_VALUE = ("hvd.broadcast", "hvd.keras.broadcast")
 _AVERAGE = ("hvd.Average", "hvd.keras.Average")
 _SUM = ("hvd.Sum", "hvd.keras.Sum")
+_ADASUM = ("hvd.Adasum", "hvd.keras.Adasum")
+_COMPRESSION = ("hvd.Compression.", "hvd.keras.Compression.", "hvd.compression.Compression.")
+
+# Build and transport queries: an NPU job has none of NCCL, MPI, Gloo, DDL, oneCCL, CUDA, ROCm
+# (HCCL does the collectives), so each is the constant False.
+_BUILD_QUERIES = frozenset(
+    f"{root}.{query}"
+    for root in ("hvd", "hvd.keras")
+    for query in (
+        "nccl_built", "mpi_built", "gloo_built", "ddl_built", "ccl_built", "cuda_built",
+        "rocm_built", "mpi_enabled", "gloo_enabled", "mpi_threads_supported",
+    )
+)  # fmt: skip
 
 # Horovod options that only tune Horovod's own communication: dropped without changing results.
 _TUNING = frozenset({
@@ -35,6 +50,16 @@ _TUNING = frozenset({
     "gradient_predivide_factor", "average_aggregated_gradients", "num_groups", "groups",
     "scale_local_gradients",
 })  # fmt: skip
+
+# Why a dropped argument makes no difference (or what changes), for the report.
+_DROP_WHY = {
+    "compression": "compression= removed: HCCL sends gradients uncompressed (fp16 compression "
+    "only saved bandwidth; results stay the same up to fp16 rounding)",
+    "sparse_as_dense": "sparse_as_dense= removed: NPUDistributedOptimizer all-gathers sparse "
+    "gradients, which gives the same averaged values",
+    "device_dense": "device_dense= removed: the NPU places its collectives itself",
+    "device_sparse": "device_sparse= removed: the NPU places its collectives itself",
+}
 
 _SCHEDULE = (
     "use tf.keras.callbacks.LearningRateScheduler with a schedule that scales by get_rank_size()"
@@ -223,6 +248,7 @@ class _Migration:
             if ref.name in ("hvd.local_rank", "hvd.keras.local_rank", "hvd.rank"):
                 self._gpu_pinning(ref)
         apply_renames(ctx, self.rule, self.refs)
+        self._dead_compression()
         left = self._remaining(ambiguous)
         if left or ambiguous:
             for node, name in left:
@@ -271,6 +297,12 @@ class _Migration:
             self._broadcast_function(ref, call)
         elif name == _ALLREDUCE:
             self._allreduce(ref, call)
+        elif name == _KERAS_ALLREDUCE:
+            self._keras_allreduce(ref, call)
+        elif name in _BROADCAST_VALUE:
+            self._broadcast_value(ref, call)
+        elif name in _BUILD_QUERIES:
+            self._build_query(ref, call)
 
     def _drop_statement_call(self, ref: Ref, call: ast.Call) -> None:
         ctx = self.ctx
@@ -379,6 +411,157 @@ class _Migration:
         if self._patch(call, edits, npu=True):
             self._report_dropped(call, reported, "npu_allreduce")
 
+    def _broadcast_value(self, ref: Ref, call: ast.Call) -> None:
+        """``hvd.broadcast(t, root)`` -> an HCCL broadcast (list in, list out) of ``t``.
+
+        Keras Horovod's ``broadcast`` takes and returns a value, not a tensor: the broadcast is
+        then run in the Keras session, as Horovod does.
+        """
+        ctx = self.ctx
+        keras = ref.name.startswith("hvd.keras.")
+        first = "value" if keras else "tensor"
+        value, root = ctx.argument(call, 0, first), ctx.argument(call, 1, "root_rank")
+        tuning = frozenset({"name", "ignore_name_scope"})
+        _, blocked = self._sort_arguments(call, (first, "root_rank"), tuning, 2, ref)
+        names = self._value_names(ref) if keras else ("", "")
+        if value is None or root is None or blocked or names is None:
+            why = blocked or ("no value or root_rank" if names else "`tf` is bound to another name")
+            self._unrewritten(ref, f"{ref.name} not rewritten: {why}",
+                              "use hccl_ops.broadcast([tensor], root_rank)[0] by hand")  # fmt: skip
+            return
+        tensor, root_text = ctx.segment(value), ctx.segment(root)
+        if keras:
+            tensor = f"{names[1]}.constant({tensor})"
+        new = f"hccl_ops.broadcast([{tensor}], {root_text})[0]"
+        if keras:
+            new = f"{names[0]}.get_value({new})"
+        if self._patch(call, [ctx.replace(call, new)], npu=True):
+            self._need_tf(ref, names[1])
+            ctx.finding(self.rule, call, Severity.INFO,
+                        f"{ref.name} -> an HCCL broadcast from rank {root_text}"
+                        + (", run in the Keras session" if keras else ""))  # fmt: skip
+
+    def _keras_allreduce(self, ref: Ref, call: ast.Call) -> None:
+        """Keras Horovod's value all-reduce -> ``npu_allreduce`` of a constant, run by Keras."""
+        ctx = self.ctx
+        value = ctx.argument(call, 0, "value")
+        _, blocked = self._sort_arguments(call, ("value", "average"), frozenset({"name"}), 1, ref)
+        average = ctx.keyword(call, "average")
+        reduction = "mean" if average is None or _constant(average.value, True) else None
+        if average is not None and _constant(average.value, False):
+            reduction = "sum"
+        names = self._value_names(ref)
+        if value is None or blocked or reduction is None or names is None:
+            why = blocked or "no value, an unknown `average=`, or `tf` bound to another name"
+            self._unrewritten(ref, f"{ref.name} not rewritten: {why}",
+                              "use npu_allreduce(tf.constant(value)) and evaluate it in the "
+                              "Keras session by hand")  # fmt: skip
+            return
+        backend, tf = names
+        extra = ', reduction="sum"' if reduction == "sum" else ""
+        new = f"{backend}.get_value(npu_allreduce({tf}.constant({ctx.segment(value)}){extra}))"
+        if self._patch(call, [ctx.replace(call, new)], npu=True):
+            self._need_tf(ref, tf)
+            ctx.finding(self.rule, call, Severity.INFO,
+                        f"{ref.name} -> npu_allreduce ({reduction}) of the value, run in the "
+                        "Keras session")  # fmt: skip
+
+    def _value_names(self, ref: Ref) -> tuple[str, str] | None:
+        """(Keras backend, tf) expressions for a Keras-Horovod value collective; None if no tf.
+
+        Standalone Keras (``horovod.keras``) keeps its own backend and session.
+        """
+        tf = self._bound_to("tensorflow", ref) or self._bound_to("tensorflow.compat.v1", ref)
+        if tf is None:
+            if self.ctx.index.resolver.resolve_name("tf", ref.scope) is not None:
+                return None
+            if self.ctx.index.resolver.bindings_of("tf", ref.scope) is not None:
+                return None
+            tf = "tf"  # imported by _need_tf once the rewrite is recorded
+        keras = self._bound_to("keras", ref) if self._standalone_keras() else None
+        return (f"{keras}.backend" if keras else f"{tf}.keras.backend"), tf
+
+    def _need_tf(self, ref: Ref, tf: str) -> None:
+        if tf and self.ctx.index.resolver.resolve_name(tf, ref.scope) is None:
+            self.ctx.need_import("import tensorflow as tf")
+
+    def _bound_to(self, module: str, ref: Ref) -> str | None:
+        """A name that, where ``ref`` is, refers to ``module`` (``tf`` for tensorflow)."""
+        resolver = self.ctx.index.resolver
+        for name in sorted(resolver.module.bindings):
+            if resolver.resolve_name(name, ref.scope) == module:
+                return name
+        return None
+
+    def _standalone_keras(self) -> bool:
+        for stmt in self.imports:
+            if isinstance(stmt, ast.Import):
+                if any(a.name == "horovod.keras" for a in stmt.names):
+                    return True
+            elif stmt.module == "horovod.keras" or (
+                stmt.module == "horovod" and any(a.name == "keras" for a in stmt.names)
+            ):
+                return True
+        return False
+
+    def _build_query(self, ref: Ref, call: ast.Call) -> None:
+        if call.args or call.keywords:
+            return  # the leftover use is reported with the others
+        if self._patch(call, [self.ctx.replace(call, "False")]):
+            self.ctx.finding(self.rule, call, Severity.INFO,
+                             f"{ref.name}() -> False: on the NPU, HCCL does the collectives "
+                             "(no NCCL, MPI, Gloo, DDL, oneCCL, CUDA or ROCm)")  # fmt: skip
+
+    def _dead_compression(self) -> None:
+        """``c = hvd.Compression.fp16 if f else hvd.Compression.none`` goes when ``c`` is unused.
+
+        The ``compression=c`` arguments it fed were removed with the Horovod optimizer options.
+        """
+        ctx = self.ctx
+        done: set[int] = set()
+        for ref in self.refs:
+            if not ref.name.startswith(_COMPRESSION) or removed(ctx, *ctx.span(ref.node)):
+                continue
+            try:
+                stmt = ctx.index.statement_of(ref.node)
+            except ValueError:
+                continue
+            if id(stmt) in done or not self._compression_only(stmt):
+                continue
+            done.add(id(stmt))
+            assert isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
+            name = stmt.targets[0].id
+            used = any(
+                isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                and not removed(ctx, *ctx.span(n))
+                for n in ast.walk(ctx.tree)
+            )  # fmt: skip
+            if not used and self._remove_statement(stmt):
+                ctx.finding(self.rule, stmt, Severity.INFO,
+                            f"`{name}` (a Horovod gradient compression) removed with the "
+                            "compression= arguments it fed: HCCL does not compress")  # fmt: skip
+
+    def _compression_only(self, stmt: ast.stmt) -> bool:
+        """An ``x = ...`` whose value is Horovod compressions, names, constants and ``if``s."""
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            return False
+        if not isinstance(stmt.targets[0], ast.Name):
+            return False
+        allowed = (ast.IfExp, ast.BoolOp, ast.UnaryOp, ast.Compare, ast.Constant, ast.Name,
+                   ast.Attribute, ast.Load, ast.boolop, ast.unaryop, ast.cmpop)  # fmt: skip
+        if not all(isinstance(n, allowed) for n in ast.walk(stmt.value)):
+            return False
+        scope = self.ctx.index.scope_at(stmt)
+        resolver = self.ctx.index.resolver
+        found = False
+        for node in ast.walk(stmt.value):
+            name = resolver.qualified(node, scope) if isinstance(node, ast.Attribute) else None
+            if name is not None and name.split(".")[0] == "hvd":
+                if not f"{name}.".startswith(_COMPRESSION):
+                    return False
+                found = True
+        return found
+
     # -- argument helpers ---------------------------------------------------------------------
     def _sort_arguments(
         self,
@@ -393,6 +576,8 @@ class _Migration:
         ``positional`` is how many leading parameters may be passed by position (``keep[:n]``).
         """
         drop: list[ast.keyword] = []
+        # Only the optimizer may drop Adasum: it then averages, as the script does without it.
+        adasum_ok = {"Average", "Adasum"} if "optimizer" in keep else {"Average"}
         if any(isinstance(a, ast.Starred) for a in call.args):
             return drop, "arguments passed with *args"
         if len(call.args) > positional:
@@ -404,7 +589,7 @@ class _Migration:
                 continue
             # ``op=Average`` and one backward pass per step are what NPU all-reduce does anyway.
             harmless = kw.arg in tuning or (
-                (kw.arg == "op" and self._names(kw.value, _AVERAGE, ref))
+                (kw.arg == "op" and self._op_choices(kw.value, ref) <= adasum_ok)
                 or (kw.arg == "backward_passes_per_step" and _constant(kw.value, 1))
             )
             if harmless:
@@ -427,6 +612,14 @@ class _Migration:
                 return "mean"
             return "sum" if self._names(op.value, _SUM, ref) else None
         return "mean"
+
+    def _op_choices(self, expr: ast.expr, ref: Ref) -> set[str]:
+        """Horovod reduce ops ``expr`` may be (``a if c else b`` gives both); {"?"} if unknown."""
+        if isinstance(expr, ast.IfExp):
+            return self._op_choices(expr.body, ref) | self._op_choices(expr.orelse, ref)
+        if self._names(expr, _AVERAGE, ref):
+            return {"Average"}
+        return {"Adasum"} if self._names(expr, _ADASUM, ref) else {"?"}
 
     def _names(self, expr: ast.expr, names: tuple[str, ...], ref: Ref) -> bool:
         """True when ``expr`` (in the call's scope) is one of the canonical ``names``."""
@@ -480,12 +673,24 @@ class _Migration:
             self.ctx.need_import("import os")
 
     def _report_dropped(self, call: ast.Call, drop: list[ast.keyword], new: str) -> None:
-        if drop:
-            names = ", ".join(f"{k.arg}=" for k in drop)
-            self.ctx.finding(self.rule, call, Severity.WARNING,
-                             f"Horovod-only arguments removed ({names}): {new} has no such options",
-                             "nothing to do unless you relied on them; HCCL tunes its own "
-                             "communication")  # fmt: skip
+        if not drop:
+            return
+        names = ", ".join(f"{k.arg}=" for k in drop)
+        why = [_DROP_WHY[k.arg] for k in drop if k.arg in _DROP_WHY]
+        self.ctx.finding(self.rule, call, Severity.WARNING,
+                         f"Horovod-only arguments removed ({names}): {new} has no such options"
+                         + "".join(f"; {w}" for w in why),
+                         "nothing to do unless you relied on them; HCCL tunes its own "
+                         "communication")  # fmt: skip
+        ref = self.ctx.index.by_call.get(id(call))
+        op = self.ctx.keyword(call, "op")
+        if ref is not None and op is not None and "Adasum" in self._op_choices(op.value, ref):
+            self.ctx.finding(self.rule, op, Severity.WARNING,
+                             "op=Adasum removed: NPU all-reduce has no Adasum, so gradients are "
+                             "averaged (op=Average) on every path",
+                             "do not select Adasum; if the script scales the learning rate "
+                             "differently for Adasum, use the averaging scale "
+                             "(get_rank_size())")  # fmt: skip
 
     # -- statements ---------------------------------------------------------------------------
     def _gpu_pinning(self, ref: Ref) -> None:
