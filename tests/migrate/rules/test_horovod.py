@@ -153,10 +153,10 @@ def test_optimizer_with_semantic_options_is_not_rewritten(args):
 
 def test_optimizer_around_a_keras_optimizer_uses_the_keras_wrapper():
     before = TF + HVD + "opt = hvd.DistributedOptimizer(tf.keras.optimizers.Adam(0.1))\n"
-    after = NPU + TF + "opt = KerasDistributeOptimizer(tf.keras.optimizers.Adam(0.1))\n"
+    after = NPU + TF + "opt = npu_distributed_optimizer_wrapper(tf.keras.optimizers.Adam(0.1))\n"
     assert_migrates(before, after)
     before = TF + HVD + "k = tf.keras.optimizers.SGD()\nopt = hvd.DistributedOptimizer(k)\n"
-    after = NPU + TF + "k = tf.keras.optimizers.SGD()\nopt = KerasDistributeOptimizer(k)\n"
+    after = NPU + TF + "k = tf.keras.optimizers.SGD()\nopt = npu_distributed_optimizer_wrapper(k)\n"
     assert_migrates(before, after)
 
 
@@ -172,7 +172,7 @@ def test_keras_horovod(imp):
         "epochs = 10 // hvd.size()\n"
     )
     after = NPU + (
-        "opt = KerasDistributeOptimizer(opt, name='d')\n"
+        "opt = npu_distributed_optimizer_wrapper(opt)\n"
         "callbacks = [NPUBroadcastGlobalVariablesCallback(0)]\n"
         "epochs = 10 // get_rank_size()\n"
     )

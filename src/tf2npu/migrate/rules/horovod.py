@@ -12,6 +12,7 @@ from tf2npu.migrate.index import Ref
 from tf2npu.migrate.model import Severity
 from tf2npu.migrate.options import Distributed
 from tf2npu.migrate.rule import Example, Rule, register
+from tf2npu.migrate.rules._keras_names import KerasNames, keras_names, standalone_keras
 from tf2npu.migrate.rules._patches import clash, removed
 from tf2npu.migrate.rules._renames import apply_renames
 
@@ -57,6 +58,8 @@ _DROP_WHY = {
     "only saved bandwidth; results stay the same up to fp16 rounding)",
     "sparse_as_dense": "sparse_as_dense= removed: NPUDistributedOptimizer all-gathers sparse "
     "gradients, which gives the same averaged values",
+    "name": "name= removed: npu_distributed_optimizer_wrapper patches the optimizer in place, "
+    "which keeps its own name",
     "device_dense": "device_dense= removed: the NPU places its collectives itself",
     "device_sparse": "device_sparse= removed: the NPU places its collectives itself",
 }
@@ -81,8 +84,8 @@ _ADVICE: dict[str, str] = {
     "or average the metrics with npu_allreduce",
     "hvd.keras.callbacks.LearningRateWarmupCallback": _SCHEDULE,
     "hvd.keras.callbacks.LearningRateScheduleCallback": _SCHEDULE,
-    "hvd.keras.load_model": "load with tf.keras.models.load_model and wrap the model's optimizer "
-    "in KerasDistributeOptimizer",
+    "hvd.keras.load_model": "load with tf.keras.models.load_model and patch the model's optimizer "
+    "with npu_distributed_optimizer_wrapper",
     "hvd.keras.broadcast_global_variables": "add NPUBroadcastGlobalVariablesCallback(root_rank) to "
     "the model.fit callbacks instead",
 }
@@ -138,13 +141,21 @@ class Horovod(Rule):
     initialises HCCL); ``hvd.rank/local_rank/size/local_size`` become the HCCL queries
     ``get_rank_id/get_local_rank_id/get_rank_size/get_local_rank_size`` (also in
     ``dataset.shard(hvd.size(), hvd.rank())``); ``hvd.DistributedOptimizer(opt)`` becomes
-    ``NPUDistributedOptimizer(opt)``, or ``KerasDistributeOptimizer(opt)`` for Keras Horovod and
-    Keras optimizers, with Horovod-only tuning arguments removed and reported;
-    ``BroadcastGlobalVariablesHook(root)`` becomes ``NPUBroadcastGlobalVariablesHook(root,
-    index=<this rank>)``, the Keras callback ``NPUBroadcastGlobalVariablesCallback(root)``,
-    ``hvd.broadcast_global_variables(root)`` the adapter's ``broadcast_global_variables(root,
-    index=...)`` and ``hvd.allreduce(t)`` ``npu_allreduce(t)``. A GPU pinning
-    ``config.gpu_options.visible_device_list = str(hvd.local_rank())`` is removed.
+    ``NPUDistributedOptimizer(opt)``, or, for Keras Horovod and Keras optimizers,
+    ``npu_distributed_optimizer_wrapper(opt)`` (it patches the optimizer in place, so ``lr`` and
+    ``momentum`` stay its attributes, as with Horovod). Horovod-only options are removed and
+    reported: ``compression=`` (and a variable that only held the compression choice),
+    ``sparse_as_dense=``, ``op=hvd.Average`` (the NPU default) and ``op=hvd.Adasum`` (no NPU
+    Adasum: gradients are averaged; a warning says so). ``BroadcastGlobalVariablesHook(root)``
+    becomes ``NPUBroadcastGlobalVariablesHook(root, index=<this rank>)``, the Keras callback
+    ``NPUBroadcastGlobalVariablesCallback(root)``, ``hvd.broadcast_global_variables(root)`` the
+    adapter's ``broadcast_global_variables(root, index=...)``, ``hvd.broadcast(t, root)``
+    ``hccl_ops.broadcast([t], root)[0]`` and ``hvd.allreduce(t)`` ``npu_allreduce(t)`` (mean;
+    ``average=False`` / ``op=hvd.Sum`` give ``reduction="sum"``). Keras Horovod's
+    ``broadcast(value, root)`` and ``allreduce(value)`` take and return values: the HCCL
+    collective of ``tf.constant(value)`` is evaluated in the Keras session. Build queries
+    (``hvd.nccl_built()``, ``mpi_enabled()``, ...) become ``False``: HCCL does the collectives.
+    A GPU pinning ``config.gpu_options.visible_device_list = str(hvd.local_rank())`` is removed.
 
     The Horovod import is removed only when no use of it is left; otherwise it stays and every
     remaining use is an error-level finding that says what to do instead. With ``--distributed
@@ -171,11 +182,21 @@ class Horovod(Rule):
         ),
         Example(
             "import horovod.keras as hvd\n"
-            "opt = hvd.DistributedOptimizer(opt, compression=hvd.Compression.fp16)\n"
+            "compression = hvd.Compression.fp16 if fp16 else hvd.Compression.none\n"
+            "opt = hvd.DistributedOptimizer(opt, compression=compression)\n"
             "callbacks = [hvd.callbacks.BroadcastGlobalVariablesCallback(0)]\n",
-            "from npu_bridge.npu_init import *\nopt = KerasDistributeOptimizer(opt)\n"
+            "from npu_bridge.npu_init import *\nopt = npu_distributed_optimizer_wrapper(opt)\n"
             "callbacks = [NPUBroadcastGlobalVariablesCallback(0)]\n",
             "Keras Horovod (the dropped compression is reported)",
+        ),
+        Example(
+            "import horovod.tensorflow as hvd\n"
+            "opt = hvd.DistributedOptimizer(opt, op=hvd.Adasum if adasum else hvd.Average)\n"
+            "step = hvd.broadcast(step, 0)\nscale = hvd.local_size() if hvd.nccl_built() else 1\n",
+            "from npu_bridge.npu_init import *\nopt = NPUDistributedOptimizer(opt)\n"
+            "step = hccl_ops.broadcast([step], 0)[0]\n"
+            "scale = get_local_rank_size() if False else 1\n",
+            "Adasum is reported and dropped (gradients are averaged); no NCCL on the NPU",
         ),
         Example(
             "import horovod.tensorflow as hvd\nrank = hvd.rank()\nids = hvd.allgather(ids)\n",
@@ -324,18 +345,24 @@ class _Migration:
     def _optimizer(self, ref: Ref, call: ast.Call) -> None:
         ctx = self.ctx
         opt = ctx.argument(call, 0, "optimizer")
-        drop, blocked = self._sort_arguments(call, ("optimizer", "name"), _TUNING, 2, ref)
+        tuning, blocked = self._sort_arguments(call, ("optimizer", "name"), _TUNING, 2, ref)
+        drop: list[Arg] = list(tuning)
         if opt is None or blocked:
             why = blocked or "no optimizer argument"
             self._unrewritten(
                 ref,
                 f"{ref.name} not rewritten: {why}",
                 "wrap the optimizer with NPUDistributedOptimizer(opt) "
-                "(Keras: KerasDistributeOptimizer(opt)) by hand",
+                "(Keras: npu_distributed_optimizer_wrapper(opt)) by hand",
             )
             return  # fmt: skip
         keras = ref.name.startswith("hvd.keras.") or self._keras_optimizer(opt, ref)
-        new = "KerasDistributeOptimizer" if keras else "NPUDistributedOptimizer"
+        new = "npu_distributed_optimizer_wrapper" if keras else "NPUDistributedOptimizer"
+        if keras:
+            # Horovod keeps the optimizer's class (lr, momentum, ... stay attributes, which
+            # Keras callbacks read); the wrapper patches the optimizer in place and has no name.
+            name = ctx.argument(call, 1, "name")
+            drop += [a for a in ctx.arguments(call) if a is name or getattr(a, "value", 0) is name]
         edits: list[Edit | None] = [ctx.replace(ref.node, new), *self._drop_edits(call, drop)]
         if not keras and len(call.args) == 2:
             # NPUDistributedOptimizer's second parameter is is_weight_update_sharding.
@@ -423,20 +450,22 @@ class _Migration:
         value, root = ctx.argument(call, 0, first), ctx.argument(call, 1, "root_rank")
         tuning = frozenset({"name", "ignore_name_scope"})
         _, blocked = self._sort_arguments(call, (first, "root_rank"), tuning, 2, ref)
-        names = self._value_names(ref) if keras else ("", "")
-        if value is None or root is None or blocked or names is None:
-            why = blocked or ("no value or root_rank" if names else "`tf` is bound to another name")
+        names = self._value_names(ref) if keras else None
+        if value is None or root is None or blocked or (keras and names is None):
+            why = blocked or ("`tf` is bound to another name" if keras and names is None
+                              else "no value or root_rank")  # fmt: skip
             self._unrewritten(ref, f"{ref.name} not rewritten: {why}",
                               "use hccl_ops.broadcast([tensor], root_rank)[0] by hand")  # fmt: skip
             return
         tensor, root_text = ctx.segment(value), ctx.segment(root)
-        if keras:
-            tensor = f"{names[1]}.constant({tensor})"
+        if names is not None:
+            tensor = f"{names.tf}.constant({tensor})"
         new = f"hccl_ops.broadcast([{tensor}], {root_text})[0]"
-        if keras:
-            new = f"{names[0]}.get_value({new})"
+        if names is not None:
+            new = f"{names.backend}.get_value({new})"
         if self._patch(call, [ctx.replace(call, new)], npu=True):
-            self._need_tf(ref, names[1])
+            if names is not None:
+                names.import_tf(ctx)
             ctx.finding(self.rule, call, Severity.INFO,
                         f"{ref.name} -> an HCCL broadcast from rank {root_text}"
                         + (", run in the Keras session" if keras else ""))  # fmt: skip
@@ -457,52 +486,18 @@ class _Migration:
                               "use npu_allreduce(tf.constant(value)) and evaluate it in the "
                               "Keras session by hand")  # fmt: skip
             return
-        backend, tf = names
         extra = ', reduction="sum"' if reduction == "sum" else ""
-        new = f"{backend}.get_value(npu_allreduce({tf}.constant({ctx.segment(value)}){extra}))"
-        if self._patch(call, [ctx.replace(call, new)], npu=True):
-            self._need_tf(ref, tf)
+        reduced = f"npu_allreduce({names.tf}.constant({ctx.segment(value)}){extra})"
+        edit = ctx.replace(call, f"{names.backend}.get_value({reduced})")
+        if self._patch(call, [edit], npu=True):
+            names.import_tf(ctx)
             ctx.finding(self.rule, call, Severity.INFO,
                         f"{ref.name} -> npu_allreduce ({reduction}) of the value, run in the "
                         "Keras session")  # fmt: skip
 
-    def _value_names(self, ref: Ref) -> tuple[str, str] | None:
-        """(Keras backend, tf) expressions for a Keras-Horovod value collective; None if no tf.
-
-        Standalone Keras (``horovod.keras``) keeps its own backend and session.
-        """
-        tf = self._bound_to("tensorflow", ref) or self._bound_to("tensorflow.compat.v1", ref)
-        if tf is None:
-            if self.ctx.index.resolver.resolve_name("tf", ref.scope) is not None:
-                return None
-            if self.ctx.index.resolver.bindings_of("tf", ref.scope) is not None:
-                return None
-            tf = "tf"  # imported by _need_tf once the rewrite is recorded
-        keras = self._bound_to("keras", ref) if self._standalone_keras() else None
-        return (f"{keras}.backend" if keras else f"{tf}.keras.backend"), tf
-
-    def _need_tf(self, ref: Ref, tf: str) -> None:
-        if tf and self.ctx.index.resolver.resolve_name(tf, ref.scope) is None:
-            self.ctx.need_import("import tensorflow as tf")
-
-    def _bound_to(self, module: str, ref: Ref) -> str | None:
-        """A name that, where ``ref`` is, refers to ``module`` (``tf`` for tensorflow)."""
-        resolver = self.ctx.index.resolver
-        for name in sorted(resolver.module.bindings):
-            if resolver.resolve_name(name, ref.scope) == module:
-                return name
-        return None
-
-    def _standalone_keras(self) -> bool:
-        for stmt in self.imports:
-            if isinstance(stmt, ast.Import):
-                if any(a.name == "horovod.keras" for a in stmt.names):
-                    return True
-            elif stmt.module == "horovod.keras" or (
-                stmt.module == "horovod" and any(a.name == "keras" for a in stmt.names)
-            ):
-                return True
-        return False
+    def _value_names(self, ref: Ref) -> KerasNames | None:
+        """Names for a Keras-Horovod value collective (standalone Keras keeps its session)."""
+        return keras_names(self.ctx, ref.scope, standalone_keras(self.imports))
 
     def _build_query(self, ref: Ref, call: ast.Call) -> None:
         if call.args or call.keywords:
@@ -638,7 +633,7 @@ class _Migration:
                 return False
         return True
 
-    def _drop_edits(self, call: ast.Call, drop: list[ast.keyword]) -> list[Edit | None]:
+    def _drop_edits(self, call: ast.Call, drop: Sequence[Arg]) -> list[Edit | None]:
         """Edits removing ``drop`` from the call's arguments (never two overlapping edits)."""
         ctx = self.ctx
         if len(drop) == 1:
@@ -672,11 +667,12 @@ class _Migration:
         if self.ctx.index.resolver.resolve_name("os", ref.scope) != "os":
             self.ctx.need_import("import os")
 
-    def _report_dropped(self, call: ast.Call, drop: list[ast.keyword], new: str) -> None:
+    def _report_dropped(self, call: ast.Call, drop: Sequence[Arg], new: str) -> None:
         if not drop:
             return
-        names = ", ".join(f"{k.arg}=" for k in drop)
-        why = [_DROP_WHY[k.arg] for k in drop if k.arg in _DROP_WHY]
+        labels = [a.arg if isinstance(a, ast.keyword) else "name" for a in drop]
+        names = ", ".join(f"{label}=" for label in labels)
+        why = [_DROP_WHY[label] for label in labels if label in _DROP_WHY]
         self.ctx.finding(self.rule, call, Severity.WARNING,
                          f"Horovod-only arguments removed ({names}): {new} has no such options"
                          + "".join(f"; {w}" for w in why),
