@@ -532,3 +532,65 @@ def test_example_script_is_fully_migrated():
     assert "visible_device_list" not in text
     assert "(npu_sess, npu_shutdown) = init_resource()" in text
     assert not errors(migrated)
+
+
+# -- Horovod passed around as a value (handles) ------------------------------------------------
+BUILDER = (
+    "def input_fn_builder(files, hvd=None):\n"
+    "    d = tf.data.TFRecordDataset(files)\n"
+    "    if hvd is not None: d = d.shard(hvd.size(), hvd.rank())\n"
+    "    return d\n"
+)
+
+
+def test_module_passed_to_a_handle_parameter_becomes_true():
+    before = TF + HVD + BUILDER + "d = input_fn_builder(f, hvd=None if not flag else hvd)\n"
+    after = NPU + TF + BUILDER.replace("hvd.size(), hvd.rank()", "get_rank_size(), get_rank_id()")
+    after += "d = input_fn_builder(f, hvd=None if not flag else True)\n"
+    migrated = assert_migrates(before, after)
+    [info] = [f for f in rule_findings(migrated, "horovod") if "became True" in f.message]
+    assert info.severity is Severity.INFO and info.line == 7
+
+
+def test_handle_parameter_named_hvd_in_a_file_importing_only_compression():
+    before = "from horovod.tensorflow.compression import Compression\n" + (
+        "def create_optimizer(opt, hvd=None, fp16=False):\n"
+        "    if hvd is not None:\n"
+        "        opt = hvd.DistributedOptimizer(opt, compression=Compression.fp16 if fp16 else "
+        "Compression.none)\n"
+        "    ok = hvd.allreduce(flag) if hvd else flag\n"
+        "    return helper(opt, hvd)\n"
+    )
+    after = NPU + (
+        "def create_optimizer(opt, hvd=None, fp16=False):\n"
+        "    if hvd is not None:\n"
+        "        opt = NPUDistributedOptimizer(opt)\n"
+        "    ok = npu_allreduce(flag) if hvd else flag\n"
+        "    return helper(opt, hvd)\n"
+    )
+    assert_migrates(before, after)
+
+
+def test_module_passed_to_a_function_elsewhere_is_a_warning():
+    before = HVD + "from lib import build\nm = build(hvd)\n"
+    migrated = assert_migrates(before, "from lib import build\nm = build(True)\n")
+    [warning] = rule_findings(migrated, "horovod")
+    assert warning.severity is Severity.WARNING and "not in this file" in warning.message
+
+
+@pytest.mark.parametrize(
+    "use",
+    ["keep = hvd", "hvd.x = 1", "return [hvd]"],
+)
+def test_parameter_used_otherwise_is_not_a_handle(use):
+    before = HVD + f"def f(hvd):\n    r = hvd.rank()\n    {use}\n" + "f(hvd)\n"
+    migrated = migrate_text(before)
+    text = migrated.output.decode()
+    assert "r = hvd.rank()" in text and "import horovod.tensorflow as hvd" in text
+    assert errors(migrated)
+
+
+def test_handle_rebound_in_the_function_is_not_a_handle():
+    before = HVD + "def f(hvd=None):\n    hvd = hvd or other\n    return hvd.rank()\n"
+    migrated = migrate_text(before)
+    assert "return hvd.rank()" in migrated.output.decode()

@@ -10,8 +10,16 @@ from tf2npu.migrate.context import Arg, FileContext
 from tf2npu.migrate.edits import Edit
 from tf2npu.migrate.index import Ref
 from tf2npu.migrate.model import Severity
+from tf2npu.migrate.names import canonical
 from tf2npu.migrate.options import Distributed
 from tf2npu.migrate.rule import Example, Rule, register
+from tf2npu.migrate.rules._horovod_handles import (
+    Handles,
+    find_handles,
+    is_argument,
+    parent_map,
+    scope_of,
+)
 from tf2npu.migrate.rules._keras_names import KerasNames, keras_names, standalone_keras
 from tf2npu.migrate.rules._patches import clash, removed
 from tf2npu.migrate.rules._renames import apply_renames
@@ -125,6 +133,18 @@ def _import_names(stmt: ast.Import | ast.ImportFrom) -> list[tuple[str, bool]]:
     ]
 
 
+def _module_names(ctx: FileContext, imports: list[ast.Import | ast.ImportFrom]) -> dict[str, str]:
+    """Names the Horovod imports bind to Horovod modules, with their canonical prefix."""
+    found: dict[str, str] = {}
+    for stmt in imports:
+        scope = ctx.index.scope_at(stmt)
+        for name, horovod in _import_names(stmt):
+            target = ctx.index.resolver.resolve_name(name, scope) if horovod else None
+            if target is not None and canonical(target).split(".")[0] == "hvd":
+                found[name] = canonical(target)
+    return found
+
+
 def _constant(node: ast.expr | None, value: object) -> bool:
     # ``type is``: ``True == 1`` must not pass for ``backward_passes_per_step=True``.
     if not isinstance(node, ast.Constant):
@@ -156,6 +176,13 @@ class Horovod(Rule):
     collective of ``tf.constant(value)`` is evaluated in the Keras session. Build queries
     (``hvd.nccl_built()``, ``mpi_enabled()``, ...) become ``False``: HCCL does the collectives.
     A GPU pinning ``config.gpu_options.visible_device_list = str(hvd.local_rank())`` is removed.
+
+    Horovod passed around as a value (NVIDIA's BERT: ``def input_fn_builder(..., hvd=None)``
+    called with ``hvd=None if not FLAGS.horovod else hvd``): a parameter named like the Horovod
+    import (or ``hvd``) whose every use is an attribute, a test (``is None``, truth) or passing
+    it on is a *handle*; its attribute uses are rewritten as above, and the module passed as an
+    argument becomes ``True`` (an INFO finding when it goes to a handle of this file, else a
+    WARNING: the callee must be migrated too).
 
     The Horovod import is removed only when no use of it is left; otherwise it stays and every
     remaining use is an error-level finding that says what to do instead. With ``--distributed
@@ -199,6 +226,15 @@ class Horovod(Rule):
             "Adasum is reported and dropped (gradients are averaged); no NCCL on the NPU",
         ),
         Example(
+            "import horovod.tensorflow as hvd\n\ndef input_fn(d, hvd=None):\n"
+            "    return d.shard(hvd.size(), hvd.rank()) if hvd is not None else d\n\n"
+            "ds = input_fn(d, hvd=None if single else hvd)\n",
+            "from npu_bridge.npu_init import *\n\ndef input_fn(d, hvd=None):\n"
+            "    return d.shard(get_rank_size(), get_rank_id()) if hvd is not None else d\n\n"
+            "ds = input_fn(d, hvd=None if single else True)\n",
+            "a parameter that receives the Horovod module and only uses it as Horovod",
+        ),
+        Example(
             "import horovod.tensorflow as hvd\nrank = hvd.rank()\nids = hvd.allgather(ids)\n",
             "from npu_bridge.npu_init import *\nimport horovod.tensorflow as hvd\n"
             "rank = get_rank_id()\nids = hvd.allgather(ids)\n",
@@ -222,7 +258,13 @@ class Horovod(Rule):
         if mode in (Distributed.NONE, Distributed.TF_STRATEGY):
             self._report_only(ctx, refs, mode)
             return
-        _Migration(self.name, ctx, refs, imports).run()
+        handles = (
+            find_handles(ctx, _module_names(ctx, imports))
+            if imports
+            else Handles(parents=parent_map(ctx.tree))
+        )
+        refs = sorted([*refs, *handles.refs], key=lambda r: ctx.span(r.node))
+        _Migration(self.name, ctx, refs, imports, handles).run()
 
     def _report_only(self, ctx: FileContext, refs: list[Ref], mode: Distributed) -> None:
         if mode is Distributed.NONE:
@@ -251,11 +293,13 @@ class _Migration:
         ctx: FileContext,
         refs: list[Ref],
         imports: list[ast.Import | ast.ImportFrom],
+        handles: Handles,
     ) -> None:
         self.rule = rule
         self.ctx = ctx
         self.refs = refs
         self.imports = imports
+        self.handles = handles
         self.reported: list[tuple[int, int]] = []
         """Spans of calls left as they are with a specific finding (uses inside need no other)."""
 
@@ -270,6 +314,7 @@ class _Migration:
                 self._gpu_pinning(ref)
         apply_renames(ctx, self.rule, self.refs)
         self._dead_compression()
+        self._module_arguments(ambiguous)
         left = self._remaining(ambiguous)
         if left or ambiguous:
             for node, name in left:
@@ -536,6 +581,38 @@ class _Migration:
                             f"`{name}` (a Horovod gradient compression) removed with the "
                             "compression= arguments it fed: HCCL does not compress")  # fmt: skip
 
+    def _module_arguments(self, ambiguous: set[str]) -> None:
+        """The Horovod module passed to a call becomes ``True`` (handles only test it)."""
+        ctx, resolver = self.ctx, self.ctx.index.resolver
+        for node in ast.walk(ctx.tree):
+            if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+                continue
+            if node.id in ambiguous or id(node) in self.handles.plain:
+                continue
+            parents = self.handles.parents
+            if not is_argument(parents, node):
+                continue
+            target = resolver.resolve_name(node.id, scope_of(ctx, parents, node))
+            if target is None or canonical(target) not in ("hvd", "hvd.keras"):
+                continue  # members (``hvd.Compression.fp16``) are not handles
+            if self._patch(node, [ctx.replace(node, "True")]):
+                known = self._passed_to_handle(node)
+                ctx.finding(self.rule, node, Severity.INFO if known else Severity.WARNING,
+                            "the Horovod module passed as an argument became True: "
+                            + ("the receiving parameter only tests it and its Horovod calls "
+                               "are now NPU calls" if known else
+                               "the callee is not in this file"),
+                            "" if known else "make sure the callee only tests it against None "
+                            "and is migrated too (tf2npu migrates `hvd` parameters used that "
+                            "way)")  # fmt: skip
+
+    def _passed_to_handle(self, node: ast.Name) -> bool:
+        """True when ``node`` is passed by keyword to a parameter this file treats as a handle."""
+        parent = self.handles.parents.get(id(node))
+        while isinstance(parent, ast.IfExp):
+            parent = self.handles.parents.get(id(parent))
+        return isinstance(parent, ast.keyword) and parent.arg in self.handles.names
+
     def _compression_only(self, stmt: ast.stmt) -> bool:
         """An ``x = ...`` whose value is Horovod compressions, names, constants and ``if``s."""
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
@@ -745,7 +822,7 @@ class _Migration:
             if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
                 continue
             use = by_root.get(id(node))
-            if use is None and node.id not in names:
+            if (use is None and node.id not in names) or id(node) in self.handles.plain:
                 continue
             if removed(ctx, *ctx.span(node)):
                 continue
