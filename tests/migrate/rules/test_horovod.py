@@ -594,3 +594,51 @@ def test_handle_rebound_in_the_function_is_not_a_handle():
     before = HVD + "def f(hvd=None):\n    hvd = hvd or other\n    return hvd.rank()\n"
     migrated = migrate_text(before)
     assert "return hvd.rank()" in migrated.output.decode()
+
+
+# -- Horovod held by a project module's global ---------------------------------------------------
+def test_global_holding_horovod_is_a_handle_in_its_own_file():
+    before = (
+        "holder = None\n\ndef init():\n    global holder\n"
+        "    import horovod.tensorflow as hvd\n    hvd.init()\n    holder = hvd\n\n"
+        "def size():\n    return holder.size() if holder is not None else 1\n"
+    )
+    after = NPU + (
+        "holder = None\n\ndef init():\n    global holder\n    holder = True\n\n"
+        "def size():\n    return get_rank_size() if holder is not None else 1\n"
+    )
+    migrated = assert_migrates(before, after)
+    assert any("became True" in f.message and f.severity is Severity.INFO
+               for f in rule_findings(migrated, "horovod"))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "holder", ["utils.wrapper.holder=hvd", "project.src.utils.wrapper.holder=hvd"]
+)
+def test_uses_through_another_files_holder(holder):
+    options = MigrateOptions(horovod_holders=(holder,))
+    before = (
+        "import os\nfrom utils import wrapper as w\n"
+        "hooks = [w.holder.BroadcastGlobalVariablesHook(0)]\nn = w.size()\n"
+    )
+    after = NPU + (
+        "import os\nfrom utils import wrapper as w\n"
+        f"hooks = [NPUBroadcastGlobalVariablesHook(0, index={INDEX})]\nn = w.size()\n"
+    )
+    assert_migrates(before, after, options)
+
+
+def test_holder_of_another_module_with_the_same_global_name_is_not_horovod():
+    options = MigrateOptions(horovod_holders=("other.wrapper.holder=hvd",))
+    source = "from utils import wrapper as w\nopt = w.holder.DistributedOptimizer(opt)\n"
+    migrated = migrate_text(source, options)
+    assert migrated.output == source.encode()
+
+
+def test_holder_uses_left_unrewritten_are_errors():
+    options = MigrateOptions(horovod_holders=("utils.wrapper.holder=hvd",))
+    source = "from utils import wrapper as w\nids = w.holder.allgather(ids)\n"
+    migrated = migrate_text(source, options)
+    assert migrated.output == source.encode()
+    [error] = errors(migrated)
+    assert error.message.startswith("hvd.allgather")

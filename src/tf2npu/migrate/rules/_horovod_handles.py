@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from tf2npu.migrate.context import FileContext
 from tf2npu.migrate.index import Ref
 from tf2npu.migrate.names import Scope, canonical
+from tf2npu.migrate.project import module_holders
 
 CONVENTIONAL = "hvd"
 """The alias Horovod's documentation uses; a parameter of that name in a file importing Horovod
@@ -36,13 +37,27 @@ class Handles:
     """id(node) -> parent for every node (the shared index skips the inside of dotted names)."""
 
 
-def find_handles(ctx: FileContext, module_names: dict[str, str]) -> Handles:
-    """Handle parameters among the file's functions.
+def find_handles(
+    ctx: FileContext, module_names: dict[str, str], holders: tuple[str, ...] = ()
+) -> Handles:
+    """Handles in the file: parameters, globals holding Horovod, and other modules' holders.
 
     ``module_names`` maps the names the file binds to Horovod modules to their canonical prefix
-    (``hvd`` -> ``hvd``, ``hvdk`` -> ``hvd.keras``).
+    (``hvd`` -> ``hvd``, ``hvdk`` -> ``hvd.keras``); parameters are handle candidates only in a
+    file that imports Horovod (``module_names`` not empty). ``holders`` are the project's
+    globals holding Horovod (:func:`tf2npu.migrate.project.horovod_holders`).
     """
     found = Handles(parents=parent_map(ctx.tree))
+    if module_names:
+        _parameters(ctx, module_names, found)
+    for name, prefix in module_holders(ctx.tree):
+        _check_global(ctx, name, prefix, found)
+    if holders:
+        found.refs += _foreign_holder_refs(ctx, found.parents, holders)
+    return found
+
+
+def _parameters(ctx: FileContext, module_names: dict[str, str], found: Handles) -> None:
     candidates = {**{CONVENTIONAL: "hvd"}, **module_names}
     for func in ast.walk(ctx.tree):
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -52,16 +67,33 @@ def find_handles(ctx: FileContext, module_names: dict[str, str]) -> Handles:
             prefix = candidates.get(arg.arg)
             if prefix is not None:
                 _check_parameter(ctx, func, arg.arg, prefix, found)
-    return found
 
 
 def _check_parameter(
     ctx: FileContext, func: _Function, name: str, prefix: str, found: Handles
 ) -> None:
+    _check_uses(ctx, _uses(ctx, found.parents, func, name), name, prefix, found)
+
+
+def _check_global(ctx: FileContext, name: str, prefix: str, found: Handles) -> None:
+    """A module global assigned the Horovod module (and maybe stand-ins): every load of it."""
+    resolver, parents = ctx.index.resolver, found.parents
+    uses = []
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            home = resolver.bindings_of(name, _innermost(ctx, parents, node, resolver.module))
+            if home is not None and home[0] is resolver.module:
+                uses.append(node)
+    _check_uses(ctx, uses, name, prefix, found)
+
+
+def _check_uses(
+    ctx: FileContext, uses: list[ast.Name], name: str, prefix: str, found: Handles
+) -> None:
     refs: list[Ref] = []
     plain: set[int] = set()
     parents = found.parents
-    for node in _uses(ctx, parents, func, name):
+    for node in uses:
         parent = parents.get(id(node))
         if isinstance(parent, ast.Attribute) and parent.value is node:
             ref = _attribute_ref(ctx, parents, node, prefix)
@@ -109,6 +141,60 @@ def scope_of(ctx: FileContext, parents: dict[int, ast.AST], node: ast.AST) -> Sc
     while current is not None and not isinstance(current, ast.stmt):
         current = parents.get(id(current))
     return ctx.index.scope_at(current) if current is not None else ctx.index.resolver.module
+
+
+def _foreign_holder_refs(
+    ctx: FileContext, parents: dict[int, ast.AST], holders: tuple[str, ...]
+) -> list[Ref]:
+    """``wrapper.holder.X`` where ``wrapper`` is imported from a module holding Horovod.
+
+    The import may name the module from a deeper root than SRC (``utils.hvd_wrapper`` for
+    ``ConvNets/utils/hvd_wrapper.py`` when SRC is a parent folder), so the holder's dotted path
+    must end with what the file resolves.
+    """
+    table = [h.rsplit("=", 1) for h in holders if "=" in h]
+    refs: list[Ref] = []
+    for node in ast.walk(ctx.tree):
+        if not isinstance(node, ast.Attribute) or not isinstance(node.ctx, ast.Load):
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            continue  # not the whole dotted name
+        parts = _dotted_parts(node)
+        if parts is None:
+            continue
+        scope = scope_of(ctx, parents, node)
+        base = ctx.index.resolver.resolve_name(parts[0], scope)
+        if base is None:
+            continue
+        full = [*base.split("."), *parts[1:]]
+        for holder, prefix in table:
+            api = _holder_api(full, holder)
+            if api:
+                call = parent if isinstance(parent, ast.Call) and parent.func is node else None
+                name = canonical(".".join([prefix, *api]))
+                refs.append(Ref(node, name, "call" if call else "attribute", scope, call))
+                break
+    return refs
+
+
+def _holder_api(full: list[str], holder: str) -> list[str]:
+    """The attribute path after ``holder`` in ``full``, when ``full`` goes through it."""
+    for i in range(1, len(full) - 1):
+        seen = ".".join(full[: i + 1])
+        if holder == seen or holder.endswith("." + seen):
+            return full[i + 1 :]
+    return []
+
+
+def _dotted_parts(node: ast.expr) -> list[str] | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return [node.id, *reversed(parts)]
 
 
 def _innermost(

@@ -13,13 +13,7 @@ from tf2npu.migrate.model import Severity
 from tf2npu.migrate.names import canonical
 from tf2npu.migrate.options import Distributed
 from tf2npu.migrate.rule import Example, Rule, register
-from tf2npu.migrate.rules._horovod_handles import (
-    Handles,
-    find_handles,
-    is_argument,
-    parent_map,
-    scope_of,
-)
+from tf2npu.migrate.rules._horovod_handles import Handles, find_handles, is_argument, scope_of
 from tf2npu.migrate.rules._keras_names import KerasNames, keras_names, standalone_keras
 from tf2npu.migrate.rules._patches import clash, removed
 from tf2npu.migrate.rules._renames import apply_renames
@@ -182,7 +176,11 @@ class Horovod(Rule):
     import (or ``hvd``) whose every use is an attribute, a test (``is None``, truth) or passing
     it on is a *handle*; its attribute uses are rewritten as above, and the module passed as an
     argument becomes ``True`` (an INFO finding when it goes to a handle of this file, else a
-    WARNING: the callee must be migrated too).
+    WARNING: the callee must be migrated too). A module global assigned the Horovod module
+    (NVIDIA ConvNets' ``utils/hvd_wrapper.py``: ``hvd_global_object = hvd``) is a handle in its
+    own file too (``holder = hvd`` becomes ``holder = True``), and in the other files of the
+    tree ``wrapper.hvd_global_object.X`` is Horovod's ``X`` (found before the files are migrated,
+    :mod:`tf2npu.migrate.project`).
 
     The Horovod import is removed only when no use of it is left; otherwise it stays and every
     remaining use is an error-level finding that says what to do instead. With ``--distributed
@@ -243,8 +241,9 @@ class Horovod(Rule):
     )
 
     def apply(self, ctx: FileContext) -> None:
-        if "horovod" not in ctx.text:
-            return  # every Horovod name resolves through a horovod import
+        holders = ctx.options.horovod_holders
+        if "horovod" not in ctx.text and not holders:
+            return  # every Horovod name resolves through a horovod import or a holder
         refs = [r for r in ctx.index.refs if _is_hvd(r.name)]
         imports = [
             node
@@ -252,18 +251,14 @@ class Horovod(Rule):
             if isinstance(node, (ast.Import, ast.ImportFrom))
             and any(horovod for _, horovod in _import_names(node))
         ]
+        handles = find_handles(ctx, _module_names(ctx, imports), holders)
+        refs = sorted([*refs, *handles.refs], key=lambda r: ctx.span(r.node))
         if not refs and not imports:
             return
         mode = ctx.options.distributed
         if mode in (Distributed.NONE, Distributed.TF_STRATEGY):
             self._report_only(ctx, refs, mode)
             return
-        handles = (
-            find_handles(ctx, _module_names(ctx, imports))
-            if imports
-            else Handles(parents=parent_map(ctx.tree))
-        )
-        refs = sorted([*refs, *handles.refs], key=lambda r: ctx.span(r.node))
         _Migration(self.name, ctx, refs, imports, handles).run()
 
     def _report_only(self, ctx: FileContext, refs: list[Ref], mode: Distributed) -> None:
@@ -300,6 +295,8 @@ class _Migration:
         self.refs = refs
         self.imports = imports
         self.handles = handles
+        self.handle_names = {id(r.node): r.name for r in handles.refs}
+        """Horovod names of the dotted expressions that reach Horovod through a handle."""
         self.reported: list[tuple[int, int]] = []
         """Spans of calls left as they are with a specific finding (uses inside need no other)."""
 
@@ -590,7 +587,7 @@ class _Migration:
             if node.id in ambiguous or id(node) in self.handles.plain:
                 continue
             parents = self.handles.parents
-            if not is_argument(parents, node):
+            if not (is_argument(parents, node) or self._assigned_to_handle(node)):
                 continue
             target = resolver.resolve_name(node.id, scope_of(ctx, parents, node))
             if target is None or canonical(target) not in ("hvd", "hvd.keras"):
@@ -606,11 +603,24 @@ class _Migration:
                             "and is migrated too (tf2npu migrates `hvd` parameters used that "
                             "way)")  # fmt: skip
 
+    def _assigned_to_handle(self, node: ast.Name) -> bool:
+        """``holder = hvd`` for a global this file uses as a handle."""
+        stmt = self.handles.parents.get(id(node))
+        return (
+            isinstance(stmt, ast.Assign)
+            and stmt.value is node
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id in self.handles.names
+        )
+
     def _passed_to_handle(self, node: ast.Name) -> bool:
         """True when ``node`` is passed by keyword to a parameter this file treats as a handle."""
         parent = self.handles.parents.get(id(node))
         while isinstance(parent, ast.IfExp):
             parent = self.handles.parents.get(id(parent))
+        if self._assigned_to_handle(node):
+            return True
         return isinstance(parent, ast.keyword) and parent.arg in self.handles.names
 
     def _compression_only(self, stmt: ast.stmt) -> bool:
@@ -695,6 +705,9 @@ class _Migration:
 
     def _names(self, expr: ast.expr, names: tuple[str, ...], ref: Ref) -> bool:
         """True when ``expr`` (in the call's scope) is one of the canonical ``names``."""
+        through_handle = self.handle_names.get(id(expr))
+        if through_handle is not None:
+            return through_handle in names
         return self.ctx.index.resolver.qualified(expr, ref.scope) in names
 
     def _keras_optimizer(self, opt: ast.expr, ref: Ref) -> bool:
