@@ -101,7 +101,9 @@ def _check_source(given: Path) -> tuple[Path, bool]:
             "Python file or a folder"
         )
     if source.parent == source:
-        raise UsageError(f"SRC {name!r} is the file system root; give the folder of one project")
+        raise UsageError(
+            f"SRC {name!r} is the file system root; give the folder of one project"
+        )
     if stat.S_ISDIR(info.st_mode):
         try:
             os.scandir(source).close()
@@ -168,7 +170,9 @@ def _check_output_file(output: Path, force: bool) -> None:
     _check_writable(output.parent, "OUT", "choose a writable output path with -o")
 
 
-def _check_report(report: Path, source: Path, output: Path, single: bool, in_place: bool) -> None:
+def _check_report(
+    report: Path, source: Path, output: Path, single: bool, in_place: bool
+) -> None:
     name = str(report)
     if os.path.lexists(report) and not report.is_dir():
         raise UsageError(

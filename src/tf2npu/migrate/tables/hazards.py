@@ -190,10 +190,7 @@ written out in the replacement even when the call leaves them out."""
 BATCH_NORM_PARAM_INITIALIZERS = ("beta", "gamma", "moving_mean", "moving_variance")
 BATCH_NORM_PARAM_REGULARIZERS = ("beta", "gamma")
 BATCH_NORM_UNMAPPED = (
-    "variables_collections",
-    "outputs_collections",
-    "batch_weights",
-    "zero_debias_moving_mean",
+    "variables_collections", "outputs_collections", "batch_weights", "zero_debias_moving_mean",
 )
 """contrib parameters tf.layers.batch_normalization has no equivalent for."""
 UPDATE_OPS_DEFAULT = "tf.GraphKeys.UPDATE_OPS"
