@@ -90,7 +90,7 @@ def test_callbacks_it_cannot_map_are_left_for_the_horovod_rule(call):
     assert f"cb = {call}\n" in migrated.output.decode()
     assert not rule_findings(migrated, "horovod_keras")
     [error] = [f for f in rule_findings(migrated, "horovod") if f.severity is Severity.ERROR]
-    assert "import is kept" in error.message
+    assert "import is kept" in error.message and "by keyword" in error.fix
 
 
 def test_load_model_restores_and_patches_the_optimizer():

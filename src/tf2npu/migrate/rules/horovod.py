@@ -17,84 +17,29 @@ from tf2npu.migrate.rules._horovod_handles import Handles, find_handles, is_argu
 from tf2npu.migrate.rules._keras_names import KerasNames, keras_names, standalone_keras
 from tf2npu.migrate.rules._patches import clash, removed
 from tf2npu.migrate.rules._renames import apply_renames
+from tf2npu.migrate.tables.horovod import (
+    ADASUM,
+    ADVICE,
+    ALLREDUCE,
+    AVERAGE,
+    BROADCAST,
+    BROADCAST_VALUE,
+    BUILD_QUERIES,
+    CALLBACK,
+    COMPRESSION,
+    DEFAULT_ADVICE,
+    DROP_WHY,
+    HOOK,
+    INIT,
+    KERAS_ALLREDUCE,
+    OPTIMIZER,
+    RANK_INDEX,
+    SUM,
+    TUNING,
+)
 
-RANK_INDEX = "int(os.getenv('RANK_ID', '0'))"
-"""This process's rank, as ``npu_hooks_append`` passes it to the broadcast hook."""
 HOOK_MODULE_IMPORT = "from npu_bridge.estimator.npu.npu_hook import broadcast_global_variables"
 """``npu_init`` does not re-export ``broadcast_global_variables``; its real home does."""
-
-_INIT = ("hvd.init", "hvd.keras.init", "hvd.shutdown", "hvd.keras.shutdown")
-_OPTIMIZER = ("hvd.DistributedOptimizer", "hvd.keras.DistributedOptimizer")
-_HOOK = "hvd.BroadcastGlobalVariablesHook"
-_CALLBACK = "hvd.keras.callbacks.BroadcastGlobalVariablesCallback"
-_BROADCAST = "hvd.broadcast_global_variables"
-_ALLREDUCE = "hvd.allreduce"
-_KERAS_ALLREDUCE = "hvd.keras.allreduce"
-_BROADCAST_VALUE = ("hvd.broadcast", "hvd.keras.broadcast")
-_AVERAGE = ("hvd.Average", "hvd.keras.Average")
-_SUM = ("hvd.Sum", "hvd.keras.Sum")
-_ADASUM = ("hvd.Adasum", "hvd.keras.Adasum")
-_COMPRESSION = ("hvd.Compression.", "hvd.keras.Compression.", "hvd.compression.Compression.")
-
-# Build and transport queries: an NPU job has none of NCCL, MPI, Gloo, DDL, oneCCL, CUDA, ROCm
-# (HCCL does the collectives), so each is the constant False.
-_BUILD_QUERIES = frozenset(
-    f"{root}.{query}"
-    for root in ("hvd", "hvd.keras")
-    for query in (
-        "nccl_built", "mpi_built", "gloo_built", "ddl_built", "ccl_built", "cuda_built",
-        "rocm_built", "mpi_enabled", "gloo_enabled", "mpi_threads_supported",
-    )
-)  # fmt: skip
-
-# Horovod options that only tune Horovod's own communication: dropped without changing results.
-_TUNING = frozenset({
-    "compression", "sparse_as_dense", "device_dense", "device_sparse", "use_locking",
-    "gradient_predivide_factor", "average_aggregated_gradients", "num_groups", "groups",
-    "scale_local_gradients",
-})  # fmt: skip
-
-# Why a dropped argument makes no difference (or what changes), for the report.
-_DROP_WHY = {
-    "compression": "compression= removed: HCCL sends gradients uncompressed (fp16 compression "
-    "only saved bandwidth; results stay the same up to fp16 rounding)",
-    "sparse_as_dense": "sparse_as_dense= removed: NPUDistributedOptimizer all-gathers sparse "
-    "gradients, which gives the same averaged values",
-    "name": "name= removed: npu_distributed_optimizer_wrapper patches the optimizer in place, "
-    "which keeps its own name",
-    "device_dense": "device_dense= removed: the NPU places its collectives itself",
-    "device_sparse": "device_sparse= removed: the NPU places its collectives itself",
-}
-
-_SCHEDULE = (
-    "use tf.keras.callbacks.LearningRateScheduler with a schedule that scales by get_rank_size()"
-)
-# What to do instead, for Horovod APIs that have no rewrite (looked up by longest prefix).
-_ADVICE: dict[str, str] = {
-    "hvd": "`hvd` used as a value (e.g. a Horovod availability check): Horovod is gone after "
-    "the migration, so replace the test by hand (e.g. get_rank_size() > 1)",
-    "hvd.allgather": "use hccl_ops.allgather(tensor, rank_size=get_rank_size()) (hccl_ops comes "
-    "with npu_init)",
-    "hvd.broadcast": "use hccl_ops.broadcast([tensor], root_rank)[0] (hccl_ops comes with "
-    "npu_init)",
-    "hvd.broadcast_variables": "broadcast each variable with hccl_ops.broadcast, or add "
-    f"NPUBroadcastGlobalVariablesHook(root_rank, index={RANK_INDEX}) to the session hooks",
-    "hvd.Compression": "remove it: NPU all-reduce has no gradient compression",
-    "hvd.DistributedGradientTape": "eager-only API: compute gradients with an optimizer wrapped in "
-    "NPUDistributedOptimizer, or average them with npu_allreduce",
-    "hvd.keras.callbacks.MetricAverageCallback": "remove it (each rank then logs its own metrics) "
-    "or average the metrics with npu_allreduce",
-    "hvd.keras.callbacks.LearningRateWarmupCallback": _SCHEDULE,
-    "hvd.keras.callbacks.LearningRateScheduleCallback": _SCHEDULE,
-    "hvd.keras.load_model": "load with tf.keras.models.load_model and patch the model's optimizer "
-    "with npu_distributed_optimizer_wrapper",
-    "hvd.keras.broadcast_global_variables": "add NPUBroadcastGlobalVariablesCallback(root_rank) to "
-    "the model.fit callbacks instead",
-}
-_DEFAULT_ADVICE = (
-    "replace it by hand (collectives: hccl_ops from npu_init; ranks: get_rank_id() / "
-    "get_rank_size()) or remove it"
-)
 
 
 def _is_hvd(name: str) -> bool:
@@ -105,10 +50,10 @@ def _advice(name: str) -> str:
     for candidate in (name, name.replace("hvd.keras.", "hvd.", 1)):
         parts = candidate.split(".")
         for n in range(len(parts), 0, -1):
-            found = _ADVICE.get(".".join(parts[:n]))
+            found = ADVICE.get(".".join(parts[:n]))
             if found is not None and (n > 1 or candidate == "hvd"):
                 return found
-    return _DEFAULT_ADVICE
+    return DEFAULT_ADVICE
 
 
 def _root_name(node: ast.expr) -> ast.Name | None:
@@ -348,23 +293,23 @@ class _Migration:
     # -- calls --------------------------------------------------------------------------------
     def _call(self, ref: Ref, call: ast.Call) -> None:
         name = ref.name
-        if name in _INIT:
+        if name in INIT:
             self._drop_statement_call(ref, call)
-        elif name in _OPTIMIZER:
+        elif name in OPTIMIZER:
             self._optimizer(ref, call)
-        elif name == _HOOK:
+        elif name == HOOK:
             self._broadcast(ref, call, "NPUBroadcastGlobalVariablesHook", with_index=True)
-        elif name == _CALLBACK:
+        elif name == CALLBACK:
             self._broadcast(ref, call, "NPUBroadcastGlobalVariablesCallback", with_index=False)
-        elif name == _BROADCAST:
+        elif name == BROADCAST:
             self._broadcast_function(ref, call)
-        elif name == _ALLREDUCE:
+        elif name == ALLREDUCE:
             self._allreduce(ref, call)
-        elif name == _KERAS_ALLREDUCE:
+        elif name == KERAS_ALLREDUCE:
             self._keras_allreduce(ref, call)
-        elif name in _BROADCAST_VALUE:
+        elif name in BROADCAST_VALUE:
             self._broadcast_value(ref, call)
-        elif name in _BUILD_QUERIES:
+        elif name in BUILD_QUERIES:
             self._build_query(ref, call)
 
     def _drop_statement_call(self, ref: Ref, call: ast.Call) -> None:
@@ -387,7 +332,7 @@ class _Migration:
     def _optimizer(self, ref: Ref, call: ast.Call) -> None:
         ctx = self.ctx
         opt = ctx.argument(call, 0, "optimizer")
-        tuning, blocked = self._sort_arguments(call, ("optimizer", "name"), _TUNING, 2, ref)
+        tuning, blocked = self._sort_arguments(call, ("optimizer", "name"), TUNING, 2, ref)
         drop: list[Arg] = list(tuning)
         if opt is None or blocked:
             why = blocked or "no optimizer argument"
@@ -455,7 +400,7 @@ class _Migration:
         ctx = self.ctx
         tensor = ctx.argument(call, 0, "tensor")
         keep = ("tensor", "average", "op")
-        drop, blocked = self._sort_arguments(call, keep, frozenset({"name", *_TUNING}), 1, ref)
+        drop, blocked = self._sort_arguments(call, keep, frozenset({"name", *TUNING}), 1, ref)
         reduction = self._reduction(call, ref)
         if tensor is None or blocked or reduction is None:
             why = blocked or "no tensor, or a reduction other than a plain average or sum"
@@ -557,7 +502,7 @@ class _Migration:
         ctx = self.ctx
         done: set[int] = set()
         for ref in self.refs:
-            if not ref.name.startswith(_COMPRESSION) or removed(ctx, *ctx.span(ref.node)):
+            if not ref.name.startswith(COMPRESSION) or removed(ctx, *ctx.span(ref.node)):
                 continue
             try:
                 stmt = ctx.index.statement_of(ref.node)
@@ -639,7 +584,7 @@ class _Migration:
         for node in ast.walk(stmt.value):
             name = resolver.qualified(node, scope) if isinstance(node, ast.Attribute) else None
             if name is not None and name.split(".")[0] == "hvd":
-                if not f"{name}.".startswith(_COMPRESSION):
+                if not f"{name}.".startswith(COMPRESSION):
                     return False
                 found = True
         return found
@@ -690,18 +635,18 @@ class _Migration:
                 return "mean"
             return "sum" if _constant(average.value, False) else None
         if op is not None:
-            if self._names(op.value, _AVERAGE, ref):
+            if self._names(op.value, AVERAGE, ref):
                 return "mean"
-            return "sum" if self._names(op.value, _SUM, ref) else None
+            return "sum" if self._names(op.value, SUM, ref) else None
         return "mean"
 
     def _op_choices(self, expr: ast.expr, ref: Ref) -> set[str]:
         """Horovod reduce ops ``expr`` may be (``a if c else b`` gives both); {"?"} if unknown."""
         if isinstance(expr, ast.IfExp):
             return self._op_choices(expr.body, ref) | self._op_choices(expr.orelse, ref)
-        if self._names(expr, _AVERAGE, ref):
+        if self._names(expr, AVERAGE, ref):
             return {"Average"}
-        return {"Adasum"} if self._names(expr, _ADASUM, ref) else {"?"}
+        return {"Adasum"} if self._names(expr, ADASUM, ref) else {"?"}
 
     def _names(self, expr: ast.expr, names: tuple[str, ...], ref: Ref) -> bool:
         """True when ``expr`` (in the call's scope) is one of the canonical ``names``."""
@@ -762,7 +707,7 @@ class _Migration:
             return
         labels = [a.arg if isinstance(a, ast.keyword) else "name" for a in drop]
         names = ", ".join(f"{label}=" for label in labels)
-        why = [_DROP_WHY[label] for label in labels if label in _DROP_WHY]
+        why = [DROP_WHY[label] for label in labels if label in DROP_WHY]
         self.ctx.finding(self.rule, call, Severity.WARNING,
                          f"Horovod-only arguments removed ({names}): {new} has no such options"
                          + "".join(f"; {w}" for w in why),
