@@ -642,3 +642,11 @@ def test_holder_uses_left_unrewritten_are_errors():
     assert migrated.output == source.encode()
     [error] = errors(migrated)
     assert error.message.startswith("hvd.allgather")
+
+
+def test_keep_horovod_import_option_keeps_it_and_says_so():
+    options = MigrateOptions(keep_horovod_import=True)
+    migrated = assert_migrates(TF + HVD + "r = hvd.rank()\n",
+                               NPU + TF + HVD + "r = get_rank_id()\n", options)  # fmt: skip
+    [info] = rule_findings(migrated, "horovod")
+    assert info.severity is Severity.INFO and "--keep-horovod-import" in info.message

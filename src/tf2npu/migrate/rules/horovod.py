@@ -127,8 +127,9 @@ class Horovod(Rule):
     tree ``wrapper.hvd_global_object.X`` is Horovod's ``X`` (found before the files are migrated,
     :mod:`tf2npu.migrate.project`).
 
-    The Horovod import is removed only when no use of it is left; otherwise it stays and every
-    remaining use is an error-level finding that says what to do instead. With ``--distributed
+    The Horovod import is removed only when no use of it is left (and ``--keep-horovod-import``
+    is not given); otherwise it stays and every remaining use is an error-level finding that
+    says what to do instead. With ``--distributed
     none`` or ``tf_strategy`` nothing is rewritten and each Horovod use is reported.
     """
 
@@ -266,6 +267,11 @@ class _Migration:
                                 f"{name}: no NPU rewrite for this Horovod use; the Horovod "
                                 "import is kept, so the script still needs Horovod",
                                 _advice(name))  # fmt: skip
+        elif ctx.options.keep_horovod_import:
+            for stmt in self.imports:
+                ctx.finding(self.rule, stmt, Severity.INFO,
+                            "Horovod import kept (--keep-horovod-import) although no Horovod "
+                            "use is left")  # fmt: skip
         else:
             for stmt in self.imports:
                 self._remove_import(stmt)
