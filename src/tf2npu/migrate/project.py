@@ -60,12 +60,13 @@ def module_path(rel: str) -> str:
     return ".".join(parts)
 
 
-def module_holders(tree: ast.Module) -> list[tuple[str, str]]:
+def module_holders(tree: ast.Module, index: ModuleIndex | None = None) -> list[tuple[str, str]]:
     """``(global name, canonical prefix)`` for module globals assigned a Horovod module.
 
     The assignment may be at module level or in a function that declares the name ``global``.
+    ``index`` is the tree's index when the caller has one already.
     """
-    index = ModuleIndex.build(tree)
+    index = index if index is not None else ModuleIndex.build(tree)
     resolver = index.resolver
     found: dict[str, str] = {}
     for stmt in ast.walk(tree):

@@ -50,8 +50,9 @@ def find_handles(
     found = Handles(parents=parent_map(ctx.tree))
     if module_names:
         _parameters(ctx, module_names, found)
-    for name, prefix in module_holders(ctx.tree):
-        _check_global(ctx, name, prefix, found)
+    if module_names:  # only a file that imports Horovod can hold it
+        for name, prefix in module_holders(ctx.tree, ctx.index):
+            _check_global(ctx, name, prefix, found)
     if holders:
         found.refs += _foreign_holder_refs(ctx, found.parents, holders)
     return found
