@@ -338,3 +338,13 @@ def test_piped_summary_keeps_each_finding_on_one_line(tmp_path, capsys):
     lines = capsys.readouterr().err.splitlines()
     finding = [line for line in lines if "[eager_execution]" in line]
     assert len(finding) == 1 and finding[0].rstrip().endswith("never on the NPU")
+
+
+def test_keep_horovod_import_flag(tmp_path):
+    src = tmp_path / "train.py"
+    src.write_text("import horovod.tensorflow as hvd\nr = hvd.rank()\n")
+    out = tmp_path / "out.py"
+    assert main(["migrate", str(src), "-o", str(out), "--keep-horovod-import"]) == 0
+    assert "import horovod.tensorflow as hvd\nr = get_rank_id()\n" in out.read_text()
+    assert main(["migrate", str(src), "-o", str(tmp_path / "plain.py")]) == 0
+    assert "horovod" not in (tmp_path / "plain.py").read_text()

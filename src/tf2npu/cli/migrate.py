@@ -121,6 +121,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "that style; none: only report (default: auto)",
     )
     npu.add_argument(
+        "--keep-horovod-import",
+        action="store_true",
+        help="migrate Horovod uses but keep the Horovod import statements (the migrated "
+        "scripts then still need Horovod installed)",
+    )
+    npu.add_argument(
         "--entry",
         metavar="FILE",
         type=Path,
@@ -145,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
         loss_scale=LossScale.parse(args.loss_scale),
         distributed=Distributed(args.distributed),
         entry=_entry(plan, args.entry),
+        keep_horovod_import=args.keep_horovod_import,
     )
     console = make_console(stderr=True)
     report = _run_with_progress(plan, options, args, console)

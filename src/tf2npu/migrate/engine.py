@@ -31,6 +31,7 @@ RULE_ORDER: tuple[str, ...] = (
     "dropout",
     "gelu",
     "dataset_batch",
+    "horovod_keras",
     "horovod",
     "distribute",
     "loss_scale",
@@ -287,7 +288,7 @@ def _helper_patches(
     tree: ast.Module, source: SourceFile, helpers: dict[str, list[str]]
 ) -> list[Patch]:
     """Helper definitions, after the module's leading imports (skipping ones already defined)."""
-    defined = {s.name for s in tree.body if isinstance(s, ast.FunctionDef)}
+    defined = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.ClassDef))}
     wanted = [lines for name, lines in helpers.items() if name not in defined]
     if not wanted:
         return []
@@ -307,11 +308,9 @@ def _helper_patches(
         prefix = (nl if not source.text[:pos].endswith(("\n", "\r")) else "") + nl + nl
         suffix = nl
     line = bisect.bisect_right(source.line_starts, pos)
-    patches = []
-    for lines in wanted:
-        text = prefix + nl.join(lines) + nl + suffix
-        patches.append(Patch(HELPER_RULE, (Edit(pos, pos, text),), (pos, pos), line, 1))
-    return patches
+    # One patch: definitions two blank lines apart, as PEP 8 has top-level definitions.
+    text = prefix + (nl * 3).join(nl.join(lines) for lines in wanted) + nl + suffix
+    return [Patch(HELPER_RULE, (Edit(pos, pos, text),), (pos, pos), line, 1)]
 
 
 def _is_import_block(stmt: ast.stmt) -> bool:

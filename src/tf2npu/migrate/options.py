@@ -75,6 +75,11 @@ class MigrateOptions:
     distributed: Distributed = Distributed.AUTO
     entry: str | None = None
     """Path (relative to the migrated root, ``/`` separators) of the entry script, if named."""
+    keep_horovod_import: bool = False
+    """Keep the Horovod import statements even when no Horovod use is left."""
+    horovod_holders: tuple[str, ...] = ()
+    """Project globals that hold the Horovod module, as ``<module>.<global>=<prefix>``; found
+    by :func:`tf2npu.migrate.project.horovod_holders` before the files are migrated."""
 
     def __post_init__(self) -> None:
         if self.precision_mode is not None and self.precision_mode not in PRECISION_MODES:
@@ -90,4 +95,6 @@ class MigrateOptions:
             "loss_scale": str(self.loss_scale),
             "distributed": self.distributed.value,
             "entry": self.entry,
+            "keep_horovod_import": self.keep_horovod_import,
+            "horovod_holders": list(self.horovod_holders),
         }

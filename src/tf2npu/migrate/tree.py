@@ -25,6 +25,7 @@ from tf2npu.migrate.engine import MAX_SOURCE_BYTES, migrate_source, too_large_re
 from tf2npu.migrate.model import FileResult, FileStatus, Finding, MigrationReport, Severity
 from tf2npu.migrate.options import MigrateOptions
 from tf2npu.migrate.plan import Plan, inside, make_plan, real
+from tf2npu.migrate.project import horovod_holders
 from tf2npu.migrate.walk import (
     Kind,
     Task,
@@ -229,6 +230,9 @@ def migrate_tree(
         out_root = str(plan.output)
         failed = _empty_folders(plan.output, empty)
     root = plan.source if not plan.single_file else plan.source.parent
+    if not options.horovod_holders:
+        files = [(t.rel, Path(t.src)) for t in work if t.kind is Kind.FILE]
+        options = dataclasses.replace(options, horovod_holders=horovod_holders(files))
     settings = Settings(options, plan.in_place, plan.backup, diff, str(root), out_root)
     results = run_all(work, settings, jobs, progress)
     if failed:

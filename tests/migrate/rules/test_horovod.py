@@ -153,10 +153,10 @@ def test_optimizer_with_semantic_options_is_not_rewritten(args):
 
 def test_optimizer_around_a_keras_optimizer_uses_the_keras_wrapper():
     before = TF + HVD + "opt = hvd.DistributedOptimizer(tf.keras.optimizers.Adam(0.1))\n"
-    after = NPU + TF + "opt = KerasDistributeOptimizer(tf.keras.optimizers.Adam(0.1))\n"
+    after = NPU + TF + "opt = npu_distributed_optimizer_wrapper(tf.keras.optimizers.Adam(0.1))\n"
     assert_migrates(before, after)
     before = TF + HVD + "k = tf.keras.optimizers.SGD()\nopt = hvd.DistributedOptimizer(k)\n"
-    after = NPU + TF + "k = tf.keras.optimizers.SGD()\nopt = KerasDistributeOptimizer(k)\n"
+    after = NPU + TF + "k = tf.keras.optimizers.SGD()\nopt = npu_distributed_optimizer_wrapper(k)\n"
     assert_migrates(before, after)
 
 
@@ -172,14 +172,137 @@ def test_keras_horovod(imp):
         "epochs = 10 // hvd.size()\n"
     )
     after = NPU + (
-        "opt = KerasDistributeOptimizer(opt, name='d')\n"
+        "opt = npu_distributed_optimizer_wrapper(opt)\n"
         "callbacks = [NPUBroadcastGlobalVariablesCallback(0)]\n"
         "epochs = 10 // get_rank_size()\n"
     )
     assert_migrates(before, after)
 
 
+def test_optimizer_adasum_choice_is_dropped_with_a_warning():
+    before = HVD + (
+        "opt = hvd.DistributedOptimizer(opt, op=hvd.Adasum if args.use_adasum else hvd.Average)\n"
+    )
+    migrated = assert_migrates(before, NPU + "opt = NPUDistributedOptimizer(opt)\n")
+    [dropped, adasum] = rule_findings(migrated, "horovod")
+    assert "op=" in dropped.message
+    assert adasum.severity is Severity.WARNING and "averaged" in adasum.message
+    assert "get_rank_size()" in adasum.fix
+
+
+def test_optimizer_plain_adasum_is_dropped_too():
+    migrated = assert_migrates(HVD + "opt = hvd.DistributedOptimizer(opt, op=hvd.Adasum)\n",
+                               NPU + "opt = NPUDistributedOptimizer(opt)\n")  # fmt: skip
+    assert any("Adasum" in f.message for f in rule_findings(migrated, "horovod"))
+
+
+def test_compression_variable_goes_with_the_argument_it_fed():
+    before = HVD + (
+        "compression = hvd.Compression.fp16 if args.fp16 else hvd.Compression.none\n"
+        "opt = hvd.DistributedOptimizer(opt, compression=compression)\n"
+    )
+    migrated = assert_migrates(before, NPU + "opt = NPUDistributedOptimizer(opt)\n")
+    messages = [f.message for f in rule_findings(migrated, "horovod")]
+    assert any(m.startswith("`compression`") for m in messages)
+    assert any("HCCL sends gradients uncompressed" in m for m in messages)
+
+
+def test_compression_variable_still_used_keeps_the_import():
+    rest = (
+        "c = hvd.Compression.fp16\nopt = hvd.DistributedOptimizer(opt, compression=c)\nprint(c)\n"
+    )
+    migrated = migrate_text(HVD + rest)
+    assert "c = hvd.Compression.fp16\n" in migrated.output.decode()
+    # `c` is an alias of the compression, so `print(c)` is a Horovod use as well.
+    assert [(f.line, f.message.split(":")[0]) for f in errors(migrated)] == [
+        (2, "hvd.Compression.fp16"), (4, "hvd.Compression.fp16"),
+    ]  # fmt: skip
+
+
+def test_compression_from_import_inline_is_dropped():
+    before = (
+        "from horovod.tensorflow.compression import Compression\n"
+        + HVD
+        + ("opt = hvd.DistributedOptimizer(opt, compression=Compression.fp16 if f else None)\n")
+    )
+    assert_migrates(before, NPU + "opt = NPUDistributedOptimizer(opt)\n")
+
+
+@pytest.mark.parametrize("query", ["nccl_built", "mpi_enabled", "gloo_built", "cuda_built"])
+def test_build_queries_are_false_on_the_npu(query):
+    before = HVD + f"s = hvd.local_size() if hvd.{query}() else 1\n"
+    migrated = assert_migrates(before, NPU + "s = get_local_rank_size() if False else 1\n")
+    assert any("HCCL does the collectives" in f.message for f in rule_findings(migrated, "horovod"))
+
+
+def test_build_query_with_arguments_is_left_and_reported():
+    migrated = migrate_text(HVD + "b = hvd.nccl_built(1)\n")
+    assert [f.message.split(":")[0] for f in errors(migrated)] == ["hvd.nccl_built"]
+
+
 # -- broadcast -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("call", "new"),
+    [
+        ("hvd.broadcast(t, 0)", "hccl_ops.broadcast([t], 0)[0]"),
+        ("hvd.broadcast(t, root_rank=1, name='b')", "hccl_ops.broadcast([t], 1)[0]"),
+        ("hvd.broadcast(tensor=t, root_rank=0)", "hccl_ops.broadcast([t], 0)[0]"),
+    ],
+)
+def test_broadcast_of_a_tensor_is_an_hccl_broadcast(call, new):
+    assert_migrates(HVD + f"x = {call}\n", NPU + f"x = {new}\n")
+
+
+def test_keras_broadcast_of_a_value_runs_in_the_keras_session():
+    before = "import keras\n" + TF + KERAS_HVD + "e = hvd.broadcast(e, 0, name='epoch')\n"
+    after = (
+        NPU
+        + "import keras\n"
+        + TF
+        + ("e = keras.backend.get_value(hccl_ops.broadcast([tf.constant(e)], 0)[0])\n")
+    )
+    assert_migrates(before, after)
+
+
+def test_tf_keras_broadcast_of_a_value_imports_tensorflow():
+    before = "import horovod.tensorflow.keras as hvd\ne = hvd.broadcast(e, 0)\n"
+    after = (
+        NPU
+        + "import tensorflow as tf\n"
+        + ("e = tf.keras.backend.get_value(hccl_ops.broadcast([tf.constant(e)], 0)[0])\n")
+    )
+    assert_migrates(before, after)
+
+
+def test_keras_value_collective_with_tf_bound_elsewhere_is_an_error():
+    before = KERAS_HVD + "tf = 3\ne = hvd.broadcast(e, 0)\n"
+    migrated = migrate_text(before)
+    assert migrated.output == before.encode()
+    [error] = errors(migrated)
+    assert "`tf` is bound" in error.message
+
+
+@pytest.mark.parametrize(
+    ("call", "new"),
+    [
+        ("hvd.allreduce(score)", "npu_allreduce(tf.constant(score))"),
+        (
+            "hvd.allreduce(score, average=False)",
+            'npu_allreduce(tf.constant(score), reduction="sum")',
+        ),
+    ],
+)
+def test_keras_allreduce_of_a_value(call, new):
+    before = TF + KERAS_HVD + f"s = {call}\n"
+    after = NPU + TF + f"s = tf.keras.backend.get_value({new})\n"
+    assert_migrates(before, after)
+
+
+def test_keras_allreduce_with_unknown_average_is_an_error():
+    migrated = migrate_text(TF + KERAS_HVD + "s = hvd.allreduce(score, average=flag)\n")
+    assert len(errors(migrated)) == 1
+
+
 INDEX = "int(os.getenv('RANK_ID', '0'))"
 HOOK_AFTER = f"h = NPUBroadcastGlobalVariablesHook(root_rank=0, index={INDEX})\n"
 
@@ -280,13 +403,13 @@ def test_visible_device_list_not_from_horovod_stays():
 
 # -- what is left keeps the import -------------------------------------------------------------
 def test_remaining_use_keeps_import_and_is_an_error():
-    rest = "ids = hvd.allgather(ids)\nif hvd.mpi_threads_supported():\n    pass\n"
+    rest = "ids = hvd.allgather(ids)\nif hvd.join():\n    pass\n"
     before = TF + HVD + "r = hvd.rank()\n" + rest
     after = NPU + TF + HVD + "r = get_rank_id()\n" + rest
     migrated = assert_migrates(before, after)
     found = errors(migrated)
     assert [(f.line, f.message.split(":")[0]) for f in found] == [
-        (4, "hvd.allgather"), (5, "hvd.mpi_threads_supported"),
+        (4, "hvd.allgather"), (5, "hvd.join"),
     ]  # fmt: skip
     assert "hccl_ops.allgather" in found[0].fix
     assert all("import is kept" in f.message for f in found)
@@ -409,3 +532,121 @@ def test_example_script_is_fully_migrated():
     assert "visible_device_list" not in text
     assert "(npu_sess, npu_shutdown) = init_resource()" in text
     assert not errors(migrated)
+
+
+# -- Horovod passed around as a value (handles) ------------------------------------------------
+BUILDER = (
+    "def input_fn_builder(files, hvd=None):\n"
+    "    d = tf.data.TFRecordDataset(files)\n"
+    "    if hvd is not None: d = d.shard(hvd.size(), hvd.rank())\n"
+    "    return d\n"
+)
+
+
+def test_module_passed_to_a_handle_parameter_becomes_true():
+    before = TF + HVD + BUILDER + "d = input_fn_builder(f, hvd=None if not flag else hvd)\n"
+    after = NPU + TF + BUILDER.replace("hvd.size(), hvd.rank()", "get_rank_size(), get_rank_id()")
+    after += "d = input_fn_builder(f, hvd=None if not flag else True)\n"
+    migrated = assert_migrates(before, after)
+    [info] = [f for f in rule_findings(migrated, "horovod") if "became True" in f.message]
+    assert info.severity is Severity.INFO and info.line == 7
+
+
+def test_handle_parameter_named_hvd_in_a_file_importing_only_compression():
+    before = "from horovod.tensorflow.compression import Compression\n" + (
+        "def create_optimizer(opt, hvd=None, fp16=False):\n"
+        "    if hvd is not None:\n"
+        "        opt = hvd.DistributedOptimizer(opt, compression=Compression.fp16 if fp16 else "
+        "Compression.none)\n"
+        "    ok = hvd.allreduce(flag) if hvd else flag\n"
+        "    return helper(opt, hvd)\n"
+    )
+    after = NPU + (
+        "def create_optimizer(opt, hvd=None, fp16=False):\n"
+        "    if hvd is not None:\n"
+        "        opt = NPUDistributedOptimizer(opt)\n"
+        "    ok = npu_allreduce(flag) if hvd else flag\n"
+        "    return helper(opt, hvd)\n"
+    )
+    assert_migrates(before, after)
+
+
+def test_module_passed_to_a_function_elsewhere_is_a_warning():
+    before = HVD + "from lib import build\nm = build(hvd)\n"
+    migrated = assert_migrates(before, "from lib import build\nm = build(True)\n")
+    [warning] = rule_findings(migrated, "horovod")
+    assert warning.severity is Severity.WARNING and "not in this file" in warning.message
+
+
+@pytest.mark.parametrize(
+    "use",
+    ["keep = hvd", "hvd.x = 1", "return [hvd]"],
+)
+def test_parameter_used_otherwise_is_not_a_handle(use):
+    before = HVD + f"def f(hvd):\n    r = hvd.rank()\n    {use}\n" + "f(hvd)\n"
+    migrated = migrate_text(before)
+    text = migrated.output.decode()
+    assert "r = hvd.rank()" in text and "import horovod.tensorflow as hvd" in text
+    assert errors(migrated)
+
+
+def test_handle_rebound_in_the_function_is_not_a_handle():
+    before = HVD + "def f(hvd=None):\n    hvd = hvd or other\n    return hvd.rank()\n"
+    migrated = migrate_text(before)
+    assert "return hvd.rank()" in migrated.output.decode()
+
+
+# -- Horovod held by a project module's global ---------------------------------------------------
+def test_global_holding_horovod_is_a_handle_in_its_own_file():
+    before = (
+        "holder = None\n\ndef init():\n    global holder\n"
+        "    import horovod.tensorflow as hvd\n    hvd.init()\n    holder = hvd\n\n"
+        "def size():\n    return holder.size() if holder is not None else 1\n"
+    )
+    after = NPU + (
+        "holder = None\n\ndef init():\n    global holder\n    holder = True\n\n"
+        "def size():\n    return get_rank_size() if holder is not None else 1\n"
+    )
+    migrated = assert_migrates(before, after)
+    assert any("became True" in f.message and f.severity is Severity.INFO
+               for f in rule_findings(migrated, "horovod"))  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "holder", ["utils.wrapper.holder=hvd", "project.src.utils.wrapper.holder=hvd"]
+)
+def test_uses_through_another_files_holder(holder):
+    options = MigrateOptions(horovod_holders=(holder,))
+    before = (
+        "import os\nfrom utils import wrapper as w\n"
+        "hooks = [w.holder.BroadcastGlobalVariablesHook(0)]\nn = w.size()\n"
+    )
+    after = NPU + (
+        "import os\nfrom utils import wrapper as w\n"
+        f"hooks = [NPUBroadcastGlobalVariablesHook(0, index={INDEX})]\nn = w.size()\n"
+    )
+    assert_migrates(before, after, options)
+
+
+def test_holder_of_another_module_with_the_same_global_name_is_not_horovod():
+    options = MigrateOptions(horovod_holders=("other.wrapper.holder=hvd",))
+    source = "from utils import wrapper as w\nopt = w.holder.DistributedOptimizer(opt)\n"
+    migrated = migrate_text(source, options)
+    assert migrated.output == source.encode()
+
+
+def test_holder_uses_left_unrewritten_are_errors():
+    options = MigrateOptions(horovod_holders=("utils.wrapper.holder=hvd",))
+    source = "from utils import wrapper as w\nids = w.holder.allgather(ids)\n"
+    migrated = migrate_text(source, options)
+    assert migrated.output == source.encode()
+    [error] = errors(migrated)
+    assert error.message.startswith("hvd.allgather")
+
+
+def test_keep_horovod_import_option_keeps_it_and_says_so():
+    options = MigrateOptions(keep_horovod_import=True)
+    migrated = assert_migrates(TF + HVD + "r = hvd.rank()\n",
+                               NPU + TF + HVD + "r = get_rank_id()\n", options)  # fmt: skip
+    [info] = rule_findings(migrated, "horovod")
+    assert info.severity is Severity.INFO and "--keep-horovod-import" in info.message

@@ -10,61 +10,36 @@ from tf2npu.migrate.context import Arg, FileContext
 from tf2npu.migrate.edits import Edit
 from tf2npu.migrate.index import Ref
 from tf2npu.migrate.model import Severity
+from tf2npu.migrate.names import canonical
 from tf2npu.migrate.options import Distributed
 from tf2npu.migrate.rule import Example, Rule, register
+from tf2npu.migrate.rules._horovod_handles import Handles, find_handles, is_argument, scope_of
+from tf2npu.migrate.rules._keras_names import KerasNames, keras_names, standalone_keras
 from tf2npu.migrate.rules._patches import clash, removed
 from tf2npu.migrate.rules._renames import apply_renames
+from tf2npu.migrate.tables.horovod import (
+    ADASUM,
+    ADVICE,
+    ALLREDUCE,
+    AVERAGE,
+    BROADCAST,
+    BROADCAST_VALUE,
+    BUILD_QUERIES,
+    CALLBACK,
+    COMPRESSION,
+    DEFAULT_ADVICE,
+    DROP_WHY,
+    HOOK,
+    INIT,
+    KERAS_ALLREDUCE,
+    OPTIMIZER,
+    RANK_INDEX,
+    SUM,
+    TUNING,
+)
 
-RANK_INDEX = "int(os.getenv('RANK_ID', '0'))"
-"""This process's rank, as ``npu_hooks_append`` passes it to the broadcast hook."""
 HOOK_MODULE_IMPORT = "from npu_bridge.estimator.npu.npu_hook import broadcast_global_variables"
 """``npu_init`` does not re-export ``broadcast_global_variables``; its real home does."""
-
-_INIT = ("hvd.init", "hvd.keras.init", "hvd.shutdown", "hvd.keras.shutdown")
-_OPTIMIZER = ("hvd.DistributedOptimizer", "hvd.keras.DistributedOptimizer")
-_HOOK = "hvd.BroadcastGlobalVariablesHook"
-_CALLBACK = "hvd.keras.callbacks.BroadcastGlobalVariablesCallback"
-_BROADCAST = "hvd.broadcast_global_variables"
-_ALLREDUCE = "hvd.allreduce"
-_AVERAGE = ("hvd.Average", "hvd.keras.Average")
-_SUM = ("hvd.Sum", "hvd.keras.Sum")
-
-# Horovod options that only tune Horovod's own communication: dropped without changing results.
-_TUNING = frozenset({
-    "compression", "sparse_as_dense", "device_dense", "device_sparse", "use_locking",
-    "gradient_predivide_factor", "average_aggregated_gradients", "num_groups", "groups",
-    "scale_local_gradients",
-})  # fmt: skip
-
-_SCHEDULE = (
-    "use tf.keras.callbacks.LearningRateScheduler with a schedule that scales by get_rank_size()"
-)
-# What to do instead, for Horovod APIs that have no rewrite (looked up by longest prefix).
-_ADVICE: dict[str, str] = {
-    "hvd": "`hvd` used as a value (e.g. a Horovod availability check): Horovod is gone after "
-    "the migration, so replace the test by hand (e.g. get_rank_size() > 1)",
-    "hvd.allgather": "use hccl_ops.allgather(tensor, rank_size=get_rank_size()) (hccl_ops comes "
-    "with npu_init)",
-    "hvd.broadcast": "use hccl_ops.broadcast([tensor], root_rank)[0] (hccl_ops comes with "
-    "npu_init)",
-    "hvd.broadcast_variables": "broadcast each variable with hccl_ops.broadcast, or add "
-    f"NPUBroadcastGlobalVariablesHook(root_rank, index={RANK_INDEX}) to the session hooks",
-    "hvd.Compression": "remove it: NPU all-reduce has no gradient compression",
-    "hvd.DistributedGradientTape": "eager-only API: compute gradients with an optimizer wrapped in "
-    "NPUDistributedOptimizer, or average them with npu_allreduce",
-    "hvd.keras.callbacks.MetricAverageCallback": "remove it (each rank then logs its own metrics) "
-    "or average the metrics with npu_allreduce",
-    "hvd.keras.callbacks.LearningRateWarmupCallback": _SCHEDULE,
-    "hvd.keras.callbacks.LearningRateScheduleCallback": _SCHEDULE,
-    "hvd.keras.load_model": "load with tf.keras.models.load_model and wrap the model's optimizer "
-    "in KerasDistributeOptimizer",
-    "hvd.keras.broadcast_global_variables": "add NPUBroadcastGlobalVariablesCallback(root_rank) to "
-    "the model.fit callbacks instead",
-}
-_DEFAULT_ADVICE = (
-    "replace it by hand (collectives: hccl_ops from npu_init; ranks: get_rank_id() / "
-    "get_rank_size()) or remove it"
-)
 
 
 def _is_hvd(name: str) -> bool:
@@ -75,10 +50,10 @@ def _advice(name: str) -> str:
     for candidate in (name, name.replace("hvd.keras.", "hvd.", 1)):
         parts = candidate.split(".")
         for n in range(len(parts), 0, -1):
-            found = _ADVICE.get(".".join(parts[:n]))
+            found = ADVICE.get(".".join(parts[:n]))
             if found is not None and (n > 1 or candidate == "hvd"):
                 return found
-    return _DEFAULT_ADVICE
+    return DEFAULT_ADVICE
 
 
 def _root_name(node: ast.expr) -> ast.Name | None:
@@ -97,6 +72,18 @@ def _import_names(stmt: ast.Import | ast.ImportFrom) -> list[tuple[str, bool]]:
     ]
 
 
+def _module_names(ctx: FileContext, imports: list[ast.Import | ast.ImportFrom]) -> dict[str, str]:
+    """Names the Horovod imports bind to Horovod modules, with their canonical prefix."""
+    found: dict[str, str] = {}
+    for stmt in imports:
+        scope = ctx.index.scope_at(stmt)
+        for name, horovod in _import_names(stmt):
+            target = ctx.index.resolver.resolve_name(name, scope) if horovod else None
+            if target is not None and canonical(target).split(".")[0] == "hvd":
+                found[name] = canonical(target)
+    return found
+
+
 def _constant(node: ast.expr | None, value: object) -> bool:
     # ``type is``: ``True == 1`` must not pass for ``backward_passes_per_step=True``.
     if not isinstance(node, ast.Constant):
@@ -113,16 +100,36 @@ class Horovod(Rule):
     initialises HCCL); ``hvd.rank/local_rank/size/local_size`` become the HCCL queries
     ``get_rank_id/get_local_rank_id/get_rank_size/get_local_rank_size`` (also in
     ``dataset.shard(hvd.size(), hvd.rank())``); ``hvd.DistributedOptimizer(opt)`` becomes
-    ``NPUDistributedOptimizer(opt)``, or ``KerasDistributeOptimizer(opt)`` for Keras Horovod and
-    Keras optimizers, with Horovod-only tuning arguments removed and reported;
-    ``BroadcastGlobalVariablesHook(root)`` becomes ``NPUBroadcastGlobalVariablesHook(root,
-    index=<this rank>)``, the Keras callback ``NPUBroadcastGlobalVariablesCallback(root)``,
-    ``hvd.broadcast_global_variables(root)`` the adapter's ``broadcast_global_variables(root,
-    index=...)`` and ``hvd.allreduce(t)`` ``npu_allreduce(t)``. A GPU pinning
-    ``config.gpu_options.visible_device_list = str(hvd.local_rank())`` is removed.
+    ``NPUDistributedOptimizer(opt)``, or, for Keras Horovod and Keras optimizers,
+    ``npu_distributed_optimizer_wrapper(opt)`` (it patches the optimizer in place, so ``lr`` and
+    ``momentum`` stay its attributes, as with Horovod). Horovod-only options are removed and
+    reported: ``compression=`` (and a variable that only held the compression choice),
+    ``sparse_as_dense=``, ``op=hvd.Average`` (the NPU default) and ``op=hvd.Adasum`` (no NPU
+    Adasum: gradients are averaged; a warning says so). ``BroadcastGlobalVariablesHook(root)``
+    becomes ``NPUBroadcastGlobalVariablesHook(root, index=<this rank>)``, the Keras callback
+    ``NPUBroadcastGlobalVariablesCallback(root)``, ``hvd.broadcast_global_variables(root)`` the
+    adapter's ``broadcast_global_variables(root, index=...)``, ``hvd.broadcast(t, root)``
+    ``hccl_ops.broadcast([t], root)[0]`` and ``hvd.allreduce(t)`` ``npu_allreduce(t)`` (mean;
+    ``average=False`` / ``op=hvd.Sum`` give ``reduction="sum"``). Keras Horovod's
+    ``broadcast(value, root)`` and ``allreduce(value)`` take and return values: the HCCL
+    collective of ``tf.constant(value)`` is evaluated in the Keras session. Build queries
+    (``hvd.nccl_built()``, ``mpi_enabled()``, ...) become ``False``: HCCL does the collectives.
+    A GPU pinning ``config.gpu_options.visible_device_list = str(hvd.local_rank())`` is removed.
 
-    The Horovod import is removed only when no use of it is left; otherwise it stays and every
-    remaining use is an error-level finding that says what to do instead. With ``--distributed
+    Horovod passed around as a value (NVIDIA's BERT: ``def input_fn_builder(..., hvd=None)``
+    called with ``hvd=None if not FLAGS.horovod else hvd``): a parameter named like the Horovod
+    import (or ``hvd``) whose every use is an attribute, a test (``is None``, truth) or passing
+    it on is a *handle*; its attribute uses are rewritten as above, and the module passed as an
+    argument becomes ``True`` (an INFO finding when it goes to a handle of this file, else a
+    WARNING: the callee must be migrated too). A module global assigned the Horovod module
+    (NVIDIA ConvNets' ``utils/hvd_wrapper.py``: ``hvd_global_object = hvd``) is a handle in its
+    own file too (``holder = hvd`` becomes ``holder = True``), and in the other files of the
+    tree ``wrapper.hvd_global_object.X`` is Horovod's ``X`` (found before the files are migrated,
+    :mod:`tf2npu.migrate.project`).
+
+    The Horovod import is removed only when no use of it is left (and ``--keep-horovod-import``
+    is not given); otherwise it stays and every remaining use is an error-level finding that
+    says what to do instead. With ``--distributed
     none`` or ``tf_strategy`` nothing is rewritten and each Horovod use is reported.
     """
 
@@ -146,11 +153,30 @@ class Horovod(Rule):
         ),
         Example(
             "import horovod.keras as hvd\n"
-            "opt = hvd.DistributedOptimizer(opt, compression=hvd.Compression.fp16)\n"
+            "compression = hvd.Compression.fp16 if fp16 else hvd.Compression.none\n"
+            "opt = hvd.DistributedOptimizer(opt, compression=compression)\n"
             "callbacks = [hvd.callbacks.BroadcastGlobalVariablesCallback(0)]\n",
-            "from npu_bridge.npu_init import *\nopt = KerasDistributeOptimizer(opt)\n"
+            "from npu_bridge.npu_init import *\nopt = npu_distributed_optimizer_wrapper(opt)\n"
             "callbacks = [NPUBroadcastGlobalVariablesCallback(0)]\n",
             "Keras Horovod (the dropped compression is reported)",
+        ),
+        Example(
+            "import horovod.tensorflow as hvd\n"
+            "opt = hvd.DistributedOptimizer(opt, op=hvd.Adasum if adasum else hvd.Average)\n"
+            "step = hvd.broadcast(step, 0)\nscale = hvd.local_size() if hvd.nccl_built() else 1\n",
+            "from npu_bridge.npu_init import *\nopt = NPUDistributedOptimizer(opt)\n"
+            "step = hccl_ops.broadcast([step], 0)[0]\n"
+            "scale = get_local_rank_size() if False else 1\n",
+            "Adasum is reported and dropped (gradients are averaged); no NCCL on the NPU",
+        ),
+        Example(
+            "import horovod.tensorflow as hvd\n\ndef input_fn(d, hvd=None):\n"
+            "    return d.shard(hvd.size(), hvd.rank()) if hvd is not None else d\n\n"
+            "ds = input_fn(d, hvd=None if single else hvd)\n",
+            "from npu_bridge.npu_init import *\n\ndef input_fn(d, hvd=None):\n"
+            "    return d.shard(get_rank_size(), get_rank_id()) if hvd is not None else d\n\n"
+            "ds = input_fn(d, hvd=None if single else True)\n",
+            "a parameter that receives the Horovod module and only uses it as Horovod",
         ),
         Example(
             "import horovod.tensorflow as hvd\nrank = hvd.rank()\nids = hvd.allgather(ids)\n",
@@ -161,8 +187,9 @@ class Horovod(Rule):
     )
 
     def apply(self, ctx: FileContext) -> None:
-        if "horovod" not in ctx.text:
-            return  # every Horovod name resolves through a horovod import
+        holders = ctx.options.horovod_holders
+        if "horovod" not in ctx.text and not holders:
+            return  # every Horovod name resolves through a horovod import or a holder
         refs = [r for r in ctx.index.refs if _is_hvd(r.name)]
         imports = [
             node
@@ -170,13 +197,15 @@ class Horovod(Rule):
             if isinstance(node, (ast.Import, ast.ImportFrom))
             and any(horovod for _, horovod in _import_names(node))
         ]
+        handles = find_handles(ctx, _module_names(ctx, imports), holders)
+        refs = sorted([*refs, *handles.refs], key=lambda r: ctx.span(r.node))
         if not refs and not imports:
             return
         mode = ctx.options.distributed
         if mode in (Distributed.NONE, Distributed.TF_STRATEGY):
             self._report_only(ctx, refs, mode)
             return
-        _Migration(self.name, ctx, refs, imports).run()
+        _Migration(self.name, ctx, refs, imports, handles).run()
 
     def _report_only(self, ctx: FileContext, refs: list[Ref], mode: Distributed) -> None:
         if mode is Distributed.NONE:
@@ -205,11 +234,15 @@ class _Migration:
         ctx: FileContext,
         refs: list[Ref],
         imports: list[ast.Import | ast.ImportFrom],
+        handles: Handles,
     ) -> None:
         self.rule = rule
         self.ctx = ctx
         self.refs = refs
         self.imports = imports
+        self.handles = handles
+        self.handle_names = {id(r.node): r.name for r in handles.refs}
+        """Horovod names of the dotted expressions that reach Horovod through a handle."""
         self.reported: list[tuple[int, int]] = []
         """Spans of calls left as they are with a specific finding (uses inside need no other)."""
 
@@ -223,6 +256,8 @@ class _Migration:
             if ref.name in ("hvd.local_rank", "hvd.keras.local_rank", "hvd.rank"):
                 self._gpu_pinning(ref)
         apply_renames(ctx, self.rule, self.refs)
+        self._dead_compression()
+        self._module_arguments(ambiguous)
         left = self._remaining(ambiguous)
         if left or ambiguous:
             for node, name in left:
@@ -232,6 +267,11 @@ class _Migration:
                                 f"{name}: no NPU rewrite for this Horovod use; the Horovod "
                                 "import is kept, so the script still needs Horovod",
                                 _advice(name))  # fmt: skip
+        elif ctx.options.keep_horovod_import:
+            for stmt in self.imports:
+                ctx.finding(self.rule, stmt, Severity.INFO,
+                            "Horovod import kept (--keep-horovod-import) although no Horovod "
+                            "use is left")  # fmt: skip
         else:
             for stmt in self.imports:
                 self._remove_import(stmt)
@@ -259,18 +299,24 @@ class _Migration:
     # -- calls --------------------------------------------------------------------------------
     def _call(self, ref: Ref, call: ast.Call) -> None:
         name = ref.name
-        if name in _INIT:
+        if name in INIT:
             self._drop_statement_call(ref, call)
-        elif name in _OPTIMIZER:
+        elif name in OPTIMIZER:
             self._optimizer(ref, call)
-        elif name == _HOOK:
+        elif name == HOOK:
             self._broadcast(ref, call, "NPUBroadcastGlobalVariablesHook", with_index=True)
-        elif name == _CALLBACK:
+        elif name == CALLBACK:
             self._broadcast(ref, call, "NPUBroadcastGlobalVariablesCallback", with_index=False)
-        elif name == _BROADCAST:
+        elif name == BROADCAST:
             self._broadcast_function(ref, call)
-        elif name == _ALLREDUCE:
+        elif name == ALLREDUCE:
             self._allreduce(ref, call)
+        elif name == KERAS_ALLREDUCE:
+            self._keras_allreduce(ref, call)
+        elif name in BROADCAST_VALUE:
+            self._broadcast_value(ref, call)
+        elif name in BUILD_QUERIES:
+            self._build_query(ref, call)
 
     def _drop_statement_call(self, ref: Ref, call: ast.Call) -> None:
         ctx = self.ctx
@@ -292,18 +338,24 @@ class _Migration:
     def _optimizer(self, ref: Ref, call: ast.Call) -> None:
         ctx = self.ctx
         opt = ctx.argument(call, 0, "optimizer")
-        drop, blocked = self._sort_arguments(call, ("optimizer", "name"), _TUNING, 2, ref)
+        tuning, blocked = self._sort_arguments(call, ("optimizer", "name"), TUNING, 2, ref)
+        drop: list[Arg] = list(tuning)
         if opt is None or blocked:
             why = blocked or "no optimizer argument"
             self._unrewritten(
                 ref,
                 f"{ref.name} not rewritten: {why}",
                 "wrap the optimizer with NPUDistributedOptimizer(opt) "
-                "(Keras: KerasDistributeOptimizer(opt)) by hand",
+                "(Keras: npu_distributed_optimizer_wrapper(opt)) by hand",
             )
             return  # fmt: skip
         keras = ref.name.startswith("hvd.keras.") or self._keras_optimizer(opt, ref)
-        new = "KerasDistributeOptimizer" if keras else "NPUDistributedOptimizer"
+        new = "npu_distributed_optimizer_wrapper" if keras else "NPUDistributedOptimizer"
+        if keras:
+            # Horovod keeps the optimizer's class (lr, momentum, ... stay attributes, which
+            # Keras callbacks read); the wrapper patches the optimizer in place and has no name.
+            name = ctx.argument(call, 1, "name")
+            drop += [a for a in ctx.arguments(call) if a is name or getattr(a, "value", 0) is name]
         edits: list[Edit | None] = [ctx.replace(ref.node, new), *self._drop_edits(call, drop)]
         if not keras and len(call.args) == 2:
             # NPUDistributedOptimizer's second parameter is is_weight_update_sharding.
@@ -354,7 +406,7 @@ class _Migration:
         ctx = self.ctx
         tensor = ctx.argument(call, 0, "tensor")
         keep = ("tensor", "average", "op")
-        drop, blocked = self._sort_arguments(call, keep, frozenset({"name", *_TUNING}), 1, ref)
+        drop, blocked = self._sort_arguments(call, keep, frozenset({"name", *TUNING}), 1, ref)
         reduction = self._reduction(call, ref)
         if tensor is None or blocked or reduction is None:
             why = blocked or "no tensor, or a reduction other than a plain average or sum"
@@ -379,6 +431,170 @@ class _Migration:
         if self._patch(call, edits, npu=True):
             self._report_dropped(call, reported, "npu_allreduce")
 
+    def _broadcast_value(self, ref: Ref, call: ast.Call) -> None:
+        """``hvd.broadcast(t, root)`` -> an HCCL broadcast (list in, list out) of ``t``.
+
+        Keras Horovod's ``broadcast`` takes and returns a value, not a tensor: the broadcast is
+        then run in the Keras session, as Horovod does.
+        """
+        ctx = self.ctx
+        keras = ref.name.startswith("hvd.keras.")
+        first = "value" if keras else "tensor"
+        value, root = ctx.argument(call, 0, first), ctx.argument(call, 1, "root_rank")
+        tuning = frozenset({"name", "ignore_name_scope"})
+        _, blocked = self._sort_arguments(call, (first, "root_rank"), tuning, 2, ref)
+        names = self._value_names(ref) if keras else None
+        if value is None or root is None or blocked or (keras and names is None):
+            why = blocked or ("`tf` is bound to another name" if keras and names is None
+                              else "no value or root_rank")  # fmt: skip
+            self._unrewritten(ref, f"{ref.name} not rewritten: {why}",
+                              "use hccl_ops.broadcast([tensor], root_rank)[0] by hand")  # fmt: skip
+            return
+        tensor, root_text = ctx.segment(value), ctx.segment(root)
+        if names is not None:
+            tensor = f"{names.tf}.constant({tensor})"
+        new = f"hccl_ops.broadcast([{tensor}], {root_text})[0]"
+        if names is not None:
+            new = f"{names.backend}.get_value({new})"
+        if self._patch(call, [ctx.replace(call, new)], npu=True):
+            if names is not None:
+                names.import_tf(ctx)
+            ctx.finding(self.rule, call, Severity.INFO,
+                        f"{ref.name} -> an HCCL broadcast from rank {root_text}"
+                        + (", run in the Keras session" if keras else ""))  # fmt: skip
+
+    def _keras_allreduce(self, ref: Ref, call: ast.Call) -> None:
+        """Keras Horovod's value all-reduce -> ``npu_allreduce`` of a constant, run by Keras."""
+        ctx = self.ctx
+        value = ctx.argument(call, 0, "value")
+        _, blocked = self._sort_arguments(call, ("value", "average"), frozenset({"name"}), 1, ref)
+        average = ctx.keyword(call, "average")
+        reduction = "mean" if average is None or _constant(average.value, True) else None
+        if average is not None and _constant(average.value, False):
+            reduction = "sum"
+        names = self._value_names(ref)
+        if value is None or blocked or reduction is None or names is None:
+            why = blocked or "no value, an unknown `average=`, or `tf` bound to another name"
+            self._unrewritten(ref, f"{ref.name} not rewritten: {why}",
+                              "use npu_allreduce(tf.constant(value)) and evaluate it in the "
+                              "Keras session by hand")  # fmt: skip
+            return
+        extra = ', reduction="sum"' if reduction == "sum" else ""
+        reduced = f"npu_allreduce({names.tf}.constant({ctx.segment(value)}){extra})"
+        edit = ctx.replace(call, f"{names.backend}.get_value({reduced})")
+        if self._patch(call, [edit], npu=True):
+            names.import_tf(ctx)
+            ctx.finding(self.rule, call, Severity.INFO,
+                        f"{ref.name} -> npu_allreduce ({reduction}) of the value, run in the "
+                        "Keras session")  # fmt: skip
+
+    def _value_names(self, ref: Ref) -> KerasNames | None:
+        """Names for a Keras-Horovod value collective (standalone Keras keeps its session)."""
+        return keras_names(self.ctx, ref.scope, standalone_keras(self.imports))
+
+    def _build_query(self, ref: Ref, call: ast.Call) -> None:
+        if call.args or call.keywords:
+            return  # the leftover use is reported with the others
+        if self._patch(call, [self.ctx.replace(call, "False")]):
+            self.ctx.finding(self.rule, call, Severity.INFO,
+                             f"{ref.name}() -> False: on the NPU, HCCL does the collectives "
+                             "(no NCCL, MPI, Gloo, DDL, oneCCL, CUDA or ROCm)")  # fmt: skip
+
+    def _dead_compression(self) -> None:
+        """``c = hvd.Compression.fp16 if f else hvd.Compression.none`` goes when ``c`` is unused.
+
+        The ``compression=c`` arguments it fed were removed with the Horovod optimizer options.
+        """
+        ctx = self.ctx
+        done: set[int] = set()
+        for ref in self.refs:
+            if not ref.name.startswith(COMPRESSION) or removed(ctx, *ctx.span(ref.node)):
+                continue
+            try:
+                stmt = ctx.index.statement_of(ref.node)
+            except ValueError:
+                continue
+            if id(stmt) in done or not self._compression_only(stmt):
+                continue
+            done.add(id(stmt))
+            assert isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
+            name = stmt.targets[0].id
+            used = any(
+                isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                and not removed(ctx, *ctx.span(n))
+                for n in ast.walk(ctx.tree)
+            )  # fmt: skip
+            if not used and self._remove_statement(stmt):
+                ctx.finding(self.rule, stmt, Severity.INFO,
+                            f"`{name}` (a Horovod gradient compression) removed with the "
+                            "compression= arguments it fed: HCCL does not compress")  # fmt: skip
+
+    def _module_arguments(self, ambiguous: set[str]) -> None:
+        """The Horovod module passed to a call becomes ``True`` (handles only test it)."""
+        ctx, resolver = self.ctx, self.ctx.index.resolver
+        for node in ast.walk(ctx.tree):
+            if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+                continue
+            if node.id in ambiguous or id(node) in self.handles.plain:
+                continue
+            parents = self.handles.parents
+            if not (is_argument(parents, node) or self._assigned_to_handle(node)):
+                continue
+            target = resolver.resolve_name(node.id, scope_of(ctx, parents, node))
+            if target is None or canonical(target) not in ("hvd", "hvd.keras"):
+                continue  # members (``hvd.Compression.fp16``) are not handles
+            if self._patch(node, [ctx.replace(node, "True")]):
+                known = self._passed_to_handle(node)
+                ctx.finding(self.rule, node, Severity.INFO if known else Severity.WARNING,
+                            "the Horovod module passed as an argument became True: "
+                            + ("the receiving parameter only tests it and its Horovod calls "
+                               "are now NPU calls" if known else
+                               "the callee is not in this file"),
+                            "" if known else "make sure the callee only tests it against None "
+                            "and is migrated too (tf2npu migrates `hvd` parameters used that "
+                            "way)")  # fmt: skip
+
+    def _assigned_to_handle(self, node: ast.Name) -> bool:
+        """``holder = hvd`` for a global this file uses as a handle."""
+        stmt = self.handles.parents.get(id(node))
+        return (
+            isinstance(stmt, ast.Assign)
+            and stmt.value is node
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id in self.handles.names
+        )
+
+    def _passed_to_handle(self, node: ast.Name) -> bool:
+        """True when ``node`` is passed by keyword to a parameter this file treats as a handle."""
+        parent = self.handles.parents.get(id(node))
+        while isinstance(parent, ast.IfExp):
+            parent = self.handles.parents.get(id(parent))
+        if self._assigned_to_handle(node):
+            return True
+        return isinstance(parent, ast.keyword) and parent.arg in self.handles.names
+
+    def _compression_only(self, stmt: ast.stmt) -> bool:
+        """An ``x = ...`` whose value is Horovod compressions, names, constants and ``if``s."""
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            return False
+        if not isinstance(stmt.targets[0], ast.Name):
+            return False
+        allowed = (ast.IfExp, ast.BoolOp, ast.UnaryOp, ast.Compare, ast.Constant, ast.Name,
+                   ast.Attribute, ast.Load, ast.boolop, ast.unaryop, ast.cmpop)  # fmt: skip
+        if not all(isinstance(n, allowed) for n in ast.walk(stmt.value)):
+            return False
+        scope = self.ctx.index.scope_at(stmt)
+        resolver = self.ctx.index.resolver
+        found = False
+        for node in ast.walk(stmt.value):
+            name = resolver.qualified(node, scope) if isinstance(node, ast.Attribute) else None
+            if name is not None and name.split(".")[0] == "hvd":
+                if not f"{name}.".startswith(COMPRESSION):
+                    return False
+                found = True
+        return found
+
     # -- argument helpers ---------------------------------------------------------------------
     def _sort_arguments(
         self,
@@ -393,6 +609,8 @@ class _Migration:
         ``positional`` is how many leading parameters may be passed by position (``keep[:n]``).
         """
         drop: list[ast.keyword] = []
+        # Only the optimizer may drop Adasum: it then averages, as the script does without it.
+        adasum_ok = {"Average", "Adasum"} if "optimizer" in keep else {"Average"}
         if any(isinstance(a, ast.Starred) for a in call.args):
             return drop, "arguments passed with *args"
         if len(call.args) > positional:
@@ -404,7 +622,7 @@ class _Migration:
                 continue
             # ``op=Average`` and one backward pass per step are what NPU all-reduce does anyway.
             harmless = kw.arg in tuning or (
-                (kw.arg == "op" and self._names(kw.value, _AVERAGE, ref))
+                (kw.arg == "op" and self._op_choices(kw.value, ref) <= adasum_ok)
                 or (kw.arg == "backward_passes_per_step" and _constant(kw.value, 1))
             )
             if harmless:
@@ -423,13 +641,24 @@ class _Migration:
                 return "mean"
             return "sum" if _constant(average.value, False) else None
         if op is not None:
-            if self._names(op.value, _AVERAGE, ref):
+            if self._names(op.value, AVERAGE, ref):
                 return "mean"
-            return "sum" if self._names(op.value, _SUM, ref) else None
+            return "sum" if self._names(op.value, SUM, ref) else None
         return "mean"
+
+    def _op_choices(self, expr: ast.expr, ref: Ref) -> set[str]:
+        """Horovod reduce ops ``expr`` may be (``a if c else b`` gives both); {"?"} if unknown."""
+        if isinstance(expr, ast.IfExp):
+            return self._op_choices(expr.body, ref) | self._op_choices(expr.orelse, ref)
+        if self._names(expr, AVERAGE, ref):
+            return {"Average"}
+        return {"Adasum"} if self._names(expr, ADASUM, ref) else {"?"}
 
     def _names(self, expr: ast.expr, names: tuple[str, ...], ref: Ref) -> bool:
         """True when ``expr`` (in the call's scope) is one of the canonical ``names``."""
+        through_handle = self.handle_names.get(id(expr))
+        if through_handle is not None:
+            return through_handle in names
         return self.ctx.index.resolver.qualified(expr, ref.scope) in names
 
     def _keras_optimizer(self, opt: ast.expr, ref: Ref) -> bool:
@@ -445,7 +674,7 @@ class _Migration:
                 return False
         return True
 
-    def _drop_edits(self, call: ast.Call, drop: list[ast.keyword]) -> list[Edit | None]:
+    def _drop_edits(self, call: ast.Call, drop: Sequence[Arg]) -> list[Edit | None]:
         """Edits removing ``drop`` from the call's arguments (never two overlapping edits)."""
         ctx = self.ctx
         if len(drop) == 1:
@@ -479,13 +708,26 @@ class _Migration:
         if self.ctx.index.resolver.resolve_name("os", ref.scope) != "os":
             self.ctx.need_import("import os")
 
-    def _report_dropped(self, call: ast.Call, drop: list[ast.keyword], new: str) -> None:
-        if drop:
-            names = ", ".join(f"{k.arg}=" for k in drop)
-            self.ctx.finding(self.rule, call, Severity.WARNING,
-                             f"Horovod-only arguments removed ({names}): {new} has no such options",
-                             "nothing to do unless you relied on them; HCCL tunes its own "
-                             "communication")  # fmt: skip
+    def _report_dropped(self, call: ast.Call, drop: Sequence[Arg], new: str) -> None:
+        if not drop:
+            return
+        labels = [a.arg if isinstance(a, ast.keyword) else "name" for a in drop]
+        names = ", ".join(f"{label}=" for label in labels)
+        why = [DROP_WHY[label] for label in labels if label in DROP_WHY]
+        self.ctx.finding(self.rule, call, Severity.WARNING,
+                         f"Horovod-only arguments removed ({names}): {new} has no such options"
+                         + "".join(f"; {w}" for w in why),
+                         "nothing to do unless you relied on them; HCCL tunes its own "
+                         "communication")  # fmt: skip
+        ref = self.ctx.index.by_call.get(id(call))
+        op = self.ctx.keyword(call, "op")
+        if ref is not None and op is not None and "Adasum" in self._op_choices(op.value, ref):
+            self.ctx.finding(self.rule, op, Severity.WARNING,
+                             "op=Adasum removed: NPU all-reduce has no Adasum, so gradients are "
+                             "averaged (op=Average) on every path",
+                             "do not select Adasum; if the script scales the learning rate "
+                             "differently for Adasum, use the averaging scale "
+                             "(get_rank_size())")  # fmt: skip
 
     # -- statements ---------------------------------------------------------------------------
     def _gpu_pinning(self, ref: Ref) -> None:
@@ -544,7 +786,7 @@ class _Migration:
             if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
                 continue
             use = by_root.get(id(node))
-            if use is None and node.id not in names:
+            if (use is None and node.id not in names) or id(node) in self.handles.plain:
                 continue
             if removed(ctx, *ctx.span(node)):
                 continue

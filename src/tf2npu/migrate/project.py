@@ -1,0 +1,85 @@
+"""Facts about the whole source tree that the per-file rules need.
+
+Files are migrated independently (in parallel workers), so a fact that lives in one file and
+matters in others is collected here first, before any file is migrated, and handed to every
+file through :class:`~tf2npu.migrate.options.MigrateOptions`.
+
+Today's one fact: *Horovod holders*. NVIDIA's ConvNets keep the Horovod module in a global of a
+project module (``utils/hvd_wrapper.py``: ``hvd_global_object = hvd``) and use it elsewhere as
+``hvd.hvd_global_object.DistributedOptimizer(...)``; only the holder's own file shows that the
+global is Horovod.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from pathlib import Path
+
+from tf2npu.migrate.index import ModuleIndex
+from tf2npu.migrate.names import canonical
+
+MAX_BYTES = 4 * 1024 * 1024
+"""Files above this size are not read for project facts (the engine does not migrate them)."""
+
+
+def horovod_holders(files: Iterable[tuple[str, Path]]) -> tuple[str, ...]:
+    """``<module path>.<global>=<canonical prefix>`` for every global holding a Horovod module.
+
+    ``files`` are ``(path relative to SRC, path to read)``; ``utils/hvd_wrapper.py`` holding
+    ``horovod.tensorflow`` in ``hvd_global_object`` gives
+    ``utils.hvd_wrapper.hvd_global_object=hvd``. Unreadable or unparsable files are skipped
+    (the migration reports them on its own).
+    """
+    found: list[str] = []
+    for rel, path in files:
+        if not rel.endswith(".py"):
+            continue
+        try:
+            if path.stat().st_size > MAX_BYTES:
+                continue
+            raw = path.read_bytes()
+        except OSError:
+            continue
+        if b"horovod" not in raw:
+            continue
+        try:
+            tree = ast.parse(raw)
+        except (SyntaxError, ValueError):
+            continue
+        module = module_path(rel)
+        found += [f"{module}.{name}={prefix}" for name, prefix in module_holders(tree)]
+    return tuple(sorted(set(found)))
+
+
+def module_path(rel: str) -> str:
+    """``pkg/mod.py`` -> ``pkg.mod``; ``pkg/__init__.py`` -> ``pkg``."""
+    parts = rel[: -len(".py")].split("/")
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def module_holders(tree: ast.Module, index: ModuleIndex | None = None) -> list[tuple[str, str]]:
+    """``(global name, canonical prefix)`` for module globals assigned a Horovod module.
+
+    The assignment may be at module level or in a function that declares the name ``global``.
+    ``index`` is the tree's index when the caller has one already.
+    """
+    index = index if index is not None else ModuleIndex.build(tree)
+    resolver = index.resolver
+    found: dict[str, str] = {}
+    for stmt in ast.walk(tree):
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            continue
+        target, value = stmt.targets[0], stmt.value
+        if not (isinstance(target, ast.Name) and isinstance(value, ast.Name)):
+            continue
+        scope = index.scope_at(stmt)
+        if scope is not resolver.module and target.id not in scope.globals:
+            continue
+        path = resolver.resolve_name(value.id, scope)
+        prefix = canonical(path) if path is not None else ""
+        if prefix in ("hvd", "hvd.keras"):
+            found[target.id] = prefix
+    return sorted(found.items())

@@ -1,0 +1,71 @@
+"""project: facts about the whole source tree (Horovod held in project module globals)."""
+
+import ast
+
+import pytest
+
+from tf2npu.migrate.options import MigrateOptions
+from tf2npu.migrate.project import horovod_holders, module_holders, module_path
+from tf2npu.migrate.tree import make_plan, migrate_tree
+
+WRAPPER = (
+    "holder = None\n\n"
+    "def init(use):\n"
+    "    global holder\n"
+    "    if use:\n"
+    "        import horovod.tensorflow as hvd\n"
+    "        hvd.init()\n"
+    "        holder = hvd\n"
+    "    else:\n"
+    "        holder = Dummy()\n\n"
+    "def rank():\n"
+    "    return holder.rank()\n"
+)
+CONSUMER = (
+    "from utils import wrapper as hvd\n"
+    "opt = hvd.holder.DistributedOptimizer(opt)\n"
+    "op = hvd.holder.allreduce(x, op=hvd.holder.Sum, name='n')\n"
+    "r = hvd.rank()\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("rel", "path"),
+    [("a/b.py", "a.b"), ("a/__init__.py", "a"), ("m.py", "m"), ("__init__.py", "__init__")],
+)
+def test_module_path(rel, path):
+    assert module_path(rel) == path
+
+
+def test_module_holders_needs_a_global_assigned_a_horovod_module():
+    assert module_holders(ast.parse(WRAPPER)) == [("holder", "hvd")]
+    local = "def f():\n    import horovod.tensorflow as hvd\n    h = hvd\n"
+    assert module_holders(ast.parse(local)) == []  # a local variable is nobody else's business
+    top = "import horovod.keras as hk\nH = hk\nG = hk.callbacks\n"
+    assert module_holders(ast.parse(top)) == [("H", "hvd.keras")]
+
+
+def test_horovod_holders_reads_files_and_skips_what_it_cannot_parse(tmp_path):
+    (tmp_path / "utils").mkdir()
+    (tmp_path / "utils" / "wrapper.py").write_text(WRAPPER)
+    (tmp_path / "bad.py").write_text("import horovod\ndef (:\n")
+    (tmp_path / "data.txt").write_text("horovod")
+    files = [(p.relative_to(tmp_path).as_posix(), p) for p in sorted(tmp_path.rglob("*.*"))]
+    files.append(("gone.py", tmp_path / "gone.py"))
+    assert horovod_holders(files) == ("utils.wrapper.holder=hvd",)
+
+
+def test_migrating_a_tree_rewrites_uses_through_another_files_holder(tmp_path):
+    src = tmp_path / "src"
+    (src / "utils").mkdir(parents=True)
+    (src / "utils" / "wrapper.py").write_text(WRAPPER)
+    (src / "train.py").write_text(CONSUMER)
+    report = migrate_tree(make_plan(src, tmp_path / "out"), MigrateOptions())
+    assert report.options["horovod_holders"] == ["utils.wrapper.holder=hvd"]
+    train = (tmp_path / "out" / "train.py").read_text()
+    assert "opt = NPUDistributedOptimizer(opt)\n" in train
+    assert 'op = npu_allreduce(x, reduction="sum")\n' in train
+    assert "r = hvd.rank()\n" in train  # the project's own function, not Horovod
+    wrapper = (tmp_path / "out" / "utils" / "wrapper.py").read_text()
+    assert "horovod" not in wrapper and "holder = True" in wrapper
+    assert "return get_rank_id()" in wrapper
