@@ -1,0 +1,59 @@
+"""Trials: the child's command line and environment, its status, log and timeout."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import tf2npu
+from tf2npu.debug.trials import (
+    Trial,
+    trial_command,
+    trial_environment,
+)
+
+ROOT = str(Path(tf2npu.__file__).resolve().parents[1])
+
+
+def test_command_puts_tf2npu_flags_before_the_script(tmp_path: Path) -> None:
+    trial = Trial(
+        Path("/s/train.py"),
+        ("--steps", "3"),
+        report_dir=tmp_path / "r",
+        npu=False,
+        options=("precision_mode=force_fp32",),
+        flags=("--deterministic",),
+    )
+    assert trial_command(trial) == [
+        sys.executable, "-m", "tf2npu", "run", "--quiet", "--record",
+        "--report-dir", str(tmp_path / "r"), "--no-npu",
+        "--option", "precision_mode=force_fp32", "--deterministic",
+        "--", "/s/train.py", "--steps", "3",
+    ]  # fmt: skip
+
+
+def test_npu_trial_has_no_no_npu_flag(tmp_path: Path) -> None:
+    command = trial_command(Trial(Path("t.py"), report_dir=tmp_path))
+    assert "--no-npu" not in command
+    assert command[-2:] == ["--", "t.py"]
+
+
+def test_environment_of_a_deterministic_trial() -> None:
+    trial = Trial(Path("t.py"), report_dir=Path("r"), options=("deterministic=1",),
+                  env={"TF2NPU_X": "1"})  # fmt: skip
+    env = trial_environment(trial, {"PYTHONPATH": "/a", "TF_ENABLE_ONEDNN_OPTS": "1"})
+    assert env == {
+        "PYTHONPATH": os.pathsep.join([ROOT, "/a"]),
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+        "TF_ENABLE_ONEDNN_OPTS": "0",
+        "TF2NPU_X": "1",
+    }
+
+
+def test_environment_keeps_the_callers_choices() -> None:
+    trial = Trial(Path("t.py"), report_dir=Path("r"))
+    base = {"PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "0", "TF_ENABLE_ONEDNN_OPTS": "1"}
+    assert trial_environment(trial, base) == base
+    assert not trial.deterministic
+    assert Trial(Path("t.py"), report_dir=Path("r"), flags=("--deterministic",)).deterministic
