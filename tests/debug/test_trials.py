@@ -8,7 +8,9 @@ from pathlib import Path
 
 import tf2npu
 from tf2npu.debug.trials import (
+    TIMED_OUT,
     Trial,
+    run_trial,
     trial_command,
     trial_environment,
 )
@@ -57,3 +59,20 @@ def test_environment_keeps_the_callers_choices() -> None:
     assert trial_environment(trial, base) == base
     assert not trial.deterministic
     assert Trial(Path("t.py"), report_dir=Path("r"), flags=("--deterministic",)).deterministic
+
+
+def test_a_failing_trial_keeps_its_status_and_log(tmp_path: Path) -> None:
+    result = run_trial(Trial(tmp_path / "missing.py", report_dir=tmp_path / "r"))
+    assert result.status == 2
+    assert not result.ok
+    assert result.summary == {}
+    assert result.log == tmp_path / "r" / "trial.log"
+    assert "missing.py' does not exist" in result.log_tail()
+
+
+def test_timeout_stops_the_child(tmp_path: Path) -> None:
+    script = tmp_path / "sleep.py"
+    script.write_text("import time\ntime.sleep(60)\n", encoding="utf-8")
+    result = run_trial(Trial(script, report_dir=tmp_path / "r"), timeout=0.5)
+    assert result.status == TIMED_OUT
+    assert result.seconds < 30
