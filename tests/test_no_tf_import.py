@@ -11,7 +11,7 @@ import tf2npu.debug.opdebug, tf2npu.debug.overflow, tf2npu.debug.overflow_fix
 import tf2npu.debug.overflow_report, tf2npu.cli.overflow
 import tf2npu.debug.metrics, tf2npu.debug.tolerance, tf2npu.debug.matching
 import tf2npu.debug.compare, tf2npu.debug.compare_report, tf2npu.debug.advisor
-import tf2npu.debug.records, tf2npu.debug.trials
+import tf2npu.debug.records, tf2npu.debug.trials, tf2npu.debug.verify, tf2npu.cli.verify
 import tf2npu.testing.dumptrees
 from tf2npu.testing.migration import migrate_text
 out = migrate_text("import tensorflow as tf\\nsess = tf.Session()\\n").output
