@@ -76,3 +76,13 @@ def test_timeout_stops_the_child(tmp_path: Path) -> None:
     result = run_trial(Trial(script, report_dir=tmp_path / "r"), timeout=0.5)
     assert result.status == TIMED_OUT
     assert result.seconds < 30
+
+
+def test_records_of_an_earlier_trial_are_removed(tmp_path: Path) -> None:
+    report = tmp_path / "r"
+    report.mkdir()
+    (report / "steps.jsonl").write_text("{}\n", encoding="utf-8")
+    (report / "run_summary.json").write_text('{"exit_status": 0}', encoding="utf-8")
+    result = run_trial(Trial(tmp_path / "missing.py", report_dir=report))
+    assert not (report / "steps.jsonl").exists()
+    assert result.summary == {}

@@ -31,6 +31,7 @@ LOG_FILE = "trial.log"
 TIMED_OUT = 124
 """The status of a trial stopped by its timeout (as coreutils ``timeout`` reports it)."""
 _SUMMARY = "run_summary.json"
+_OUTPUTS = (_SUMMARY, "steps.jsonl", "variables.npz", "record.json")
 
 
 @dataclass(frozen=True)
@@ -126,10 +127,12 @@ def run_trial(trial: Trial, timeout: float | None = None) -> TrialResult:
 
     A child still running at the timeout is stopped with its whole process group and gets the
     status :data:`TIMED_OUT`. The report folder is created first, so ``trial.log`` always
-    exists afterwards.
+    exists afterwards; records an earlier trial left there are removed.
     """
     report_dir = Path(trial.report_dir)
     report_dir.mkdir(parents=True, exist_ok=True)
+    for name in _OUTPUTS:  # an earlier trial's records must not pass for this one's
+        (report_dir / name).unlink(missing_ok=True)
     log = report_dir / LOG_FILE
     start = time.perf_counter()
     with log.open("wb") as output:
