@@ -65,6 +65,7 @@ examples:
   tf2npu run --precision-mode allow_mix_precision --mix-compile train.py
   tf2npu run --no-npu train.py                    # every session stock, to compare against
   tf2npu run --execution xla --report-dir runs/xla train.py
+  tf2npu run --deterministic --record train.py    # reproducible; steps.jsonl, variables.npz
 
 run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_version 1):
   sessions / stock_sessions   sessions that ran through the engine / stayed stock
@@ -84,6 +85,9 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
   exit_status                 the script's exit status
   job_environment             RANK_SIZE, RANK_ID, DEVICE_ID, ... set because they were unset
   dumps                       per dump folder: path, files written, tensor bytes
+  deterministic               null, or {requested_by, reproducible, op_determinism,
+                              problems}: --deterministic / deterministic=1 and what keeps the
+                              run from being reproducible (oneDNN on at import, no seed)
 Without --report-dir it goes to ./tf2npu-run, and the summary says so.
 TensorFlow's start-up lines (oneDNN, CPU features) are hidden unless --verbose or
 TF_CPP_MIN_LOG_LEVEL is set. `python -m tf2npu run ...` works the same. Details: docs/run.md.
