@@ -124,7 +124,7 @@ def test_dropout_is_named_when_a_check_fails(tmp_path: Path) -> None:
     broken = _run(tmp_path, "keep-origin-dtype", [2.0, 1.7, 1.2, 1.0], dropout=3)
     notes = _judge(tmp_path, keep_origin_dtype=broken)["keep_origin_dtype"]["notes"]
     assert len(notes) == 1 and "re-run with --dropout-off" in notes[0]
-    assert "dropout (3 random ops)" in notes[0]
+    assert "dropout (3 dropout ops)" in notes[0]
 
 
 def test_a_nan_loss_diverges_and_a_shorter_run_is_said(tmp_path: Path) -> None:

@@ -28,9 +28,9 @@ def recorder(tmp_path: Path) -> Iterator[record.RunRecorder]:
     ctx = context()
     rec = record.RunRecorder(tmp_path, ctx)
     ctx.extra_instruments.append(rec)
-    record.attach(rec)
+    record.track_sessions()
     yield rec
-    record.detach()
+    record.untrack_sessions()
 
 
 def _model(seed: int | None = 0) -> dict[str, Any]:
@@ -150,6 +150,16 @@ def test_dropout_ops_are_found() -> None:
         tf.compat.v1.nn.dropout(x, rate=0.5)
         tf.random.uniform([2], name="noise")  # random, but no dropout
     assert record.dropout_ops(graph) == ["dropout/random_uniform/RandomUniform"]
+
+
+def test_npu_dropout_ops_are_found() -> None:
+    from npu_bridge.estimator import npu_ops
+
+    graph = tf.Graph()
+    with graph.as_default():
+        npu_ops.dropout(tf.ones([2, 3]), keep_prob=0.5, seed=1)
+    found = record.dropout_ops(graph)
+    assert [name.rpartition("/")[2] for name in found] == ["DropOutGenMask", "DropOutDoMask"]
 
 
 def test_dropout_off_makes_every_dropout_the_identity() -> None:

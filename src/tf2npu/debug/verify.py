@@ -396,7 +396,7 @@ def _check(
     dropout = max(reference.dropout_ops, run.dropout_ops)
     if not passed and dropout and not plan.dropout_off:
         check.notes.append(
-            f"the scripts build dropout ({dropout} random ops): the original and the migrated "
+            f"the scripts build dropout ({dropout} dropout ops): the original and the migrated "
             "script draw different masks (npu_ops.dropout draws its own), so their losses "
             "differ whatever the migration; re-run with --dropout-off (keep_prob=1 / rate=0 "
             "in both scripts)"
@@ -412,7 +412,7 @@ def _noisy_original(run: RunRecord, plan: VerifyPlan) -> str:
     if run.dropout_ops and not plan.dropout_off:
         return (
             f"the two original runs differ although deterministic, and the script builds "
-            f"dropout ({run.dropout_ops} random ops) from an unseeded generator; re-run with "
+            f"dropout ({run.dropout_ops} dropout ops) from an unseeded generator; re-run with "
             "--dropout-off"
         )
     return "the two original runs differ although deterministic (unseeded random ops?)"

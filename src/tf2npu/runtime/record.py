@@ -59,9 +59,8 @@ MAX_STEPS_ENV = "TF2NPU_MAX_STEPS"
 STEPS_FILE = "steps.jsonl"
 VARIABLES_FILE = "variables.npz"
 RECORD_INFO_FILE = "record.json"
-_DROPOUT_TYPES = frozenset(
-    {"DropOutGenMask", "DropOutGenMaskV3", "DropOutDoMask", "DropOutDoMaskV3"}
-)
+_DROPOUT_TYPES = ("DropOutGenMask", "DropOutDoMask")
+"""Type prefixes of the NPU dropout ops (tf2npu's CPU kernels carry a dtype suffix)."""
 _MAX_NAMED = 20  # dropout op names kept in record.json
 
 
@@ -143,7 +142,10 @@ class RunRecorder(RunInstrument):
         """Read the trainable variables of ``session`` just before it closes."""
         for live in list(_LIVE):
             if session_info(live) is session:
-                self.capture(live)
+                try:
+                    self.capture(live)
+                except Exception as exc:  # a failed read never stops the script's close
+                    _LOG.warning("tf2npu: variables not recorded at session close: %s", exc)
                 return
 
     def capture(self, session: Any) -> None:
@@ -229,7 +231,7 @@ def dropout_ops(graph: Any) -> list[str]:
     found = []
     for op in graph.get_operations():
         random = "Random" in op.type and "dropout" in op.name.lower()
-        if random or op.type in _DROPOUT_TYPES:
+        if random or op.type.startswith(_DROPOUT_TYPES):
             found.append(op.name)
     return found
 
@@ -293,54 +295,39 @@ def session_info(session: Any) -> SessionInfo | None:
     return None if stock is None else stock.info
 
 
-# -- until the seam calls on_session_close: see a session's creation and its close ---------------
+# -- the session objects behind SessionInfo -------------------------------------------------------
+# on_session_close hands over a SessionInfo, which cannot run anything; reading the variables
+# needs the session itself, so sessions created while a recorder is attached are remembered
+# (weakly) from BaseSession.__init__, which every session, stock or NPU, goes through.
 
 _CAPTURED = "_tf2npu_recorded"
 _LIVE: weakref.WeakSet[Any] = weakref.WeakSet()
-_RECORDERS: list[RunRecorder] = []
-_SAVED: dict[tuple[type, str], Any] = {}
+_SAVED: dict[str, Any] = {}
 
 
-def attach(recorder: RunRecorder) -> None:
-    """Have ``recorder`` see sessions close, and flush the open ones at its :meth:`close`."""
+def track_sessions() -> None:
+    """Remember the sessions created from now on (idempotent), so a recorder can read their
+    variables when they close (``on_session_close``) or at its :meth:`~RunRecorder.close`."""
     from tensorflow.python.client import session as session_lib
 
-    from tf2npu.runtime.session import _NpuSessionMixin
-
-    _RECORDERS.append(recorder)
     if _SAVED:
         return
-    base, mixin = session_lib.BaseSession, _NpuSessionMixin
-    _SAVED[(base, "__init__")] = base.__init__
-    _SAVED[(base, "close")] = base.close
-    _SAVED[(mixin, "close")] = mixin.close
+    base = session_lib.BaseSession
+    original = _SAVED["__init__"] = base.__init__
 
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
-        _SAVED[(base, "__init__")](self, *args, **kwargs)
+        original(self, *args, **kwargs)
         _LIVE.add(self)
 
-    def closing(cls: type) -> Any:
-        def close(self: Any) -> None:
-            for recorder in _RECORDERS:
-                try:
-                    recorder.capture(self)
-                except Exception as exc:  # a failed read never stops the script's close
-                    _LOG.warning("tf2npu: variables not recorded at session close: %s", exc)
-            _SAVED[(cls, "close")](self)
-
-        return close
-
     base.__init__ = init
-    base.close = closing(base)
-    mixin.close = closing(mixin)  # type: ignore[method-assign]
 
 
-def detach() -> None:
-    """Undo :func:`attach` (tests)."""
-    for (cls, name), original in _SAVED.items():
-        setattr(cls, name, original)
-    _SAVED.clear()
-    _RECORDERS.clear()
+def untrack_sessions() -> None:
+    """Undo :func:`track_sessions` (tests)."""
+    from tensorflow.python.client import session as session_lib
+
+    if "__init__" in _SAVED:
+        session_lib.BaseSession.__init__ = _SAVED.pop("__init__")
     _LIVE.clear()
 
 
