@@ -10,6 +10,7 @@ import tf2npu
 from tf2npu.debug.trials import (
     TIMED_OUT,
     Trial,
+    TrialResult,
     run_trial,
     trial_command,
     trial_environment,
@@ -68,6 +69,7 @@ def test_a_failing_trial_keeps_its_status_and_log(tmp_path: Path) -> None:
     assert result.summary == {}
     assert result.log == tmp_path / "r" / "trial.log"
     assert "missing.py' does not exist" in result.log_tail()
+    assert result.failure().startswith(f"SCRIPT '{tmp_path / 'missing.py'}' does not exist")
 
 
 def test_timeout_stops_the_child(tmp_path: Path) -> None:
@@ -86,3 +88,16 @@ def test_records_of_an_earlier_trial_are_removed(tmp_path: Path) -> None:
     result = run_trial(Trial(tmp_path / "missing.py", report_dir=report))
     assert not (report / "steps.jsonl").exists()
     assert result.summary == {}
+
+
+def test_failure_is_the_exception_of_the_last_traceback(tmp_path: Path) -> None:
+    log = tmp_path / "trial.log"
+    log.write_text(
+        "WARNING: deprecated\nTraceback (most recent call last):\n  File 'a.py', line 1\n"
+        "    x()\nKeyError: 'k'\n\nDuring handling...\nlast line\n",
+        encoding="utf-8",
+    )
+    assert TrialResult(1, tmp_path, {}, 1.0, log).failure() == "KeyError: 'k'"
+    log.write_text("just this\n", encoding="utf-8")
+    assert TrialResult(1, tmp_path, {}, 1.0, log).failure() == "just this"
+    assert TrialResult(TIMED_OUT, tmp_path, {}, 1.0, log).failure() == "stopped by the timeout"

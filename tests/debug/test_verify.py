@@ -48,7 +48,7 @@ def _run(
         np.savez(directory / "variables.npz", **{"dense/kernel": w, "dense/bias": w[0] * 0})
     (directory / "record.json").write_text(json.dumps({"dropout_ops": dropout}))
     log = directory / "trial.log"
-    log.write_text("Traceback ...\nValueError: boom\n", encoding="utf-8")
+    log.write_text("W: noise\nTraceback (most recent call last):\n  x\nValueError: boom\n")
     result = TrialResult(status, directory, summary or {}, 1.0, log)
     return RunRecord.load(name, result)
 
@@ -139,8 +139,7 @@ def test_a_failed_migrated_run_fails_its_check_with_the_log(tmp_path: Path) -> N
     failed = _run(tmp_path, "precision-mode", [], None, status=1)
     check = _judge(tmp_path, precision_mode=failed)["precision_mode"]
     assert not check["passed"]
-    assert check["notes"][0].startswith("the migrated script exited 1; its output")
-    assert check["notes"][0].endswith("ValueError: boom")
+    assert check["notes"][0].startswith("the migrated script exited 1: ValueError: boom (its")
 
 
 def test_report_json_keys_and_verdict(tmp_path: Path) -> None:
@@ -195,7 +194,9 @@ def test_an_original_that_fails_is_a_usage_error(
         return TrialResult(status, trial.report_dir, {}, 0.1, log)
 
     monkeypatch.setattr(verify, "run_trial", fake)
-    with pytest.raises(UsageError, match=r"(?s)exited 1 under `tf2npu run --no-npu`.*NameError: x"):
+    with pytest.raises(
+        UsageError, match=r"exited 1 under `tf2npu run --no-npu`: NameError: x; fix it"
+    ):
         run_verify(_plan(tmp_path))
 
 

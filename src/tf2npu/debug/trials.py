@@ -90,6 +90,22 @@ class TrialResult:
         text = self.log.read_text(encoding="utf-8", errors="replace")
         return "\n".join(text.splitlines()[-lines:])
 
+    def failure(self) -> str:
+        """What the run ended with, for a one-line report: the last ``tf2npu run: error:``
+        line, else the exception line of the last traceback, else the log's last line."""
+        if self.status == TIMED_OUT:
+            return "stopped by the timeout"
+        lines = self.log_tail(400).splitlines()
+        for line in reversed(lines):
+            if line.startswith("tf2npu run: error:"):
+                return line.removeprefix("tf2npu run: error: ")
+        start = max((i for i, line in enumerate(lines) if line.startswith("Traceback")), default=-1)
+        if start >= 0:
+            tail = [line for line in lines[start + 1 :] if line and not line[0].isspace()]
+            if tail:
+                return tail[0]
+        return lines[-1] if lines else "(no output)"
+
 
 def trial_command(trial: Trial) -> list[str]:
     """The child's command line: ``python -m tf2npu run --quiet --record --report-dir D ...``."""

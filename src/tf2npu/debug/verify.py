@@ -331,8 +331,8 @@ def _require_original(run: RunRecord, script: Path) -> None:
     if not result.ok:
         raise UsageError(
             f"the original script {str(script)!r} exited {result.status} under "
-            f"`tf2npu run --no-npu`; fix it (or the arguments after --) first. Its output "
-            f"({result.log}) ends:\n{result.log_tail(12)}"
+            f"`tf2npu run --no-npu`: {result.failure()}; fix it (or the arguments after --) "
+            f"first (its output: {result.log})"
         )
     if not _series(run.steps) and not run.variables:
         raise UsageError(
@@ -386,8 +386,8 @@ def _check(
     mode = run.precision_mode
     if not run.result.ok:
         note = (
-            f"the migrated script exited {run.result.status}; its output ({run.result.log}) "
-            f"ends:\n{run.result.log_tail(12)}"
+            f"the migrated script exited {run.result.status}: {run.result.failure()} "
+            f"(its output: {run.result.log})"
         )
         return Check(name, False, tolerance, floor, None, mode, variable_tolerance, [note])
     comparison = compare(reference, run, within, variable_tolerance)
