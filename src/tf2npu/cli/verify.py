@@ -48,10 +48,13 @@ tf_random_seed) so their initial values agree.
 """
 EPILOG = """\
 examples:
-  tf2npu migrate train.py -o npu/                     # writes npu/train.py
+  tf2npu migrate train.py -o npu/train.py             # the migrated copy
   tf2npu verify train.py npu/train.py --steps 20 -- --batch-size 32
   tf2npu verify train.py npu/train.py --option precision_mode=allow_mix_precision
   tf2npu verify train.py npu/train.py --dropout-off --json > verify.json
+  tf2npu verify train.py npu/train.py -- --model-dir '{run_dir}/model'
+                                # {run_dir}: each run's own folder, so no run resumes
+                                # from a checkpoint another one wrote
 
 output: a verdict per check; DIR/verify.json (default ./tf2npu-verify) with "verdict" (pass or
 fail) and "checks": [{name, passed, first_divergent_step, first_divergent_variable,
