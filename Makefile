@@ -18,8 +18,10 @@ venv: $(STAMP)
 
 # Migrates the bundled TF 1.15 examples into a fresh temporary folder and prints the summary,
 # then trains one migrated script (the BERT-style block: npu_unary_ops.gelu, npu_ops.dropout)
-# with `tf2npu run` under mixed precision and prints its run summary.
+# with `tf2npu run` under mixed precision and prints its run summary, and ends with
+# `tf2npu verify` of one migrated example against its original (four runs, about a minute).
 DEMO_RUN := transformer_block_gelu.py
+DEMO_VERIFY := estimator_mnist_like.py
 demo: $(STAMP)
 	@out=$$(mktemp -d -t tf2npu-demo-XXXXXX); \
 	$(VENV)/bin/tf2npu migrate examples/tf1 -o $$out/tf1_npu --report $$out/report; code=$$?; \
@@ -31,7 +33,10 @@ demo: $(STAMP)
 		$$out/tf1_npu/$(DEMO_RUN) --steps 20 --model-dir $$out/model 2> $$out/run.log; code=$$?; \
 	test $$code -eq 0 || { tail -n 40 $$out/run.log; exit $$code; }; \
 	sed -n '/^tf2npu run .*: exit status/,$$p' $$out/run.log; \
-	echo "TensorFlow's log:  $$out/run.log"
+	echo "TensorFlow's log:  $$out/run.log"; \
+	echo; echo "tf2npu verify examples/tf1/$(DEMO_VERIFY) $$out/tf1_npu/$(DEMO_VERIFY):"; \
+	$(VENV)/bin/tf2npu verify examples/tf1/$(DEMO_VERIFY) $$out/tf1_npu/$(DEMO_VERIFY) \
+		--out $$out/verify -- --steps 5 --model-dir '{run_dir}/model'
 
 # The HTML report's layout test runs in headless Chromium (Debian's chromium-headless-shell).
 # It is installed here when missing and we are root with apt-get; otherwise that test skips and

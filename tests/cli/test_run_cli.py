@@ -35,6 +35,7 @@ SUMMARY_KEYS = {
     "exit_status": int,
     "job_environment": dict,
     "dumps": list,
+    "deterministic": (dict, type(None)),
 }
 
 
@@ -720,3 +721,26 @@ def test_a_user_error_raised_by_a_copy_of_precision_tool_names_the_script_line(
     script = write(tmp_path / "t.py", "x = 1\nimport precision_tool.tf_config\n")
     assert main(["run", "--report-dir", str(tmp_path / "r"), str(script)]) == 2
     assert f"tf2npu run: error: {script}:2: bad tool\n" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("TF2NPU_RECORD", "yes", "TF2NPU_RECORD='yes': use 1 to record the run"),
+        ("TF2NPU_MAX_STEPS", "-3", "TF2NPU_MAX_STEPS='-3': give the number of training steps"),
+        ("TF2NPU_DROPOUT_OFF", "2", "TF2NPU_DROPOUT_OFF='2': use 1 to switch every dropout off"),
+    ],
+)
+def test_bad_trial_variables_are_usage_errors_before_the_script_runs(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    variable: str,
+    value: str,
+    message: str,
+) -> None:
+    script = tmp_path / "t.py"
+    script.write_text("raise SystemExit(5)\n", encoding="utf-8")
+    monkeypatch.setenv(variable, value)
+    assert main(["run", "--report-dir", str(tmp_path / "r"), str(script)]) == 2
+    assert message in capsys.readouterr().err

@@ -7,10 +7,10 @@ import sys
 from collections.abc import Sequence
 
 from tf2npu import __version__
-from tf2npu.cli import compare, doctor, exit_codes, graph, migrate, overflow, run
+from tf2npu.cli import compare, doctor, exit_codes, graph, migrate, overflow, run, verify
 from tf2npu.errors import Tf2NpuError
 
-COMMANDS = (migrate, graph, run, compare, overflow, doctor)
+COMMANDS = (migrate, graph, run, compare, overflow, verify, doctor)
 """Subcommand modules; each has NAME, HELP, add_arguments(parser) and run(args) -> int."""
 
 DESCRIPTION = """\
@@ -21,6 +21,7 @@ tf2npu moves TensorFlow 1.x training scripts onto Huawei Ascend NPUs.
   tf2npu run SCRIPT ...  run a TF 1.15 script (original or migrated) on TF 2.15, with a summary
   tf2npu compare A B     compare two tensor dumps as msaccucmp does; find the first divergent op
   tf2npu overflow DUMP   the first ops that overflowed in an overflow dump, and the fix
+  tf2npu verify A B      check that migrated script B trains like original A
   tf2npu doctor LOG      diagnose a failed run from its log, run folder or script
 
 Run `tf2npu <command> --help` for what a command does, its options and examples;

@@ -37,6 +37,8 @@ from tf2npu.config.sources import (
     single_rank_environment,
 )
 from tf2npu.errors import ConfigError, UsageError
+from tf2npu.runtime.dropout import dropout_off_from_env
+from tf2npu.runtime.record import max_steps_from_env, record_from_env
 from tf2npu.runtime.script import run_script
 
 NAME = "run"
@@ -63,6 +65,7 @@ examples:
   tf2npu run --precision-mode allow_mix_precision --mix-compile train.py
   tf2npu run --no-npu train.py                    # every session stock, to compare against
   tf2npu run --execution xla --report-dir runs/xla train.py
+  tf2npu run --deterministic --record train.py    # reproducible; steps.jsonl, variables.npz
 
 run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_version 1):
   sessions / stock_sessions   sessions that ran through the engine / stayed stock
@@ -82,6 +85,9 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
   exit_status                 the script's exit status
   job_environment             RANK_SIZE, RANK_ID, DEVICE_ID, ... set because they were unset
   dumps                       per dump folder: path, files written, tensor bytes
+  deterministic               null, or {requested_by, reproducible, op_determinism,
+                              problems}: --deterministic / deterministic=1 and what keeps the
+                              run from being reproducible (oneDNN on at import, no seed)
 Without --report-dir it goes to ./tf2npu-run, and the summary says so.
 TensorFlow's start-up lines (oneDNN, CPU features) are hidden unless --verbose or
 TF_CPP_MIN_LOG_LEVEL is set. `python -m tf2npu run ...` works the same. Details: docs/run.md.
@@ -105,6 +111,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "                  [--fusion-switch-file FILE] [--modify-mixlist FILE]\n"
         "                  [--no-npu] [--execution {host,xla}] [--strict-options]\n"
         "                  [--dump DIR [--dump-step STEPS] [--dump-mode MODE] [--dump-data D]]\n"
+        "                  [--deterministic] [--record]\n"
         "                  [--report-dir DIR] [--quiet] [--verbose] SCRIPT [ARGS ...]"
     )
     parser.add_argument(
@@ -168,6 +175,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("tensor", "stats"),
         help="dump_data: .npy tensors, or one CSV of statistics per op (NPU dumps; default tensor)",
     )
+    repro = parser.add_argument_group("reproducible runs and run records (docs/verify.md)")
+    repro.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="run-to-run reproducible CPU execution: TF_ENABLE_ONEDNN_OPTS=0 before TensorFlow "
+        "is imported, TF's op determinism in every session (stock ones too), and "
+        "--option deterministic=1; the script must set a random seed",
+    )
+    repro.add_argument(
+        "--record",
+        action="store_true",
+        help="write steps.jsonl (every fetched float scalar, per run) and variables.npz (the "
+        "trainable variables at the end) into the report folder; also TF2NPU_RECORD=1",
+    )
     out = parser.add_argument_group("output")
     out.add_argument(
         "--report-dir",
@@ -204,6 +225,13 @@ class RunPlan:
     golden_dump: Path | None = None
     """``--no-npu --dump DIR``: the stock sessions' dump folder."""
     dump_step: str = ""
+    deterministic: bool = False
+    record: bool = False
+    """``--record`` or ``TF2NPU_RECORD=1``."""
+    max_steps: int | None = None
+    """``TF2NPU_MAX_STEPS``: stop the script after this many training steps."""
+    dropout_off: bool = False
+    """``TF2NPU_DROPOUT_OFF=1``: every dropout keeps every element."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -227,11 +255,14 @@ def run(args: argparse.Namespace) -> int:
 
         ctx = runtime.context()
         ctx.extra_instruments.append(golden_dump(plan.golden_dump, ctx, plan.dump_step))
+    if plan.deterministic:  # read once, when TensorFlow is imported
+        os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
     if not args.verbose:
         # TF's C++ logging prints oneDNN and CPU-feature notices at import; level 1 hides those
         # INFO lines and keeps its warnings. A value the user set is theirs.
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     _enter_tf1_environment()
+    _add_run_controls(plan)
     if job and not args.quiet:
         shown = " ".join(f"{k}={v}" for k, v in job.items())
         print(f"tf2npu run: one-device job environment: {shown} (were unset)", file=sys.stderr)
@@ -248,6 +279,7 @@ def run(args: argparse.Namespace) -> int:
     summary = stats.summary(wall_seconds=wall, exit_status=status)
     summary["job_environment"] = job
     summary["dumps"] = dumps
+    summary["deterministic"] = runtime.context().determinism.summary()
     json_path = plan.report_dir / SUMMARY_FILE
     written = _write_summary(json_path, summary)
     if not args.quiet:
@@ -287,12 +319,18 @@ def make_plan(args: argparse.Namespace) -> RunPlan:
         script=script.resolve(),
         script_args=tuple(command[1:]),
         report_dir=args.report_dir.resolve(),
-        options=tuple(cli_items(args)) + (_dump_options(args) if npu else ()),
+        options=tuple(cli_items(args))
+        + (_dump_options(args) if npu else ())
+        + (("deterministic=1",) if npu and args.deterministic else ()),
         npu=npu,
         execution=args.execution,
         strict_options=args.strict_options,
         golden_dump=None if npu or args.dump is None else args.dump.resolve(),
         dump_step=args.dump_step or "",
+        deterministic=args.deterministic,
+        record=args.record or record_from_env(os.environ),
+        max_steps=max_steps_from_env(os.environ),
+        dropout_off=dropout_off_from_env(os.environ),
     )
 
 
@@ -313,6 +351,26 @@ def _dump_options(args: argparse.Namespace) -> tuple[str, ...]:
         if value is not None:
             items.append(f"{flag[2:].replace('-', '_')}={value}")
     return tuple(items)
+
+
+def _add_run_controls(plan: RunPlan) -> None:
+    """What ``--deterministic``, ``--record``, ``TF2NPU_MAX_STEPS`` and
+    ``TF2NPU_DROPOUT_OFF`` add to the run (TensorFlow is imported by now)."""
+    from tf2npu.runtime import dropout, record
+    from tf2npu.runtime.determinism import CLI_FLAG
+
+    ctx = runtime.context()
+    if plan.deterministic:
+        ctx.determinism.requested_by = CLI_FLAG
+    recorder = None
+    if plan.record:
+        recorder = record.RunRecorder(plan.report_dir, ctx)
+        ctx.extra_instruments.append(recorder)
+        record.track_sessions()
+    if plan.max_steps is not None:
+        ctx.extra_instruments.append(record.StepLimit(plan.max_steps, ctx, recorder))
+    if plan.dropout_off:
+        dropout.install()
 
 
 def _finish_dumps() -> list[dict[str, Any]]:
@@ -447,6 +505,7 @@ def _rows(summary: dict[str, Any], plan: RunPlan) -> list[tuple[str, Text]]:
         ("fusions", Text(_listing(f"{rule} x{n}" for rule, n in fusions.items()))),
         ("steps", Text(str(summary["steps"]))),
         *_failure_rows(summary),
+        *_determinism_rows(summary.get("deterministic")),
         ("wall time", Text(f"{summary['wall_seconds']:.2f} s")),
         ("options", Text(_listing(f"{k}={option_text(v)}" for k, v in summary["options"].items()))),
         ("without effect here", Text(_listing(summary["options_without_effect"]))),
@@ -480,6 +539,16 @@ def _failure_rows(summary: dict[str, Any]) -> list[tuple[str, Text]]:
         text = f"scale {loss_scale['scale']:g}, {skipped} step{'' if skipped == 1 else 's'} skipped"
         rows.append(("loss scaling", Text(text, style="yellow" if skipped else "")))
     return rows
+
+
+def _determinism_rows(state: dict[str, Any] | None) -> list[tuple[str, Text]]:
+    """``deterministic  yes`` or ``no: <why>``: never a claim the run cannot back."""
+    if state is None:
+        return []
+    if state["reproducible"]:
+        return [("deterministic", Text(f"yes ({state['requested_by']})"))]
+    why = "; ".join(state["problems"]) or "op determinism is off"
+    return [("deterministic", Text(f"no: {why}", style="bold yellow"))]
 
 
 def _listing(items: Iterable[str]) -> str:

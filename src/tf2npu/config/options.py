@@ -134,7 +134,7 @@ _ADAPTER = (
     _off("experimental_accelerate_train_mode", "s", "", None, "device low-precision training"),
     _off("min_group_size", "b", None, None, "written by NPUEstimator, never read"),
     _off("session_device_id", "i", -1, checks.at_least(0), "device selection"),
-    _off("deterministic", "i", 0, (0, 1), _DEVICE),
+    _on("deterministic", "i", 0, (0, 1), "TF op determinism (docs/verify.md)"),
     _off("device_type", "s", "default_device_type", None, "undocumented GE device type"),
 )
 
@@ -357,6 +357,7 @@ class NpuOptions:
     dump_layer: str = ""
     fusion_switch_file: str = ""
     graph_run_mode: int = 1
+    deterministic: int = 0
     other: Mapping[str, Value | None] = field(default_factory=lambda: MappingProxyType({}))
     """Options with no effect here, by name (absent ones hold their default)."""
     explicit: frozenset[str] = frozenset()

@@ -59,11 +59,14 @@ class RuntimeContext:
 
     def __post_init__(self) -> None:
         from tf2npu.runtime.compile import CheckResult, PrintModelDumps
+        from tf2npu.runtime.determinism import Determinism
         from tf2npu.runtime.dump import GraphJsonDumps
         from tf2npu.runtime.watch import StatsRecorder
 
         self.check_result = CheckResult(self)
+        self.determinism = Determinism()
         self._builtin = [
+            self.determinism,
             StatsRecorder(self),
             self.check_result,
             PrintModelDumps(self),

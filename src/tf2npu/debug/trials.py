@@ -1,0 +1,187 @@
+"""Run a script once as a recorded trial, in a fresh subprocess (TF-free).
+
+``tf2npu verify`` and ``tf2npu bisect`` judge a script by running it several times under
+different settings. Each :class:`Trial` is one ``python -m tf2npu run --quiet --record`` in a
+child process — a fresh TensorFlow, no state carried over from an earlier trial — whose report
+folder then holds ``run_summary.json``, ``steps.jsonl`` and ``variables.npz``
+(:mod:`tf2npu.debug.records` reads them). The child's stdout and stderr go to ``trial.log`` in
+that folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tf2npu
+
+__all__ = ["LOG_FILE", "TIMED_OUT", "Trial", "TrialResult", "run_trial", "trial_command"]
+
+LOG_FILE = "trial.log"
+TIMED_OUT = 124
+"""The status of a trial stopped by its timeout (as coreutils ``timeout`` reports it)."""
+_SUMMARY = "run_summary.json"
+_OUTPUTS = (_SUMMARY, "steps.jsonl", "variables.npz", "record.json")
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One run of ``script`` to record: how to run it and where its records go."""
+
+    script: Path
+    args: Sequence[str] = ()
+    _: KW_ONLY
+    report_dir: Path
+    """The trial's report folder (created by the run)."""
+    npu: bool = True
+    """False runs every session stock (``--no-npu``)."""
+    options: Sequence[str] = ()
+    """``KEY=VALUE`` items, each passed as ``--option KEY=VALUE``."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Variables set for the child on top of this process's environment."""
+    flags: Sequence[str] = ()
+    """More ``tf2npu run`` flags, before SCRIPT (e.g. ``--deterministic``)."""
+    cwd: Path | None = None
+    """The child's working directory (default: this process's)."""
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether the trial asks for deterministic execution (flag or option)."""
+        return "--deterministic" in self.flags or "deterministic=1" in self.options
+
+    def with_report_dir(self, report_dir: Path) -> Trial:
+        """The same trial recording into ``report_dir``."""
+        return dataclasses.replace(self, report_dir=report_dir)
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """What a trial left: its exit status, report folder, run summary and duration."""
+
+    status: int
+    """The run's exit status (the script's); :data:`TIMED_OUT` when the timeout stopped it."""
+    report_dir: Path
+    summary: dict[str, Any]
+    """``run_summary.json`` as written by the run ({} when it wrote none)."""
+    seconds: float
+    """Wall time of the child process, start-up included."""
+    log: Path | None = None
+    """The child's stdout and stderr."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the script exited 0."""
+        return self.status == 0
+
+    def log_tail(self, lines: int = 20) -> str:
+        """The last ``lines`` lines of the child's output (for an error message)."""
+        if self.log is None or not self.log.is_file():
+            return ""
+        text = self.log.read_text(encoding="utf-8", errors="replace")
+        return "\n".join(text.splitlines()[-lines:])
+
+    def failure(self) -> str:
+        """What the run ended with, for a one-line report: the last ``tf2npu run: error:``
+        line, else the exception line of the last traceback, else the log's last line."""
+        if self.status == TIMED_OUT:
+            return "stopped by the timeout"
+        lines = self.log_tail(400).splitlines()
+        for line in reversed(lines):
+            if line.startswith("tf2npu run: error:"):
+                return line.removeprefix("tf2npu run: error: ")
+        start = max((i for i, line in enumerate(lines) if line.startswith("Traceback")), default=-1)
+        if start >= 0:
+            tail = [line for line in lines[start + 1 :] if line and not line[0].isspace()]
+            if tail:
+                return tail[0]
+        return lines[-1] if lines else "(no output)"
+
+
+def trial_command(trial: Trial) -> list[str]:
+    """The child's command line: ``python -m tf2npu run --quiet --record --report-dir D ...``."""
+    command = [sys.executable, "-m", "tf2npu", "run", "--quiet", "--record"]
+    command += ["--report-dir", str(trial.report_dir)]
+    if not trial.npu:
+        command.append("--no-npu")
+    for item in trial.options:
+        command += ["--option", item]
+    command += [*trial.flags, "--", str(trial.script), *trial.args]
+    return command
+
+
+def trial_environment(trial: Trial, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The child's environment: ``base`` (this process's) + the trial's own variables.
+
+    tf2npu is made importable in the child whatever the caller's ``sys.path``; TensorFlow's
+    C++ INFO and warning lines are hidden unless the caller chose a level; a deterministic
+    trial gets ``TF_ENABLE_ONEDNN_OPTS=0`` (oneDNN kernels are not run-to-run reproducible).
+    """
+    env = dict(os.environ if base is None else base)
+    package_root = str(Path(tf2npu.__file__).resolve().parents[1])
+    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if package_root not in paths:
+        env["PYTHONPATH"] = os.pathsep.join([package_root, *paths])
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    if trial.deterministic:
+        env["TF_ENABLE_ONEDNN_OPTS"] = "0"
+    env.update(trial.env)
+    return env
+
+
+def run_trial(trial: Trial, timeout: float | None = None) -> TrialResult:
+    """Run ``trial`` in a child process and wait for it (at most ``timeout`` seconds).
+
+    A child still running at the timeout is stopped with its whole process group and gets the
+    status :data:`TIMED_OUT`. The report folder is created first, so ``trial.log`` always
+    exists afterwards; records an earlier trial left there are removed.
+    """
+    report_dir = Path(trial.report_dir)
+    report_dir.mkdir(parents=True, exist_ok=True)
+    for name in _OUTPUTS:  # an earlier trial's records must not pass for this one's
+        (report_dir / name).unlink(missing_ok=True)
+    log = report_dir / LOG_FILE
+    start = time.perf_counter()
+    with log.open("wb") as output:
+        child = subprocess.Popen(
+            trial_command(trial),
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=trial_environment(trial),
+            cwd=trial.cwd,
+            start_new_session=True,  # its own process group: a timeout stops all of it
+        )
+        try:
+            status = child.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _stop(child)
+            status = TIMED_OUT
+        except BaseException:  # Ctrl-C: the child is in its own session, stop it too
+            _stop(child)
+            raise
+    seconds = time.perf_counter() - start
+    return TrialResult(status, report_dir, _read_summary(report_dir), seconds, log)
+
+
+def _stop(child: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):  # it ended on its own meanwhile
+        os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+
+
+def _read_summary(report_dir: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((report_dir / _SUMMARY).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -1,0 +1,450 @@
+"""``tf2npu verify``: does a migrated script still train like the original? (TF-free driver)
+
+Four recorded trials (:mod:`tf2npu.debug.trials`), each a fresh ``tf2npu run`` subprocess:
+
+1. and 2. the original with stock sessions (``--no-npu``), twice: how far two runs of the same
+   script differ is its **noise floor**;
+3. the migrated script through the adapter with ``precision_mode=must_keep_origin_dtype``: the
+   graph engine's placement, fusions and NPU ops, but no dtype change. It must match the
+   original within ``max(1e-5, 2 x noise floor)`` relative (1e-5 when the runs are deterministic
+   and the floor is 0);
+4. the migrated script with its own precision mode (or the one ``--option`` gives): float16
+   rounding allowed, ``|x - y| <= rtol*|y| + 1e-3`` with ``rtol`` 2% by default.
+
+Each check compares the scalars the scripts fetched per training step (the loss they print) and
+the trainable variables at the end, and names the first step and the first variable that
+diverge. :func:`write_report` writes ``verify.json``, whose keys are documented in
+``docs/verify.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tf2npu.atomic import write_text_atomic
+from tf2npu.debug.records import StepRecord, loss_name, read_steps, read_variables
+from tf2npu.debug.trials import Trial, TrialResult, run_trial
+from tf2npu.errors import UsageError
+
+__all__ = [
+    "EXACT_TOLERANCE",
+    "LOSS_ATOL",
+    "PRECISION_TOLERANCE",
+    "RUN_DIR",
+    "VARIABLE_TOLERANCE",
+    "Check",
+    "Comparison",
+    "RunRecord",
+    "VerifyPlan",
+    "compare",
+    "judge",
+    "report_json",
+    "run_verify",
+    "write_report",
+]
+
+EXACT_TOLERANCE = 1e-5
+"""Relative agreement the ``must_keep_origin_dtype`` run needs when the runs are deterministic."""
+PRECISION_TOLERANCE = 0.02
+"""Default relative tolerance of the run in the script's precision mode (2% of the loss)."""
+LOSS_ATOL = 1e-3
+"""Absolute slack of the precision check: about two float16 units (2^-11) of a loss near 1, so
+a loss that trains towards 0 is not judged by its relative error alone."""
+VARIABLE_TOLERANCE = 1e-3
+"""How far the ``must_keep_origin_dtype`` run's final variables may be from the original's,
+relative to the model's largest variable magnitude: the reordered float32 sums of fused ops,
+amplified over the steps by adaptive optimizers."""
+NOISE_FACTOR = 2.0
+"""Two runs give one sample of the original's run-to-run spread; a third could differ more."""
+VERIFY_FILE = "verify.json"
+RUN_DIR = "{run_dir}"
+"""In the script arguments, replaced by each run's own folder: ``--model-dir {run_dir}/model``
+keeps the runs' checkpoints apart (an Estimator would resume from another run's)."""
+_TINY = 1e-12
+_ORIGIN = "precision_mode=must_keep_origin_dtype"
+
+
+@dataclass(frozen=True)
+class VerifyPlan:
+    """What to run: the two scripts, their arguments and the trial settings."""
+
+    original: Path
+    migrated: Path
+    out: Path
+    script_args: Sequence[str] = ()
+    options: Sequence[str] = ()
+    """``KEY=VALUE`` items for the migrated runs (a ``precision_mode`` here is the one the
+    precision check uses)."""
+    steps: int | None = None
+    """Training steps per run (``TF2NPU_MAX_STEPS``); None: as many as the script runs."""
+    deterministic: bool = True
+    dropout_off: bool = False
+    rtol: float = PRECISION_TOLERANCE
+    timeout: float | None = None
+
+    def trial(self, name: str, script: Path, *, npu: bool, options: Sequence[str] = ()) -> Trial:
+        env = {}
+        if self.steps is not None:
+            env["TF2NPU_MAX_STEPS"] = str(self.steps)
+        if self.dropout_off:
+            env["TF2NPU_DROPOUT_OFF"] = "1"
+        report_dir = self.out / name
+        args = tuple(arg.replace(RUN_DIR, str(report_dir)) for arg in self.script_args)
+        return Trial(
+            script,
+            args,
+            report_dir=report_dir,
+            npu=npu,
+            options=tuple(options),
+            env=env,
+            flags=("--deterministic",) if self.deterministic else (),
+        )
+
+    def trials(self) -> dict[str, Trial]:
+        """The four trials by name, in the order they are judged."""
+        kept = [o for o in self.options if not o.startswith("precision_mode=")]
+        return {
+            "original-1": self.trial("original-1", self.original, npu=False),
+            "original-2": self.trial("original-2", self.original, npu=False),
+            "keep-origin-dtype": self.trial(
+                "keep-origin-dtype", self.migrated, npu=True, options=[*kept, _ORIGIN]
+            ),
+            "precision-mode": self.trial(
+                "precision-mode", self.migrated, npu=True, options=self.options
+            ),
+        }
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What one trial recorded."""
+
+    name: str
+    result: TrialResult
+    steps: list[StepRecord]
+    variables: dict[str, np.ndarray[Any, Any]]
+    info: dict[str, Any]
+    """``record.json``: dropout ops, where a step limit stopped the run."""
+
+    @classmethod
+    def load(cls, name: str, result: TrialResult) -> RunRecord:
+        """The records ``result`` left (empty when the run wrote none)."""
+        directory = result.report_dir
+        steps = read_steps(directory) if (directory / "steps.jsonl").is_file() else []
+        has_variables = (directory / "variables.npz").is_file()
+        variables = read_variables(directory) if has_variables else {}
+        try:
+            info = json.loads((directory / "record.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            info = {}
+        return cls(name, result, steps, variables, info)
+
+    @property
+    def dropout_ops(self) -> int:
+        return int(self.info.get("dropout_ops", 0))
+
+    @property
+    def precision_mode(self) -> str:
+        """The precision mode the run's NPU sessions used (as its summary lists it)."""
+        mode = self.result.summary.get("options", {}).get("precision_mode")
+        return str(mode) if mode else "allow_fp32_to_fp16 (the default)"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How far a candidate run is from a reference run."""
+
+    steps_compared: int
+    max_rel_diff: float
+    first_divergent_step: int | None
+    first_divergent_scalar: str | None
+    max_rel_diff_variables: float
+    first_divergent_variable: str | None
+    notes: tuple[str, ...] = ()
+
+
+def _rel(x: float, y: float) -> float:
+    if math.isnan(x) and math.isnan(y):
+        return 0.0
+    if not (math.isfinite(x) and math.isfinite(y)):
+        return 0.0 if x == y else math.inf
+    return abs(x - y) / max(abs(y), _TINY)
+
+
+def _series(steps: Sequence[StepRecord]) -> list[StepRecord]:
+    """The records compared step by step: training runs that fetched scalars, else the last
+    evaluation's runs (:func:`tf2npu.debug.records.loss_series`' choice)."""
+    train = [r for r in steps if r.train and r.scalars]
+    if train:
+        return train
+    evaluation = [r for r in steps if not r.train and r.scalars]
+    return [r for r in evaluation if r.signature == evaluation[-1].signature] if evaluation else []
+
+
+def compare(
+    reference: RunRecord,
+    candidate: RunRecord,
+    within: Callable[[float, float], bool],
+    variable_tolerance: float = math.inf,
+) -> Comparison:
+    """Compare ``candidate`` with ``reference``: ``within(x, y)`` says whether a fetched
+    scalar ``x`` agrees with its reference ``y``; variables agree within
+    ``variable_tolerance`` (see :func:`_compare_variables`)."""
+    ref, cand = _series(reference.steps), _series(candidate.steps)
+    notes = []
+    if len(ref) != len(cand):
+        notes.append(
+            f"{reference.name} recorded {len(ref)} steps with scalars, {candidate.name} {len(cand)}"
+        )
+    worst, first_step, first_scalar = 0.0, None, None
+    for index, (r, c) in enumerate(zip(ref, cand, strict=False)):
+        for name, x, y in _pairs(r, c):
+            worst = max(worst, _rel(x, y))
+            if first_step is None and not within(x, y):
+                first_step, first_scalar = c.step or index + 1, name
+    if first_step is None and len(ref) != len(cand):
+        first_step = min(len(ref), len(cand)) + 1
+    var_worst, first_var, var_notes = _compare_variables(
+        reference.variables, candidate.variables, variable_tolerance
+    )
+    return Comparison(
+        min(len(ref), len(cand)),
+        worst,
+        first_step,
+        first_scalar,
+        var_worst,
+        first_var,
+        (*notes, *var_notes),
+    )
+
+
+def _pairs(r: StepRecord, c: StepRecord) -> list[tuple[str, float, float]]:
+    """The scalars both runs fetched in this step (by name; else the loss of each)."""
+    common = [name for name in r.scalars if name in c.scalars]
+    if common:
+        return [(name, c.value(name), r.value(name)) for name in common]
+    r_name, c_name = loss_name([r]), loss_name([c])
+    if r_name is None or c_name is None:
+        return []
+    return [(f"{c_name} (vs {r_name})", c.value(c_name), r.value(r_name))]
+
+
+def _compare_variables(
+    reference: Mapping[str, np.ndarray[Any, Any]],
+    candidate: Mapping[str, np.ndarray[Any, Any]],
+    tolerance: float,
+) -> tuple[float, str | None, list[str]]:
+    """The largest element difference, relative to the largest magnitude among all the
+    reference's variables, and the first variable (in the reference's order) beyond
+    ``tolerance``.
+
+    Relative to the model's scale, not each variable's own: a variable whose gradient is zero
+    (attention's key bias, invariant under softmax) holds only rounding noise, which Adam
+    scales up to learning-rate-sized steps; judged by its own tiny magnitude it would fail any
+    comparison.
+    """
+    if not reference or not candidate:
+        missing = "the reference" if not reference else "the candidate"
+        return 0.0, None, [f"no variables recorded by {missing}: variables not compared"]
+    scale = max((float(np.max(np.abs(v))) for v in reference.values() if v.size), default=0.0)
+    worst, first, notes = 0.0, None, []
+    for name, y in reference.items():
+        x = candidate.get(name)
+        if x is None or x.shape != y.shape:
+            notes.append(f"variable {name!r} is missing or has another shape in the candidate")
+            first = first or name
+            continue
+        diff = float(np.max(np.abs(x.astype(np.float64) - y))) if y.size else 0.0
+        rel = math.inf if math.isnan(diff) else diff / max(scale, _TINY)
+        worst = max(worst, rel)
+        if first is None and rel > tolerance:
+            first = name
+    return worst, first, notes
+
+
+@dataclass
+class Check:
+    """One verdict of ``tf2npu verify`` (a row of ``verify.json``'s ``checks``)."""
+
+    name: str
+    passed: bool
+    tolerance: float | None
+    noise_floor: float
+    comparison: Comparison | None = None
+    precision_mode: str | None = None
+    variable_tolerance: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        c = self.comparison
+        return {
+            "name": self.name,
+            "passed": self.passed,
+            "first_divergent_step": c.first_divergent_step if c else None,
+            "first_divergent_scalar": c.first_divergent_scalar if c else None,
+            "first_divergent_variable": c.first_divergent_variable if c else None,
+            "max_rel_diff": _number(c.max_rel_diff) if c else None,
+            "max_rel_diff_variables": _number(c.max_rel_diff_variables) if c else None,
+            "steps_compared": c.steps_compared if c else 0,
+            "tolerance": self.tolerance,
+            "variable_tolerance": self.variable_tolerance,
+            "noise_floor": _number(self.noise_floor),
+            "precision_mode": self.precision_mode,
+            "notes": [*self.notes, *(c.notes if c else ())],
+        }
+
+
+def _number(value: float) -> float | str:
+    """JSON has no Infinity: a non-finite difference is written as text."""
+    return value if math.isfinite(value) else str(value)
+
+
+def run_verify(
+    plan: VerifyPlan, progress: Callable[[str], None] = lambda _: None
+) -> tuple[list[Check], dict[str, RunRecord]]:
+    """Run the trials (two at a time) and judge them.
+
+    Raises:
+        UsageError: the original script failed, or recorded nothing to compare.
+    """
+    trials = plan.trials()
+    progress(f"running {len(trials)} trials into {plan.out} ...")
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {name: pool.submit(run_trial, t, plan.timeout) for name, t in trials.items()}
+        results = {name: future.result() for name, future in futures.items()}
+    runs = {name: RunRecord.load(name, result) for name, result in results.items()}
+    for name in ("original-1", "original-2"):
+        _require_original(runs[name], plan.original)
+    return judge(runs, plan), runs
+
+
+def _require_original(run: RunRecord, script: Path) -> None:
+    result = run.result
+    if not result.ok:
+        raise UsageError(
+            f"the original script {str(script)!r} exited {result.status} under "
+            f"`tf2npu run --no-npu`: {result.failure()}; fix it (or the arguments after --) "
+            f"first (its output: {result.log})"
+        )
+    if not _series(run.steps) and not run.variables:
+        raise UsageError(
+            f"the original script {str(script)!r} fetched no float scalar and left no trainable "
+            "variables: nothing to compare. Fetch the loss in sess.run (or print it), as "
+            "training scripts do"
+        )
+
+
+def judge(runs: Mapping[str, RunRecord], plan: VerifyPlan) -> list[Check]:
+    """The three checks from the four runs' records."""
+    first, second = runs["original-1"], runs["original-2"]
+    noise = compare(first, second, lambda x, y: True)
+    floor = max(noise.max_rel_diff, noise.max_rel_diff_variables)
+    if math.isinf(floor):
+        floor = 0.0
+    exact_tol = max(EXACT_TOLERANCE, NOISE_FACTOR * floor)
+    exact_var_tol = max(VARIABLE_TOLERANCE, NOISE_FACTOR * floor)
+    noise_check = Check("original_noise", True, None, floor, noise)
+    if plan.deterministic and floor > EXACT_TOLERANCE:
+        noise_check.notes.append(_noisy_original(first, plan))
+
+    def exact(x: float, y: float) -> bool:
+        return _rel(x, y) <= exact_tol
+
+    rtol = max(plan.rtol, exact_tol)
+
+    def loose(x: float, y: float) -> bool:
+        if not (math.isfinite(x) and math.isfinite(y)):
+            return _rel(x, y) == 0.0
+        return abs(x - y) <= rtol * abs(y) + LOSS_ATOL
+
+    checks = [noise_check]
+    for name, key, within, tol, var_tol in (
+        ("keep_origin_dtype", "keep-origin-dtype", exact, exact_tol, exact_var_tol),
+        ("precision_mode", "precision-mode", loose, rtol, rtol),
+    ):
+        checks.append(_check(name, first, runs[key], (within, tol, var_tol), floor, plan))
+    return checks
+
+
+def _check(
+    name: str,
+    reference: RunRecord,
+    run: RunRecord,
+    judged: tuple[Callable[[float, float], bool], float, float],
+    floor: float,
+    plan: VerifyPlan,
+) -> Check:
+    within, tolerance, variable_tolerance = judged
+    mode = run.precision_mode
+    if not run.result.ok:
+        note = (
+            f"the migrated script exited {run.result.status}: {run.result.failure()} "
+            f"(its output: {run.result.log})"
+        )
+        return Check(name, False, tolerance, floor, None, mode, variable_tolerance, [note])
+    comparison = compare(reference, run, within, variable_tolerance)
+    passed = comparison.first_divergent_step is None and comparison.first_divergent_variable is None
+    check = Check(name, passed, tolerance, floor, comparison, mode, variable_tolerance)
+    dropout = max(reference.dropout_ops, run.dropout_ops)
+    if not passed and dropout and not plan.dropout_off:
+        check.notes.append(
+            f"the scripts build dropout ({dropout} dropout ops): the original and the migrated "
+            "script draw different masks (npu_ops.dropout draws its own), so their losses "
+            "differ whatever the migration; re-run with --dropout-off (keep_prob=1 / rate=0 "
+            "in both scripts)"
+        )
+    return check
+
+
+def _noisy_original(run: RunRecord, plan: VerifyPlan) -> str:
+    state = run.result.summary.get("deterministic") or {}
+    problems = "; ".join(state.get("problems", ()))
+    if problems:
+        return f"the two original runs differ although --deterministic asked: {problems}"
+    if run.dropout_ops and not plan.dropout_off:
+        return (
+            f"the two original runs differ although deterministic, and the script builds "
+            f"dropout ({run.dropout_ops} dropout ops) from an unseeded generator; re-run with "
+            "--dropout-off"
+        )
+    return "the two original runs differ although deterministic (unseeded random ops?)"
+
+
+def report_json(
+    checks: Sequence[Check], runs: Mapping[str, RunRecord], plan: VerifyPlan
+) -> dict[str, Any]:
+    """``verify.json``: ``verdict`` (pass/fail), ``checks``, and how it was run."""
+    return {
+        "verdict": "pass" if all(c.passed for c in checks) else "fail",
+        "checks": [c.to_json() for c in checks],
+        "original": str(plan.original),
+        "migrated": str(plan.migrated),
+        "script_args": list(plan.script_args),
+        "steps": plan.steps,
+        "deterministic": plan.deterministic,
+        "dropout_off": plan.dropout_off,
+        "runs": {
+            name: {
+                "report_dir": str(run.result.report_dir),
+                "status": run.result.status,
+                "seconds": round(run.result.seconds, 3),
+                "steps": len(_series(run.steps)),
+            }
+            for name, run in runs.items()
+        },
+    }
+
+
+def write_report(report: Mapping[str, Any], out: Path) -> Path:
+    """Write ``verify.json`` into ``out`` (atomically); returns its path."""
+    path = out / VERIFY_FILE
+    write_text_atomic(path, json.dumps(report, indent=2) + "\n")
+    return path

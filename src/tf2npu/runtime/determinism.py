@@ -1,0 +1,96 @@
+"""The ``deterministic`` option: run-to-run reproducible CPU execution, or a clear "no".
+
+On the device, ``deterministic=1`` selects deterministic kernels. Here the kernels are
+TensorFlow's, and two things make a CPU run differ from the next: oneDNN's kernels (their
+reductions depend on thread timing) and ops without a deterministic CPU implementation. So a
+session with ``deterministic=1`` (or any session, after ``tf2npu run --deterministic``) turns on
+TensorFlow's op determinism (``tf.config.experimental.enable_op_determinism``) as it starts, and
+``tf2npu run --deterministic`` also sets ``TF_ENABLE_ONEDNN_OPTS=0`` before TensorFlow is
+imported. Two cases cannot be fixed once the script runs, and are said once, as a warning and
+in the run summary, rather than claimed away:
+
+* oneDNN was on when TensorFlow was imported (the environment variable is read only then);
+* the session's graph has no random seed: its initial values and dropout masks differ from run
+  to run whatever the kernels, and TensorFlow's op determinism would make every unseeded random
+  op an error, so it is left off.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from tf2npu.runtime.instruments import RunInstrument, SessionInfo
+
+__all__ = ["CLI_FLAG", "Determinism", "onednn_enabled"]
+
+_LOG = logging.getLogger("tf2npu.runtime")
+CLI_FLAG = "--deterministic"
+ONEDNN_FIX = (
+    "set TF_ENABLE_ONEDNN_OPTS=0 before TensorFlow is imported, e.g. tf2npu run --deterministic"
+)
+SEED_FIX = "set a graph-level seed, e.g. tf.set_random_seed(0) or RunConfig(tf_random_seed=0)"
+
+
+def onednn_enabled() -> bool:
+    """Whether TensorFlow's oneDNN kernels are on in this process (fixed at its import)."""
+    from tensorflow.python.util import _pywrap_util_port
+
+    return bool(_pywrap_util_port.IsMklEnabled())
+
+
+@dataclass
+class Determinism(RunInstrument):
+    """Honours ``deterministic``: see the module docstring.
+
+    ``requested_by`` is ``--deterministic`` when the whole run asked for it, so stock sessions
+    (``--no-npu``) get it too; otherwise an NPU session's ``deterministic=1`` asks.
+    """
+
+    requested_by: str | None = None
+    op_determinism: bool = False
+    """Whether TensorFlow's op determinism was turned on."""
+    problems: list[str] = field(default_factory=list)
+    """Why the run is not reproducible (said once each)."""
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def on_session(self, session: SessionInfo) -> None:
+        asked = self.requested_by
+        if asked is None and session.options is not None and session.options.deterministic == 1:
+            asked = "deterministic=1"
+        if asked is None:
+            return
+        with self._lock:
+            self.requested_by = self.requested_by or asked
+            self._apply(session.graph)
+
+    def _apply(self, graph: Any) -> None:
+        if onednn_enabled():
+            self._problem(f"oneDNN kernels were on when TensorFlow was imported; {ONEDNN_FIX}")
+        if graph.seed is None:
+            self._problem(f"the graph has no random seed, so op determinism stays off; {SEED_FIX}")
+            return
+        if not self.op_determinism:
+            from tensorflow.python.framework import config
+
+            config.enable_op_determinism()
+            self.op_determinism = True
+
+    def _problem(self, text: str) -> None:
+        if text in self.problems:
+            return
+        self.problems.append(text)
+        _LOG.warning("tf2npu: %s asked for reproducible runs, but %s", self.requested_by, text)
+
+    def summary(self) -> dict[str, Any] | None:
+        """The run summary's ``deterministic``: None when nothing asked for it."""
+        if self.requested_by is None:
+            return None
+        return {
+            "requested_by": self.requested_by,
+            "reproducible": self.op_determinism and not self.problems,
+            "op_determinism": self.op_determinism,
+            "problems": list(self.problems),
+        }

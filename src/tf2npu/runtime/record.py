@@ -1,0 +1,370 @@
+"""Run records: every fetched float scalar per run, and the trained variables at the end.
+
+``tf2npu run --record`` (or ``TF2NPU_RECORD=1``) adds a :class:`RunRecorder` to the run
+instruments, so NPU and stock sessions — ``Session.run``, ``MonitoredTrainingSession``,
+Estimator, Keras' callables — all reach it. It writes into the report folder:
+
+* ``steps.jsonl``: one line per run that fetched at least one float scalar (the loss a script
+  prints, a learning rate, an accuracy): the run's index in the process, its signature number,
+  whether it trained, the training steps so far, NPU or stock, the scalars (``null`` when not
+  finite) and the names that were NaN/Inf;
+* ``variables.npz``: the trainable variables of the last session that closed holding any (or
+  that was still open at exit), read just before it closed;
+* ``record.json``: what else a comparison of two runs needs to know: the dropout ops the
+  sessions' graphs hold, and where a step limit stopped the script.
+
+Scalars are the values the run fetched anyway; reading the variables at close is one extra run
+of the variables' read ops. :mod:`tf2npu.debug.records` reads the files back (TF-free).
+
+``TF2NPU_MAX_STEPS=N`` (:class:`StepLimit`) ends the script with ``sys.exit(0)`` right after its
+Nth training step, so a verify trial trains for N steps whatever the script's own settings.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import math
+import os
+import threading
+import weakref
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from tf2npu.atomic import write_text_atomic
+from tf2npu.errors import UsageError
+from tf2npu.runtime.instruments import RunHook, RunInstrument, RunSignature, SessionInfo
+
+if TYPE_CHECKING:
+    from tf2npu.runtime.context import RuntimeContext
+
+__all__ = [
+    "MAX_STEPS_ENV",
+    "RECORD_ENV",
+    "RECORD_INFO_FILE",
+    "RunRecorder",
+    "StepLimit",
+    "dropout_ops",
+    "max_steps_from_env",
+    "record_from_env",
+]
+
+_LOG = logging.getLogger("tf2npu.runtime")
+RECORD_ENV = "TF2NPU_RECORD"
+MAX_STEPS_ENV = "TF2NPU_MAX_STEPS"
+STEPS_FILE = "steps.jsonl"
+VARIABLES_FILE = "variables.npz"
+RECORD_INFO_FILE = "record.json"
+_DROPOUT_TYPES = ("DropOutGenMask", "DropOutDoMask")
+"""Type prefixes of the NPU dropout ops (tf2npu's CPU kernels carry a dtype suffix)."""
+_MAX_NAMED = 20  # dropout op names kept in record.json
+
+
+def record_from_env(env: Mapping[str, str]) -> bool:
+    """Whether ``TF2NPU_RECORD`` asks for a record (``1``; unset, empty or ``0``: no).
+
+    Raises:
+        UsageError: any other value.
+    """
+    value = env.get(RECORD_ENV, "").strip()
+    if value not in ("", "0", "1"):
+        raise UsageError(f"{RECORD_ENV}={value!r}: use 1 to record the run, 0 or unset not to")
+    return value == "1"
+
+
+def max_steps_from_env(env: Mapping[str, str]) -> int | None:
+    """The step limit ``TF2NPU_MAX_STEPS`` sets (None when unset or empty).
+
+    Raises:
+        UsageError: not a whole number >= 1.
+    """
+    value = env.get(MAX_STEPS_ENV, "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise UsageError(
+            f"{MAX_STEPS_ENV}={value!r}: give the number of training steps to run, e.g. 20"
+        )
+    return int(value)
+
+
+class RunRecorder(RunInstrument):
+    """Writes the run records into ``report_dir`` (see the module docstring)."""
+
+    def __init__(self, report_dir: Path, ctx: RuntimeContext) -> None:
+        self._dir = report_dir
+        self._ctx = ctx
+        self._lock = threading.Lock()
+        self._runs = 0
+        self._lines = io.StringIO()
+        self._dropout: dict[str, None] = {}
+        self._scanned: dict[int, int] = {}
+        self._variables_from: int | None = None
+        self.stopped_at: int | None = None
+        """The step a :class:`StepLimit` stopped the script at (None: it was not stopped)."""
+
+    # -- steps -----------------------------------------------------------------------------
+
+    def plan(self, run: RunSignature) -> RunHook:
+        if run.step:
+            self._scan_dropout(run.session.graph)
+        return _RecordHook(self, run)
+
+    def next_run(self) -> int:
+        with self._lock:
+            self._runs += 1
+            return self._runs - 1
+
+    def write_step(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, separators=(", ", ": ")) + "\n"
+        with self._lock:
+            self._lines.write(line)
+
+    def _scan_dropout(self, graph: Any) -> None:
+        """Remember the graph's dropout ops (once per graph version)."""
+        version = graph.version
+        if self._scanned.get(id(graph)) == version:
+            return
+        self._scanned[id(graph)] = version
+        for name in dropout_ops(graph):
+            self._dropout.setdefault(name)
+
+    # -- variables ---------------------------------------------------------------------------
+
+    def on_session(self, session: SessionInfo) -> None:
+        self._scan_dropout(session.graph)
+
+    def on_session_close(self, session: SessionInfo) -> None:
+        """Read the trainable variables of ``session`` just before it closes."""
+        for live in list(_LIVE):
+            if session_info(live) is session:
+                try:
+                    self.capture(live)
+                except Exception as exc:  # a failed read never stops the script's close
+                    _LOG.warning("tf2npu: variables not recorded at session close: %s", exc)
+                return
+
+    def capture(self, session: Any) -> None:
+        """Read and write the trainable variables of the open ``session`` (once per session)."""
+        info = session_info(session)
+        if info is None or getattr(session, "_closed", True) or _CAPTURED in session.__dict__:
+            return
+        session.__dict__[_CAPTURED] = True
+        values = read_trainable(info, _runner(session))
+        if values:
+            _write_npz(self._dir / VARIABLES_FILE, values)
+            self._variables_from = info.key
+
+    def close(self) -> None:
+        """Flush: the open sessions' variables, then ``steps.jsonl`` and ``record.json``."""
+        still_open = [s for s in list(_LIVE) if session_info(s) is not None]
+        for session in sorted(still_open, key=lambda s: session_info(s).key):  # type: ignore[union-attr]
+            self.capture(session)
+        self._dir.mkdir(parents=True, exist_ok=True)
+        with self._lock:
+            text = self._lines.getvalue()
+        write_text_atomic(self._dir / STEPS_FILE, text)
+        info = {
+            "dropout_ops": len(self._dropout),
+            "dropout_examples": list(self._dropout)[:_MAX_NAMED],
+            "stopped_at_step": self.stopped_at,
+            "variables_session": self._variables_from,
+        }
+        write_text_atomic(self._dir / RECORD_INFO_FILE, json.dumps(info, indent=2) + "\n")
+
+
+class _RecordHook(RunHook):
+    def __init__(self, recorder: RunRecorder, run: RunSignature) -> None:
+        self._recorder = recorder
+        self._names = tuple(t.name for t in run.fetches)
+        self._train = run.step
+        self._signature = run.number
+        self._npu = run.session.npu
+        self._stats = recorder._ctx
+
+    def without_extras(self) -> RunHook:
+        return self
+
+    def after_run(self, values: Sequence[Any], extras: Sequence[Any]) -> None:
+        index = self._recorder.next_run()
+        scalars: dict[str, float | None] = {}
+        nonfinite = []
+        for name, value in zip(self._names, values, strict=False):
+            number = _float_scalar(value)
+            if number is None:
+                continue
+            if math.isfinite(number):
+                scalars[name] = number
+            else:
+                scalars[name] = None
+                nonfinite.append(name)
+        if not scalars:
+            return
+        record = {
+            "run": index,
+            "signature": self._signature,
+            "train": self._train,
+            "step": self._stats.stats.steps,
+            "npu": self._npu,
+            "scalars": scalars,
+            "nonfinite": nonfinite,
+        }
+        self._recorder.write_step(record)
+
+
+def _float_scalar(value: Any) -> float | None:
+    """``value`` as a float when it is a scalar float (NumPy or Python), else None."""
+    if isinstance(value, float | np.floating):
+        return float(value)
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind == "f":
+        return float(value)
+    return None
+
+
+def dropout_ops(graph: Any) -> list[str]:
+    """The names of the dropout ops in ``graph``: NPU dropout ops, and random ops that
+    ``tf.nn.dropout`` / Keras ``Dropout`` create (a random op under a ``dropout`` scope)."""
+    found = []
+    for op in graph.get_operations():
+        random = "Random" in op.type and "dropout" in op.name.lower()
+        if random or op.type.startswith(_DROPOUT_TYPES):
+            found.append(op.name)
+    return found
+
+
+def read_trainable(session: SessionInfo, runner: Any) -> dict[str, np.ndarray[Any, Any]]:
+    """The trainable variables of ``session``'s graph, name without ``:0`` -> value ({} when it
+    has none, or when they cannot be read: not initialised yet, say)."""
+    from tensorflow.python.framework import errors, ops
+
+    variables = session.graph.get_collection(ops.GraphKeys.TRAINABLE_VARIABLES)
+    named = {}
+    for variable in variables:
+        tensor = variable._as_graph_element()
+        if tensor is not None:
+            named[variable.name.removesuffix(":0")] = tensor
+    if not named:
+        return {}
+    try:
+        values = runner(list(named.values()))
+    except (errors.OpError, ValueError, TypeError, RuntimeError):
+        return {}
+    return {name: np.asarray(value) for name, value in zip(named, values, strict=True)}
+
+
+def _runner(session: Any) -> Any:
+    """Runs client tensors in ``session`` without reaching the run instruments (reading the
+    variables is neither a run of the script nor a step)."""
+    from tf2npu.runtime import watch
+
+    mirror = getattr(session, "_mirror", None)
+    inner = getattr(session, "_inner", None)
+    if mirror is not None and inner is not None:  # an NPU session: its stock inner session
+
+        def run_npu(tensors: list[Any]) -> list[Any]:
+            mirror.sync()
+            values: list[Any] = inner.run([mirror.tensor(t.name) for t in tensors])
+            return values
+
+        return run_npu
+
+    def run_stock(tensors: list[Any]) -> list[Any]:
+        saved = session.__dict__.pop(watch._WATCH, None)
+        try:
+            values: list[Any] = session.run(tensors)
+        finally:
+            if saved is not None:
+                session.__dict__[watch._WATCH] = saved
+        return values
+
+    return run_stock
+
+
+def session_info(session: Any) -> SessionInfo | None:
+    """The :class:`SessionInfo` of a session the hook made (NPU or stock), else None."""
+    from tf2npu.runtime import watch
+
+    info = session.__dict__.get("_info")
+    if isinstance(info, SessionInfo):
+        return info
+    stock = session.__dict__.get(watch._WATCH)
+    return None if stock is None else stock.info
+
+
+# -- the session objects behind SessionInfo -------------------------------------------------------
+# on_session_close hands over a SessionInfo, which cannot run anything; reading the variables
+# needs the session itself, so sessions created while a recorder is attached are remembered
+# (weakly) from BaseSession.__init__, which every session, stock or NPU, goes through.
+
+_CAPTURED = "_tf2npu_recorded"
+_LIVE: weakref.WeakSet[Any] = weakref.WeakSet()
+_SAVED: dict[str, Any] = {}
+
+
+def track_sessions() -> None:
+    """Remember the sessions created from now on (idempotent), so a recorder can read their
+    variables when they close (``on_session_close``) or at its :meth:`~RunRecorder.close`."""
+    from tensorflow.python.client import session as session_lib
+
+    if _SAVED:
+        return
+    base = session_lib.BaseSession
+    original = _SAVED["__init__"] = base.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        _LIVE.add(self)
+
+    base.__init__ = init
+
+
+def untrack_sessions() -> None:
+    """Undo :func:`track_sessions` (tests)."""
+    from tensorflow.python.client import session as session_lib
+
+    if "__init__" in _SAVED:
+        session_lib.BaseSession.__init__ = _SAVED.pop("__init__")
+    _LIVE.clear()
+
+
+def _write_npz(path: Path, values: Mapping[str, np.ndarray[Any, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    with partial.open("wb") as stream:
+        np.savez(stream, **values)
+    os.replace(partial, path)
+
+
+class StepLimit(RunInstrument):
+    """Ends the script with ``sys.exit(0)`` after its ``limit``-th training step
+    (``TF2NPU_MAX_STEPS``); the recorder, if any, notes where."""
+
+    def __init__(self, limit: int, ctx: RuntimeContext, recorder: RunRecorder | None) -> None:
+        self.limit = limit
+        self._ctx = ctx
+        self._recorder = recorder
+
+    def plan(self, run: RunSignature) -> RunHook | None:
+        return _LimitHook(self) if run.step else None
+
+    def check(self) -> None:
+        steps = self._ctx.stats.steps
+        if steps >= self.limit:
+            if self._recorder is not None:
+                self._recorder.stopped_at = steps
+            raise SystemExit(0)
+
+
+class _LimitHook(RunHook):
+    def __init__(self, limit: StepLimit) -> None:
+        self._limit = limit
+
+    def without_extras(self) -> RunHook:
+        return self
+
+    def after_run(self, values: Sequence[Any], extras: Sequence[Any]) -> None:
+        self._limit.check()

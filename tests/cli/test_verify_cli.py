@@ -1,0 +1,118 @@
+"""``tf2npu verify`` from the command line: parsing, usage errors, and end to end on a migrated
+example (passes) and on a deliberately broken migration (fails at the step it changed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tf2npu.cli.main import build_parser, main
+from tf2npu.cli.verify import make_plan
+from tf2npu.testing.migration import migrate_text
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tf1" / "estimator_mnist_like.py"
+
+
+def verify(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["verify", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def scripts(tmp_path: Path) -> tuple[Path, Path]:
+    original, migrated = tmp_path / "a.py", tmp_path / "b.py"
+    original.write_text("print(1)\n", encoding="utf-8")
+    migrated.write_text("print(1)\n", encoding="utf-8")
+    return original, migrated
+
+
+def test_options_before_and_after_the_scripts_and_script_args(
+    scripts: tuple[Path, Path], tmp_path: Path
+) -> None:
+    a, b = scripts
+    argv = ["verify", "--steps", "3", str(a), str(b), "--option", "precision_mode=force_fp16"]
+    argv += ["--no-deterministic", "--dropout-off", "--out", str(tmp_path / "o"), "--"]
+    argv += ["--steps", "9", "--", "x"]
+    plan = make_plan(build_parser().parse_args(argv))
+    assert (plan.original, plan.migrated, plan.out) == (a, b, tmp_path / "o")
+    assert plan.script_args == ("--steps", "9", "--", "x")
+    assert plan.options == ("precision_mode=force_fp16",)
+    assert (plan.steps, plan.deterministic, plan.dropout_off, plan.rtol) == (3, False, True, 0.02)
+
+
+def test_defaults(scripts: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.chdir(tmp_path)
+    plan = make_plan(build_parser().parse_args(["verify", *map(str, scripts)]))
+    assert plan.out == tmp_path / "tf2npu-verify"
+    assert (plan.steps, plan.deterministic, plan.dropout_off, plan.script_args) == (
+        None, True, False, ()
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--steps", "0"], "--steps 0: give a number of training steps >= 1"),
+        (["--tolerance", "2"], "--tolerance 2.0: give a relative tolerance"),
+        (["--option", "precison_mode=x"], "did you mean 'precision_mode'"),
+        (["--frobnicate"], "unrecognized arguments: --frobnicate; see tf2npu verify --help"),
+        (["--steps", "many"], "argument --steps: invalid int value: 'many'"),
+    ],
+)
+def test_usage_errors_exit_2_and_name_the_fix(
+    capsys: pytest.CaptureFixture[str], scripts: tuple[Path, Path], extra: list[str], message: str
+) -> None:
+    code, _, err = verify(capsys, *map(str, scripts), *extra)
+    assert code == 2
+    assert message in err
+
+
+def test_a_missing_script_is_named(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = verify(capsys, str(tmp_path / "nope.py"), str(tmp_path / "b.py"))
+    assert code == 2
+    assert f"ORIGINAL '{tmp_path / 'nope.py'}' does not exist" in err
+
+
+def test_help_teaches_with_an_example(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["verify", "--help"])
+    out = capsys.readouterr().out
+    assert "tf2npu verify train.py npu/train.py --steps 20" in out
+    assert "--dropout-off" in out and "first_divergent_step" in out
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_passes_on_a_migrated_example_and_fails_on_a_broken_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    source = EXAMPLE.read_text(encoding="utf-8")
+    migrated = migrate_text(source, path=EXAMPLE.name).output.decode("utf-8")
+    assert "NPURunConfig" in migrated
+    good, broken = tmp_path / "good.py", tmp_path / "broken.py"
+    good.write_text(migrated, encoding="utf-8")
+    assert '"learning_rate": 0.1}' in migrated
+    broken.write_text(migrated.replace('"learning_rate": 0.1}', '"learning_rate": 0.2}'))
+    args = ["--", "--steps", "3", "--model-dir", "{run_dir}/model"]
+
+    code, out, _ = verify(capsys, str(EXAMPLE), str(good), "--out", str(tmp_path / "v1"), *args)
+    assert code == 0, out
+    assert out.startswith("tf2npu verify: PASS")
+    report = json.loads((tmp_path / "v1" / "verify.json").read_text())
+    assert report["verdict"] == "pass"
+    assert [c["steps_compared"] for c in report["checks"]] == [3, 3, 3]
+
+    code, out, _ = verify(capsys, str(EXAMPLE), str(broken), "--out", str(tmp_path / "v2"), *args)
+    assert code == 1, out
+    report = json.loads((tmp_path / "v2" / "verify.json").read_text())
+    exact = report["checks"][1]
+    assert (report["verdict"], exact["name"], exact["passed"]) == (
+        "fail",
+        "keep_origin_dtype",
+        False,
+    )
+    assert exact["first_divergent_step"] == 2  # step 1's loss is computed before the update
+    assert "first divergent step 2" in out

@@ -1,0 +1,103 @@
+"""Trials: the child's command line and environment, its status, log and timeout."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import tf2npu
+from tf2npu.debug.trials import (
+    TIMED_OUT,
+    Trial,
+    TrialResult,
+    run_trial,
+    trial_command,
+    trial_environment,
+)
+
+ROOT = str(Path(tf2npu.__file__).resolve().parents[1])
+
+
+def test_command_puts_tf2npu_flags_before_the_script(tmp_path: Path) -> None:
+    trial = Trial(
+        Path("/s/train.py"),
+        ("--steps", "3"),
+        report_dir=tmp_path / "r",
+        npu=False,
+        options=("precision_mode=force_fp32",),
+        flags=("--deterministic",),
+    )
+    assert trial_command(trial) == [
+        sys.executable, "-m", "tf2npu", "run", "--quiet", "--record",
+        "--report-dir", str(tmp_path / "r"), "--no-npu",
+        "--option", "precision_mode=force_fp32", "--deterministic",
+        "--", "/s/train.py", "--steps", "3",
+    ]  # fmt: skip
+
+
+def test_npu_trial_has_no_no_npu_flag(tmp_path: Path) -> None:
+    command = trial_command(Trial(Path("t.py"), report_dir=tmp_path))
+    assert "--no-npu" not in command
+    assert command[-2:] == ["--", "t.py"]
+
+
+def test_environment_of_a_deterministic_trial() -> None:
+    trial = Trial(Path("t.py"), report_dir=Path("r"), options=("deterministic=1",),
+                  env={"TF2NPU_X": "1"})  # fmt: skip
+    env = trial_environment(trial, {"PYTHONPATH": "/a", "TF_ENABLE_ONEDNN_OPTS": "1"})
+    assert env == {
+        "PYTHONPATH": os.pathsep.join([ROOT, "/a"]),
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+        "TF_ENABLE_ONEDNN_OPTS": "0",
+        "TF2NPU_X": "1",
+    }
+
+
+def test_environment_keeps_the_callers_choices() -> None:
+    trial = Trial(Path("t.py"), report_dir=Path("r"))
+    base = {"PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "0", "TF_ENABLE_ONEDNN_OPTS": "1"}
+    assert trial_environment(trial, base) == base
+    assert not trial.deterministic
+    assert Trial(Path("t.py"), report_dir=Path("r"), flags=("--deterministic",)).deterministic
+
+
+def test_a_failing_trial_keeps_its_status_and_log(tmp_path: Path) -> None:
+    result = run_trial(Trial(tmp_path / "missing.py", report_dir=tmp_path / "r"))
+    assert result.status == 2
+    assert not result.ok
+    assert result.summary == {}
+    assert result.log == tmp_path / "r" / "trial.log"
+    assert "missing.py' does not exist" in result.log_tail()
+    assert result.failure().startswith(f"SCRIPT '{tmp_path / 'missing.py'}' does not exist")
+
+
+def test_timeout_stops_the_child(tmp_path: Path) -> None:
+    script = tmp_path / "sleep.py"
+    script.write_text("import time\ntime.sleep(60)\n", encoding="utf-8")
+    result = run_trial(Trial(script, report_dir=tmp_path / "r"), timeout=0.5)
+    assert result.status == TIMED_OUT
+    assert result.seconds < 30
+
+
+def test_records_of_an_earlier_trial_are_removed(tmp_path: Path) -> None:
+    report = tmp_path / "r"
+    report.mkdir()
+    (report / "steps.jsonl").write_text("{}\n", encoding="utf-8")
+    (report / "run_summary.json").write_text('{"exit_status": 0}', encoding="utf-8")
+    result = run_trial(Trial(tmp_path / "missing.py", report_dir=report))
+    assert not (report / "steps.jsonl").exists()
+    assert result.summary == {}
+
+
+def test_failure_is_the_exception_of_the_last_traceback(tmp_path: Path) -> None:
+    log = tmp_path / "trial.log"
+    log.write_text(
+        "WARNING: deprecated\nTraceback (most recent call last):\n  File 'a.py', line 1\n"
+        "    x()\nKeyError: 'k'\n\nDuring handling...\nlast line\n",
+        encoding="utf-8",
+    )
+    assert TrialResult(1, tmp_path, {}, 1.0, log).failure() == "KeyError: 'k'"
+    log.write_text("just this\n", encoding="utf-8")
+    assert TrialResult(1, tmp_path, {}, 1.0, log).failure() == "just this"
+    assert TrialResult(TIMED_OUT, tmp_path, {}, 1.0, log).failure() == "stopped by the timeout"

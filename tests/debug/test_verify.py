@@ -1,0 +1,214 @@
+"""verify's judgement, from literal run records: noise floor, tolerances, first divergent step
+and variable, dropout and failed runs; and the trials it plans."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tf2npu.debug.trials import TrialResult
+from tf2npu.debug.verify import (
+    RunRecord,
+    VerifyPlan,
+    judge,
+    report_json,
+    run_verify,
+    write_report,
+)
+from tf2npu.errors import UsageError
+
+NAMES = ("original-1", "original-2", "keep-origin-dtype", "precision-mode")
+LOSSES = [2.0, 1.5, 1.2, 1.0]
+W = np.array([[0.5, -1.0], [2.0, 0.25]], np.float32)
+
+
+def _run(
+    tmp_path: Path,
+    name: str,
+    losses: list[float | None] = LOSSES,
+    w: np.ndarray[Any, Any] | None = W,
+    *,
+    status: int = 0,
+    dropout: int = 0,
+    summary: dict[str, Any] | None = None,
+) -> RunRecord:
+    directory = tmp_path / name
+    directory.mkdir(parents=True)
+    lines = []
+    for step, loss in enumerate(losses, 1):
+        record = {"run": step, "signature": 2, "train": True, "step": step, "npu": True}
+        record.update(scalars={"loss:0": loss}, nonfinite=[] if loss is not None else ["loss:0"])
+        lines.append(json.dumps(record) + "\n")
+    (directory / "steps.jsonl").write_text("".join(lines), encoding="utf-8")
+    if w is not None:
+        np.savez(directory / "variables.npz", **{"dense/kernel": w, "dense/bias": w[0] * 0})
+    (directory / "record.json").write_text(json.dumps({"dropout_ops": dropout}))
+    log = directory / "trial.log"
+    log.write_text("W: noise\nTraceback (most recent call last):\n  x\nValueError: boom\n")
+    result = TrialResult(status, directory, summary or {}, 1.0, log)
+    return RunRecord.load(name, result)
+
+
+def _plan(tmp_path: Path, **kw: Any) -> VerifyPlan:
+    return VerifyPlan(Path("/s/a.py"), Path("/s/b.py"), tmp_path, **kw)
+
+
+def _judge(tmp_path: Path, plan: VerifyPlan | None = None, **runs: RunRecord) -> dict[str, Any]:
+    records = {name: runs.get(name.replace("-", "_")) or _run(tmp_path, name) for name in NAMES}
+    checks = judge(records, plan or _plan(tmp_path))
+    return {c.name: c.to_json() for c in checks}
+
+
+def test_identical_runs_pass_with_the_deterministic_tolerances(tmp_path: Path) -> None:
+    checks = _judge(tmp_path)
+    assert checks["original_noise"]["noise_floor"] == 0.0
+    exact = checks["keep_origin_dtype"]
+    assert exact["passed"] and exact["tolerance"] == 1e-5 and exact["variable_tolerance"] == 1e-3
+    assert exact["max_rel_diff"] == 0.0 and exact["steps_compared"] == 4
+    assert checks["precision_mode"]["tolerance"] == 0.02
+
+
+def test_a_changed_step_is_named_with_the_scalar(tmp_path: Path) -> None:
+    broken = _run(tmp_path, "keep-origin-dtype", [2.0, 1.5, 1.21, 1.05])
+    checks = _judge(tmp_path, keep_origin_dtype=broken)
+    exact = checks["keep_origin_dtype"]
+    assert not exact["passed"]
+    assert exact["first_divergent_step"] == 3
+    assert exact["first_divergent_scalar"] == "loss:0"
+    assert exact["max_rel_diff"] == pytest.approx(0.05)
+    assert checks["precision_mode"]["passed"]
+
+
+def test_float16_sized_differences_pass_the_precision_check_only(tmp_path: Path) -> None:
+    half = _run(tmp_path, "precision-mode", [2.0, 1.51, 1.21, 1.0])  # <1% off
+    checks = _judge(tmp_path, precision_mode=half)
+    assert checks["precision_mode"]["passed"]
+    off = _run(tmp_path / "x", "precision-mode", [2.0, 1.5, 1.3, 1.0])  # 8% at step 3
+    assert _judge(tmp_path / "x", precision_mode=off)["precision_mode"]["first_divergent_step"] == 3
+
+
+def test_a_variable_beyond_tolerance_is_named(tmp_path: Path) -> None:
+    moved = W.copy()
+    moved[1, 0] += 0.01  # 0.5% of the largest magnitude (2.0)
+    checks = _judge(tmp_path, keep_origin_dtype=_run(tmp_path, "keep-origin-dtype", w=moved))
+    exact = checks["keep_origin_dtype"]
+    assert exact["first_divergent_step"] is None
+    assert exact["first_divergent_variable"] == "dense/kernel"
+    assert exact["max_rel_diff_variables"] == pytest.approx(0.005)
+
+
+def test_noise_floor_widens_the_exact_tolerance(tmp_path: Path) -> None:
+    noisy = _run(tmp_path, "original-2", [2.0, 1.5, 1.2, 1.001])  # 1e-3 apart
+    plan = _plan(tmp_path, deterministic=False)
+    checks = _judge(tmp_path, plan, original_2=noisy)
+    assert checks["original_noise"]["noise_floor"] == pytest.approx(1e-3)
+    assert checks["keep_origin_dtype"]["tolerance"] == pytest.approx(2e-3)
+    assert checks["original_noise"]["notes"] == []
+
+
+def test_originals_that_differ_while_deterministic_are_explained(tmp_path: Path) -> None:
+    summary = {"deterministic": {"problems": ["the graph has no random seed"]}}
+    first = _run(tmp_path, "original-1", summary=summary)
+    second = _run(tmp_path, "original-2", [2.0, 1.4, 1.2, 1.0])
+    notes = _judge(tmp_path, original_1=first, original_2=second)["original_noise"]["notes"]
+    assert notes == [
+        "the two original runs differ although --deterministic asked: the graph has no random seed"
+    ]
+
+
+def test_dropout_is_named_when_a_check_fails(tmp_path: Path) -> None:
+    broken = _run(tmp_path, "keep-origin-dtype", [2.0, 1.7, 1.2, 1.0], dropout=3)
+    notes = _judge(tmp_path, keep_origin_dtype=broken)["keep_origin_dtype"]["notes"]
+    assert len(notes) == 1 and "re-run with --dropout-off" in notes[0]
+    assert "dropout (3 dropout ops)" in notes[0]
+
+
+def test_a_nan_loss_diverges_and_a_shorter_run_is_said(tmp_path: Path) -> None:
+    nan = _run(tmp_path, "precision-mode", [2.0, None, 1.2])
+    check = _judge(tmp_path, precision_mode=nan)["precision_mode"]
+    assert check["first_divergent_step"] == 2
+    assert check["max_rel_diff"] == "inf"
+    assert "original-1 recorded 4 steps with scalars, precision-mode 3" in check["notes"]
+
+
+def test_a_failed_migrated_run_fails_its_check_with_the_log(tmp_path: Path) -> None:
+    failed = _run(tmp_path, "precision-mode", [], None, status=1)
+    check = _judge(tmp_path, precision_mode=failed)["precision_mode"]
+    assert not check["passed"]
+    assert check["notes"][0].startswith("the migrated script exited 1: ValueError: boom (its")
+
+
+def test_report_json_keys_and_verdict(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, steps=4)
+    runs = {name: _run(tmp_path, name) for name in NAMES}
+    report = report_json(judge(runs, plan), runs, plan)
+    assert report["verdict"] == "pass"
+    assert [c["name"] for c in report["checks"]] == [
+        "original_noise", "keep_origin_dtype", "precision_mode"
+    ]  # fmt: skip
+    for key in ("name", "passed", "first_divergent_step", "max_rel_diff", "tolerance"):
+        assert key in report["checks"][1]
+    assert report["runs"]["original-1"] == {
+        "report_dir": str(tmp_path / "original-1"), "status": 0, "seconds": 1.0, "steps": 4
+    }  # fmt: skip
+    path = write_report(report, tmp_path)
+    assert json.loads(path.read_text()) == report
+
+
+def test_trials_planned(tmp_path: Path) -> None:
+    plan = _plan(
+        tmp_path,
+        script_args=("--model-dir", "{run_dir}/m", "--steps", "9"),
+        options=("precision_mode=allow_mix_precision", "mix_compile_mode=true"),
+        steps=3,
+        dropout_off=True,
+    )
+    trials = plan.trials()
+    assert list(trials) == list(NAMES)
+    original = trials["original-1"]
+    assert (original.npu, original.options, original.flags) == (False, (), ("--deterministic",))
+    assert original.args == ("--model-dir", f"{tmp_path}/original-1/m", "--steps", "9")
+    assert original.env == {"TF2NPU_MAX_STEPS": "3", "TF2NPU_DROPOUT_OFF": "1"}
+    assert trials["keep-origin-dtype"].options == (
+        "mix_compile_mode=true", "precision_mode=must_keep_origin_dtype"
+    )  # fmt: skip
+    assert trials["precision-mode"].options == plan.options
+    assert trials["precision-mode"].script == Path("/s/b.py")
+    assert _plan(tmp_path, deterministic=False).trials()["original-2"].flags == ()
+
+
+def test_an_original_that_fails_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tf2npu.debug import verify
+
+    def fake(trial: Any, timeout: float | None = None) -> TrialResult:
+        status = 1 if trial.report_dir.name.startswith("original") else 0
+        trial.report_dir.mkdir(parents=True, exist_ok=True)
+        log = trial.report_dir / "trial.log"
+        log.write_text("NameError: x\n", encoding="utf-8")
+        return TrialResult(status, trial.report_dir, {}, 0.1, log)
+
+    monkeypatch.setattr(verify, "run_trial", fake)
+    with pytest.raises(
+        UsageError, match=r"exited 1 under `tf2npu run --no-npu`: NameError: x; fix it"
+    ):
+        run_verify(_plan(tmp_path))
+
+
+def test_an_original_that_records_nothing_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tf2npu.debug import verify
+
+    def fake(trial: Any, timeout: float | None = None) -> TrialResult:
+        trial.report_dir.mkdir(parents=True, exist_ok=True)
+        return TrialResult(0, trial.report_dir, {}, 0.1, None)
+
+    monkeypatch.setattr(verify, "run_trial", fake)
+    with pytest.raises(UsageError, match="fetched no float scalar and left no trainable"):
+        run_verify(_plan(tmp_path))
