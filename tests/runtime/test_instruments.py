@@ -229,3 +229,26 @@ def test_per_run_extras_and_traces_reach_every_entry_point(npu: bool, entry: str
     assert hook.seen == [[[2.0, 2.0]], [], [[2.0, 2.0]], []]
     assert len(hook.metadata) == 2 and all(devices >= 1 for devices in hook.metadata)
     assert key == [] and len(instrument.closed) == 1  # told once, when the session closed
+
+
+@pytest.mark.parametrize("npu", [True, False])
+def test_an_instrument_reads_a_session_outside_the_instruments_until_it_closes(npu: bool) -> None:
+    from tf2npu.runtime import context
+
+    recorder = _recorder()
+    graph = tf.Graph()
+    with graph.as_default():
+        v = tf.compat.v1.Variable([1.5, -2.0], name="v")
+        doubled = tf.multiply(v, 2.0, name="doubled")
+        init = tf.compat.v1.global_variables_initializer()
+    config = npu_config(precision_mode="must_keep_origin_dtype") if npu else None
+    sess = tf.compat.v1.Session(graph=graph, config=config)
+    sess.run(init)
+    [info] = context().open_sessions()
+    runs = len(recorder.runs)
+    assert [value.tolist() for value in info.read([doubled])] == [[3.0, -4.0]]
+    assert len(recorder.runs) == runs  # no instrument saw the read
+    sess.close()
+    assert context().open_sessions() == []
+    with pytest.raises(ValueError, match="closed"):
+        info.read([doubled])

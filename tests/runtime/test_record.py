@@ -28,9 +28,7 @@ def recorder(tmp_path: Path) -> Iterator[record.RunRecorder]:
     ctx = context()
     rec = record.RunRecorder(tmp_path, ctx)
     ctx.extra_instruments.append(rec)
-    record.track_sessions()
     yield rec
-    record.untrack_sessions()
 
 
 def _model(seed: int | None = 0) -> dict[str, Any]:

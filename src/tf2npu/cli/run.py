@@ -366,7 +366,6 @@ def _add_run_controls(plan: RunPlan) -> None:
     if plan.record:
         recorder = record.RunRecorder(plan.report_dir, ctx)
         ctx.extra_instruments.append(recorder)
-        record.track_sessions()
     if plan.max_steps is not None:
         ctx.extra_instruments.append(record.StepLimit(plan.max_steps, ctx, recorder))
     if plan.dropout_off:

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import itertools
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tf2npu.runtime.instruments import RunInstrument
+from tf2npu.runtime.instruments import RunInstrument, SessionInfo
 from tf2npu.runtime.settings import RuntimeSettings
 from tf2npu.runtime.stats import RunStats
 
@@ -56,6 +57,7 @@ class RuntimeContext:
     _runs: dict[tuple[Any, ...], int] = field(default_factory=dict, repr=False)
     _run_steps: dict[int, int] = field(default_factory=dict, repr=False)
     _builtin: list[RunInstrument] = field(default_factory=list, repr=False)
+    _open: dict[int, tuple[SessionInfo, weakref.ref[Any]]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         from tf2npu.runtime.compile import CheckResult, PrintModelDumps
@@ -86,6 +88,21 @@ class RuntimeContext:
     def next_session_key(self) -> int:
         with self.lock:
             return next(self._session_keys)
+
+    def opened(self, info: SessionInfo, session: Any) -> None:
+        """``session`` (described by ``info``) was created; it is open until :meth:`closed`."""
+        with self.lock:
+            self._open[info.key] = (info, weakref.ref(session))
+
+    def closed(self, info: SessionInfo) -> None:
+        with self.lock:
+            self._open.pop(info.key, None)
+
+    def open_sessions(self) -> list[SessionInfo]:
+        """The sessions not closed yet and still alive, oldest first."""
+        with self.lock:
+            entries = sorted(self._open.items())
+        return [info for _, (info, ref) in entries if ref() is not None]
 
     def run_number(self, key: tuple[Any, ...]) -> int:
         """The number of the run signature ``key`` (:meth:`RunSignature.key`), given in the

@@ -124,10 +124,11 @@ def _mark_stock(session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     if graph is None:  # what BaseSession.__init__ will use
         graph = ops.get_default_graph()
     ctx = context()
-    info = SessionInfo(ctx.next_session_key(), npu=False, graph=graph)
+    info = SessionInfo(ctx.next_session_key(), False, graph, reader=watch.reader(session))
     for instrument in ctx.instruments:
         instrument.on_session(info)
     watch.mark(session, ctx, info)
+    ctx.opened(info, session)
 
 
 def _pick(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> type:

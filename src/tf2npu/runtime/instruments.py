@@ -14,8 +14,8 @@ execute more), so fetching them changes no value.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -52,6 +52,16 @@ class SessionInfo:
     """The session's resolved options (NPU sessions)."""
     mirror: GraphMirror | None = None
     """The graph the session executes when it is not ``graph`` (NPU sessions)."""
+    reader: Callable[[Sequence[Any]], list[Any]] | None = field(default=None, repr=False)
+    """Set by the session: see :meth:`read`."""
+
+    def read(self, tensors: Sequence[Any]) -> list[Any]:
+        """The values of client ``tensors``, run in the session outside the instruments (no
+        instrument sees the run; it is not a step): for an instrument reading variables at
+        :meth:`RunInstrument.on_session_close` or :meth:`RunInstrument.close`."""
+        if self.reader is None:
+            raise ValueError(f"session {self.key} cannot be read (it is gone)")
+        return self.reader(tensors)
 
     def executed_tensor(self, name: str) -> Any:
         """The tensor the session executes for the client tensor ``name``."""
@@ -220,7 +230,9 @@ class RunInstrument:
         """``session`` is about to close: it can still run (read its variables here)."""
 
     def close(self) -> None:
-        """The process is done with sessions (``tf2npu run`` calls it at exit): flush."""
+        """The process is done with sessions (``tf2npu run`` calls it at exit): flush.
+
+        Sessions the script never closed are still open (``RuntimeContext.open_sessions``)."""
 
 
 @dataclass(frozen=True, eq=False)

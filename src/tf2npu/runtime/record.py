@@ -28,7 +28,6 @@ import logging
 import math
 import os
 import threading
-import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -104,6 +103,7 @@ class RunRecorder(RunInstrument):
         self._dropout: dict[str, None] = {}
         self._scanned: dict[int, int] = {}
         self._variables_from: int | None = None
+        self._captured: set[int] = set()
         self.stopped_at: int | None = None
         """The step a :class:`StepLimit` stopped the script at (None: it was not stopped)."""
 
@@ -140,29 +140,24 @@ class RunRecorder(RunInstrument):
 
     def on_session_close(self, session: SessionInfo) -> None:
         """Read the trainable variables of ``session`` just before it closes."""
-        for live in list(_LIVE):
-            if session_info(live) is session:
-                try:
-                    self.capture(live)
-                except Exception as exc:  # a failed read never stops the script's close
-                    _LOG.warning("tf2npu: variables not recorded at session close: %s", exc)
-                return
+        try:
+            self.capture(session)
+        except Exception as exc:  # a failed read never stops the script's close
+            _LOG.warning("tf2npu: variables not recorded at session close: %s", exc)
 
-    def capture(self, session: Any) -> None:
+    def capture(self, session: SessionInfo) -> None:
         """Read and write the trainable variables of the open ``session`` (once per session)."""
-        info = session_info(session)
-        if info is None or getattr(session, "_closed", True) or _CAPTURED in session.__dict__:
+        if session.key in self._captured:
             return
-        session.__dict__[_CAPTURED] = True
-        values = read_trainable(info, _runner(session))
+        self._captured.add(session.key)
+        values = read_trainable(session)
         if values:
             _write_npz(self._dir / VARIABLES_FILE, values)
-            self._variables_from = info.key
+            self._variables_from = session.key
 
     def close(self) -> None:
         """Flush: the open sessions' variables, then ``steps.jsonl`` and ``record.json``."""
-        still_open = [s for s in list(_LIVE) if session_info(s) is not None]
-        for session in sorted(still_open, key=lambda s: session_info(s).key):  # type: ignore[union-attr]
+        for session in self._ctx.open_sessions():
             self.capture(session)
         self._dir.mkdir(parents=True, exist_ok=True)
         with self._lock:
@@ -236,9 +231,10 @@ def dropout_ops(graph: Any) -> list[str]:
     return found
 
 
-def read_trainable(session: SessionInfo, runner: Any) -> dict[str, np.ndarray[Any, Any]]:
+def read_trainable(session: SessionInfo) -> dict[str, np.ndarray[Any, Any]]:
     """The trainable variables of ``session``'s graph, name without ``:0`` -> value ({} when it
-    has none, or when they cannot be read: not initialised yet, say)."""
+    has none, or when they cannot be read: not initialised yet, say). The read is no run of
+    the script (:meth:`SessionInfo.read`)."""
     from tensorflow.python.framework import errors, ops
 
     variables = session.graph.get_collection(ops.GraphKeys.TRAINABLE_VARIABLES)
@@ -250,85 +246,10 @@ def read_trainable(session: SessionInfo, runner: Any) -> dict[str, np.ndarray[An
     if not named:
         return {}
     try:
-        values = runner(list(named.values()))
+        values = session.read(list(named.values()))
     except (errors.OpError, ValueError, TypeError, RuntimeError):
         return {}
     return {name: np.asarray(value) for name, value in zip(named, values, strict=True)}
-
-
-def _runner(session: Any) -> Any:
-    """Runs client tensors in ``session`` without reaching the run instruments (reading the
-    variables is neither a run of the script nor a step)."""
-    from tf2npu.runtime import watch
-
-    mirror = getattr(session, "_mirror", None)
-    inner = getattr(session, "_inner", None)
-    if mirror is not None and inner is not None:  # an NPU session: its stock inner session
-
-        def run_npu(tensors: list[Any]) -> list[Any]:
-            mirror.sync()
-            values: list[Any] = inner.run([mirror.tensor(t.name) for t in tensors])
-            return values
-
-        return run_npu
-
-    def run_stock(tensors: list[Any]) -> list[Any]:
-        saved = session.__dict__.pop(watch._WATCH, None)
-        try:
-            values: list[Any] = session.run(tensors)
-        finally:
-            if saved is not None:
-                session.__dict__[watch._WATCH] = saved
-        return values
-
-    return run_stock
-
-
-def session_info(session: Any) -> SessionInfo | None:
-    """The :class:`SessionInfo` of a session the hook made (NPU or stock), else None."""
-    from tf2npu.runtime import watch
-
-    info = session.__dict__.get("_info")
-    if isinstance(info, SessionInfo):
-        return info
-    stock = session.__dict__.get(watch._WATCH)
-    return None if stock is None else stock.info
-
-
-# -- the session objects behind SessionInfo -------------------------------------------------------
-# on_session_close hands over a SessionInfo, which cannot run anything; reading the variables
-# needs the session itself, so sessions created while a recorder is attached are remembered
-# (weakly) from BaseSession.__init__, which every session, stock or NPU, goes through.
-
-_CAPTURED = "_tf2npu_recorded"
-_LIVE: weakref.WeakSet[Any] = weakref.WeakSet()
-_SAVED: dict[str, Any] = {}
-
-
-def track_sessions() -> None:
-    """Remember the sessions created from now on (idempotent), so a recorder can read their
-    variables when they close (``on_session_close``) or at its :meth:`~RunRecorder.close`."""
-    from tensorflow.python.client import session as session_lib
-
-    if _SAVED:
-        return
-    base = session_lib.BaseSession
-    original = _SAVED["__init__"] = base.__init__
-
-    def init(self: Any, *args: Any, **kwargs: Any) -> None:
-        original(self, *args, **kwargs)
-        _LIVE.add(self)
-
-    base.__init__ = init
-
-
-def untrack_sessions() -> None:
-    """Undo :func:`track_sessions` (tests)."""
-    from tensorflow.python.client import session as session_lib
-
-    if "__init__" in _SAVED:
-        session_lib.BaseSession.__init__ = _SAVED.pop("__init__")
-    _LIVE.clear()
 
 
 def _write_npz(path: Path, values: Mapping[str, np.ndarray[Any, Any]]) -> None:

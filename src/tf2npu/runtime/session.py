@@ -18,7 +18,8 @@ reached. Run-time ``OpError``s are re-raised against the client op the failing n
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -77,7 +78,10 @@ class _NpuSessionMixin:
         self._ctx = ctx
         self._instruments = session_instruments(options, ctx)
         self._mirror = GraphMirror(self._graph, options, ctx, self._instruments)
-        self._info = SessionInfo(ctx.next_session_key(), True, self._graph, options, self._mirror)
+        self._info = SessionInfo(
+            ctx.next_session_key(), True, self._graph, options, self._mirror, _reader(self)
+        )
+        ctx.opened(self._info, self)
         self._mirror.session = self._info
         for instrument in self._instruments:
             instrument.on_session(self._info)
@@ -283,6 +287,7 @@ class _NpuSessionMixin:
         if inner is not None and not self._closed:
             for instrument in self._instruments:
                 instrument.on_session_close(self._info)
+            self._ctx.closed(self._info)
         if inner is not None:
             inner.close()
         super().close()  # type: ignore[misc]
@@ -330,6 +335,22 @@ class NpuInteractiveSession(_NpuSessionMixin, _InteractiveSession):  # type: ign
         config = self._npu_config(config)
         super().__init__(target, graph, config)
         self._npu_setup(target, config)
+
+
+def _reader(session: _NpuSessionMixin) -> Callable[[Sequence[Any]], list[Any]]:
+    """Runs client tensors in ``session``'s inner session, which no instrument watches."""
+    ref = weakref.ref(session)
+
+    def read(tensors: Sequence[Any]) -> list[Any]:
+        live = ref()
+        if live is None or live._closed:
+            raise ValueError("the session is closed")
+        mirror = live._mirror
+        mirror.sync()
+        values: list[Any] = live._inner.run([mirror.tensor(t.name) for t in tensors])
+        return values
+
+    return read
 
 
 def _tensor_name(name: str) -> str:
