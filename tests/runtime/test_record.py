@@ -111,6 +111,24 @@ def test_callables_from_options_are_recorded_and_open_sessions_flushed(
     sess.close()
 
 
+@pytest.mark.parametrize("npu", [True, False])
+def test_make_callable_without_a_feed_list_is_recorded(
+    recorder: record.RunRecorder, tmp_path: Path, npu: bool
+) -> None:
+    m = _model()
+    with m["graph"].as_default():
+        x = tf.constant([1.0, 2.0, -1.0])
+        loss = tf.reduce_sum(tf.square(m["w"] * x - 1.0), name="const_loss")
+    with _session(npu, m["graph"]) as sess:
+        sess.run(m["init"])
+        call = sess.make_callable({"loss": loss, "w": m["w"]})
+        first = call()
+        assert sorted(first) == ["loss", "w"]  # the caller's structure is kept
+    recorder.close()
+    (step,) = read_steps(tmp_path)
+    assert step.scalars == {"const_loss:0": pytest.approx(float(first["loss"]))}
+
+
 def test_uninitialised_variables_are_not_recorded(
     recorder: record.RunRecorder, tmp_path: Path
 ) -> None:

@@ -359,28 +359,19 @@ def _make_callable(
     handler = session_lib._FetchHandler(self._graph, fetches, {})
     hooks = watch.hooks(handler.targets(), handler.fetches())
     make = _saved["make_callable"]
-    fixed = hooks.fixed
-    if fixed is not None and not fixed.extras:  # nothing to add: TF's callable as it is
-        plain = make(self, fetches, feed_list, accept_options)
-
-        def run_plain(*args: Any, **kwargs: Any) -> Any:
-            result = plain(*args, **kwargs)
-            fixed.after_run([])  # values come back in the fetches' structure: not checked
-            return result
-
-        return run_plain
+    own, targets = list(handler.fetches()), list(handler.targets())
 
     def build(extras: Sequence[Any], trace: bool) -> Any:
-        return make(self, [fetches, list(extras)], None, accept_options or trace)
+        flat = make(self, [own + list(extras), targets], None, accept_options or trace)
+        return lambda *args, **kwargs: flat(*args, **kwargs)[0]
 
     inner = CallableCache(build)
 
     def run_callable(*args: Any, **kwargs: Any) -> Any:
         call = hooks.begin()
         kwargs, metadata = traced(call, kwargs, options=True)
-        values, extras = inner.get(call)(*args, **kwargs)
-        call.after_run(list(extras), metadata)  # own values keep the fetches' structure
-        return values
+        values = call.after_run(inner.get(call)(*args, **kwargs), metadata)
+        return handler.build_results(self, values)
 
     return run_callable
 
