@@ -74,6 +74,17 @@ def test_second_run_on_output_changes_nothing(tree, tmp_path):
     assert data["totals"]["changes"] == 0
 
 
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_file_given_an_output_folder_goes_into_it(tmp_path, existing):
+    source = write(tmp_path / "train.py", "import tensorflow as tf\nprint(tf.__version__)\n")
+    out = tmp_path / "npu"
+    if existing:
+        out.mkdir()
+    assert main(["migrate", str(source), "-o", str(out) + ("" if existing else "/")]) == 0
+    assert (out / "train.py").is_file()
+    assert (out / "train.py").read_text() == source.read_text()
+
+
 def test_in_place_with_backup(tmp_path):
     src = write(tmp_path / "p" / "t.py", SESSION)
     assert main(["migrate", str(tmp_path / "p"), "--in-place", "--backup"]) == 0

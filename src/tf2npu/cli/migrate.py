@@ -65,8 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-o",
         "--output",
         metavar="OUT",
-        type=Path,
-        help="output folder (or file, when SRC is a file); default: SRC_npu",
+        help="output folder (or file, when SRC is a file: OUT/ or an existing folder gets "
+        "OUT/SRC's name); default: SRC_npu",
     )
     where.add_argument(
         "--report", metavar="DIR", type=Path, help="report folder; default: OUT_report next to OUT"
@@ -139,11 +139,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "core (default: 1)")  # fmt: skip
 
 
+def _output_path(source: Path, output: str | None) -> Path | None:
+    """``-o OUT`` as a path: for a single file, ``OUT/`` (or an existing folder) means the file
+    goes into that folder under its own name, as ``cp`` does."""
+    if output is None:
+        return None
+    path = Path(output)
+    into_folder = output.endswith(("/", os.sep)) or path.is_dir()
+    if source.is_file() and into_folder:
+        return path / source.name
+    return path
+
+
 def run(args: argparse.Namespace) -> int:
     formats = parse_formats(args.format)
     if args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give a number of parallel workers >= 1")
-    plan = make_plan(args.source, args.output, args.report, in_place=args.in_place,
+    output = _output_path(args.source, args.output)
+    plan = make_plan(args.source, output, args.report, in_place=args.in_place,
                      backup=args.backup, force=args.force)  # fmt: skip
     options = MigrateOptions(
         precision_mode=args.precision_mode,
