@@ -430,12 +430,7 @@ def _rewritten(
     inputs from its timeline label, the rest from the node its name extends
     (``w/read/ArithmeticOptimizer/...`` stands where ``w/read`` was)."""
     op_type, inputs = _label(label)
-    parts = name.split("/")
-    base = next(
-        ("/".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)
-         if "/".join(parts[:i]) in decisions),
-        "",
-    )  # fmt: skip
+    base = _original(name, decisions)
     decided = decisions.get(base)
     if decided is None:
         return raw.OpFacts(name, op_type, inputs=inputs, session=session.key)
@@ -455,6 +450,30 @@ def _rewritten(
         ai_core=_ai_core(info, op_type, ()),
         session=session.key,
     )
+
+
+def _original(name: str, known: Mapping[str, object]) -> str:
+    """The node of ``known`` a grappler-made node ``name`` stands for ("" when none).
+
+    Grappler names what it makes ``<scope>/<Optimizer>/<Rewrite>_<node's last name part>``
+    (``g/ArithmeticOptimizer/ReorderCastLikeAndValuePreserving_float__tf2npu_to_f32`` for
+    ``g/_tf2npu_to_f32``); failing that, the longest scope that is a node is taken.
+    """
+    parts = name.split("/")
+    last = parts[-1]
+    tails = [last] + [last[i + 1 :] for i, c in enumerate(last) if c == "_" and i + 1 < len(last)]
+    for cut in range(len(parts) - 1, 0, -1):
+        scope = [p for p in parts[:cut] if not p.endswith(_GRAPPLER_SUFFIXES)]
+        for tail in tails:
+            candidate = "/".join([*scope, tail])
+            if candidate in known:
+                return candidate
+        if "/".join(scope) in known:
+            return "/".join(scope)
+    return ""
+
+
+_GRAPPLER_SUFFIXES = ("Optimizer", "ConstantFolding", "Remapper")
 
 
 def _label(label: str) -> tuple[str, tuple[str, ...]]:
