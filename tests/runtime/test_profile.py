@@ -113,3 +113,16 @@ def test_the_environment_turns_profiling_on(tmp_path: Path, monkeypatch: Any) ->
     _train(npu_config(), steps=2)
     (profile,) = _close()
     assert raw.find_profiles(tmp_path / "env") == [profile.directory]
+
+
+def test_names_tensorflow_makes_at_run_time_map_back() -> None:
+    from tf2npu.runtime.profile import _label, _original, _session_tensor
+
+    known = {"g/_tf2npu_to_f32": 1, "w/read": 1}
+    rewritten = "g/ArithmeticOptimizer/ReorderCastLikeAndValuePreserving_float__tf2npu_to_f32"
+    assert _original(rewritten, known) == "g/_tf2npu_to_f32"
+    assert _original("w/read/ConstantFolding/x", known) == "w/read"
+    assert _original("elsewhere/x", known) == ""
+    assert _session_tensor("_arg_x_0_0") == "x:0"
+    assert _session_tensor("_retval_scope/loss_1_3") == "scope/loss:1"
+    assert _label("b = Cast(a, c:1, ^d)") == ("Cast", ("a:0", "c:1"))

@@ -367,7 +367,7 @@ def _decided(node: Node, geop: str) -> _Decided:
     reason = message = ""
     if not geop and isinstance(placement, Placement):
         reason = "outside_geop" if placement.device else placement.reason
-        message = placement.message
+        message = _OUTSIDE_GEOP if placement.device else placement.message
     return _Decided(
         device_type=device_op(node),
         geop=geop,
@@ -378,6 +378,12 @@ def _decided(node: Node, geop: str) -> _Decided:
         host_reason=reason,
         host_message=message,
     )
+
+
+_OUTSIDE_GEOP = (
+    "the device can run it, but no GeOp holds it (full-offload mode keeps only the largest "
+    "GeOp; mix_compile_mode=True keeps several)"
+)
 
 
 def _facts(
@@ -418,7 +424,7 @@ def _facts(
         inputs=tuple(t.name for t in op.inputs),
         input_dtypes=dtypes,
         input_shapes=tuple(_static_shape(t) for t in op.inputs),
-        ai_core=_ai_core(info, device_type, _float_names(dtypes, op)),
+        ai_core=_ai_core(info, device_type, _device_floats(decided, dtypes, op)),
         session=session.key,
     )
 
@@ -509,6 +515,14 @@ def _session_tensor(name: str) -> str:
 
 _FLOATS = {"DT_FLOAT16": "float16", "DT_FLOAT": "float32", "DT_DOUBLE": "float64",
            "DT_BFLOAT16": "bfloat16"}  # fmt: skip
+
+
+def _device_floats(decided: _Decided | None, inputs: Sequence[str], op: Any) -> list[str]:
+    """The float dtypes the device computes the op in: the precision decision's (a CPU form
+    computes a float16 op in float32 here), else those of its inputs and outputs."""
+    if decided is not None and decided.precision:
+        return [decided.precision.rpartition("->")[2]]
+    return _float_names(inputs, op)
 
 
 def _float_names(inputs: Sequence[str], op: Any) -> list[str]:
