@@ -156,7 +156,9 @@ def _show(analysis: object) -> None:
     assert isinstance(analysis, Analysis)
     print(f"tf2npu profile: {analysis.summary_line()}", file=sys.stderr)
     for finding in analysis.findings:
-        where = f" ({finding.where})" if finding.where else ""
-        what = finding.node or finding.cause
-        print(f"  {finding.severity}: {finding.id}: {what}{where}", file=sys.stderr)
+        place = finding.where
+        line = f":{place.line}" if place.line else ""
+        where = f" ({place.file}{line})" if place.file else ""
+        what = place.node or finding.cause
+        print(f"  {finding.severity.value}: {finding.id}: {what}{where}", file=sys.stderr)
     print(f"  details: {analysis.profile.directory / ADVICE_MD}", file=sys.stderr)

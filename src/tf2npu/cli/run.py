@@ -437,7 +437,8 @@ def _profiles() -> list[dict[str, Any]]:
         analysis = instrument.analysis
         severities: dict[str, int] = {}
         for finding in analysis.findings if analysis is not None else ():
-            severities[finding.severity] = severities.get(finding.severity, 0) + 1
+            name = finding.severity.value
+            severities[name] = severities.get(name, 0) + 1
         out.append(
             {"path": str(instrument.directory), "traced_runs": instrument.iterations,
              "findings": severities}

@@ -18,13 +18,23 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from tf2npu.debug.profile import RawProfile
 from tf2npu.debug.profile_tables import AI_CORE, AI_CPU, OpRow, StepRow
+from tf2npu.findings import Finding, Severity, Where
 
-__all__ = ["RULES", "Evidence", "Finding", "Rule", "advise", "to_json", "to_markdown"]
+__all__ = [
+    "RULES",
+    "Evidence",
+    "Rule",
+    "advise",
+    "figures",
+    "source_line",
+    "to_json",
+    "to_markdown",
+]
 
 TOP = 10
 """Ops named per finding (msprof-analyze's ``OPERATOR_OUT_TOPK``)."""
@@ -34,34 +44,6 @@ QUIET_HOST_TYPES = frozenset(
     {"NoOp", "Const", "Identity", "VariableV2", "VarHandleOp", "Placeholder", "_Arg", "_Retval"}
 )
 """Host ops that only hand over a value: never "hot"."""
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One piece of advice (the shape of ``tf2npu.findings.Finding``; see the module docs)."""
-
-    id: str
-    severity: str
-    """``error``, ``warning`` or ``info``."""
-    cause: str
-    fix: str
-    node: str = ""
-    where: str = ""
-    """``file:line in function`` of the user's code behind ``node``."""
-    source: str = ""
-    figures: Mapping[str, Any] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "severity": self.severity,
-            "cause": self.cause,
-            "fix": self.fix,
-            "node": self.node,
-            "where": self.where,
-            "source": self.source,
-            "figures": dict(self.figures),
-        }
 
 
 @dataclass(frozen=True)
@@ -114,16 +96,19 @@ class Rule:
     check: Check
 
     def finding(self, hit: Hit) -> Finding:
+        """The shared :class:`~tf2npu.findings.Finding`; its ``evidence`` is the figures the
+        rule measured, as a JSON object (:func:`figures` reads it back)."""
         values = {"threshold": _number(self.threshold), "node": hit.node, **hit.values}
+        measured = {k: v for k, v in hit.values.items() if isinstance(v, int | float)}
+        file, line = source_line(hit.where)
         return Finding(
             id=self.id,
-            severity=str(hit.values.get("severity", self.severity)),
+            severity=Severity(str(hit.values.get("severity", self.severity))),
             cause=self.message.format(**values),
             fix=self.fix.get(hit.variant, self.fix["default"]).format(**values),
-            node=hit.node,
-            where=hit.where,
+            where=Where(hit.node, str(hit.values.get("type", "")), file, line),
             source=self.source,
-            figures={k: v for k, v in hit.values.items() if isinstance(v, int | float)},
+            evidence=json.dumps(measured, sort_keys=True),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -425,8 +410,26 @@ RULES: tuple[Rule, ...] = (
 def advise(evidence: Evidence, rules: Sequence[Rule] = RULES) -> list[Finding]:
     """Every finding of every rule, errors and warnings first (stable within a severity)."""
     findings = [rule.finding(hit) for rule in rules for hit in rule.check(evidence, rule)]
-    order = {"error": 0, "warning": 1, "info": 2}
-    return sorted(findings, key=lambda f: order.get(f.severity, 3))
+    return sorted(findings, key=lambda f: -f.severity.rank)
+
+
+def figures(finding: Finding) -> dict[str, Any]:
+    """The figures a profile rule measured (its finding's ``evidence``)."""
+    value = json.loads(finding.evidence) if finding.evidence else {}
+    return value if isinstance(value, dict) else {}
+
+
+def source_line(where: str) -> tuple[str, int]:
+    """``("train.py", 9)`` from ``"train.py:9 in <module>"`` (``("", 0)`` when empty).
+
+    >>> source_line("/a/train.py:9 in main")
+    ('/a/train.py', 9)
+    """
+    location = where.split(" in ", 1)[0]
+    file, _, line = location.rpartition(":")
+    if not file or not line.isdigit():
+        return location, 0
+    return file, int(line)
 
 
 def to_json(findings: Sequence[Finding], rules: Sequence[Rule] = RULES) -> str:
@@ -443,11 +446,13 @@ def to_markdown(findings: Sequence[Finding], title: str) -> str:
     if not findings:
         lines += ["No rule matched: nothing to advise.", ""]
     for f in findings:
-        lines.append(f"## {f.severity}: {f.id}" + (f" — `{f.node}`" if f.node else ""))
+        node = f.where.node
+        lines.append(f"## {f.severity.value}: {f.id}" + (f" — `{node}`" if node else ""))
         lines.append("")
         lines.append(f"- **Cause**: {f.cause}")
-        if f.where:
-            lines.append(f"- **Where**: `{f.where}`")
+        if f.where.file:
+            line = f":{f.where.line}" if f.where.line else ""
+            lines.append(f"- **Where**: `{f.where.file}{line}`")
         lines.append(f"- **Fix**: {f.fix}")
         lines.append(f"- **Rule source**: {f.source}")
         lines.append("")

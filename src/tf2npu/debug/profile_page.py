@@ -13,6 +13,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from tf2npu.debug.profile_tables import AI_CPU, OpRow, StatRow, StepRow
+from tf2npu.findings import Where
 from tf2npu.graph.report.page import document, table
 
 if TYPE_CHECKING:
@@ -84,17 +85,21 @@ def _advice(analysis: Analysis) -> list[str]:
     findings = analysis.findings
     counts: dict[str, int] = defaultdict(int)
     for f in findings:
-        counts[f.severity] += 1
+        counts[f.severity.value] += 1
     label = ", ".join(f"{n} {s}" for s, n in counts.items()) or "none"
     rows = [
-        [f'<span class="{escape(f.severity)}">{escape(f.severity)}</span>', f.id, f.node,
-         f.cause, f.where, f.fix]
+        [f'<span class="{f.severity.value}">{f.severity.value}</span>', f.id, f.where.node,
+         f.cause, _line(f.where), f.fix]
         for f in findings
     ]  # fmt: skip
     return [
         f"<h2>Advice ({label})</h2>",
         table(["severity", "rule", "node", "cause", "source line", "fix"], rows, raw_first=True),
     ]
+
+
+def _line(where: Where) -> str:
+    return f"{where.file}:{where.line}" if where.line else where.file
 
 
 def _tables(analysis: Analysis) -> list[str]:

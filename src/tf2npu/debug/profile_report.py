@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tf2npu.atomic import write_text_atomic
 from tf2npu.debug import profile as raw
-from tf2npu.debug.profile_advice import Evidence, Finding, advise, to_json, to_markdown
+from tf2npu.debug.profile_advice import Evidence, advise, to_json, to_markdown
 from tf2npu.debug.profile_tables import (
     OP_STATISTIC_COLUMNS,
     OP_SUMMARY_COLUMNS,
@@ -36,6 +36,7 @@ from tf2npu.debug.profile_tables import (
     trace_events,
     write_csv,
 )
+from tf2npu.findings import Finding
 
 __all__ = ["ADVICE_JSON", "ADVICE_MD", "PAGE", "TRACE_VIEW", "Analysis", "analyse", "write_outputs"]
 
@@ -90,7 +91,7 @@ class Analysis:
         """One line for a terminal."""
         severities: dict[str, int] = defaultdict(int)
         for finding in self.findings:
-            severities[finding.severity] += 1
+            severities[finding.severity.value] += 1
         advice = ", ".join(f"{n} {s}" for s, n in severities.items()) or "no advice"
         return (
             f"{len(self.profile.iterations)} traced runs, {len(self.rows):,} rows; {advice}; "
