@@ -35,6 +35,7 @@ SUMMARY_KEYS = {
     "exit_status": int,
     "job_environment": dict,
     "dumps": list,
+    "profiles": list,
     "deterministic": (dict, type(None)),
 }
 

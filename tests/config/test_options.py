@@ -98,20 +98,28 @@ def test_mixed_precision_modes():
     assert not NpuOptions.from_values({"precision_mode": "force_fp16"}).is_mixed_precision
 
 
-def test_dump_data_and_layer_are_typed_and_profiling_is_recorded_only():
+def test_dump_data_and_layer_and_profiling_are_typed_and_honoured():
     options = NpuOptions.from_values(
         {"dump_data": "stats", "dump_layer": "conv1 fc", "profiling_mode": True}
     )
     assert (options.dump_data, options.dump_layer) == ("stats", "conv1 fc")
     assert NpuOptions().dump_data == "tensor"
+    assert options.profiling_mode is True
     assert options.get("profiling_mode") is True
-    assert options.no_effect == ("profiling_mode",)
-    assert "tf2npu profile" in OPTIONS["profiling_options"].note
+    assert options.no_effect == ()
+    assert "tf2npu profile" in OPTIONS["profiling_mode"].note
+
+
+def test_profiling_options_must_be_a_json_object():
+    check = OPTIONS["profiling_options"].check
+    assert check('{"output": "/tmp/p", "task_trace": "l0"}') is None
+    assert "not JSON" in (check("training_trace") or "")
+    assert '"task_trace" = \'maybe\'' in (check('{"task_trace": "maybe"}') or "")
 
 
 @pytest.mark.parametrize(
     "name",
-    ["use_off_line", "in_out_pair_flag", "in_out_pair", "profiling_mode", "profiling_options"],
+    ["use_off_line", "in_out_pair_flag", "in_out_pair"],
 )
 def test_options_nothing_reads_are_no_effect_and_reported_when_set(name):
     spec = OPTIONS[name]

@@ -401,3 +401,23 @@ def test_json_file_errors_name_the_file_the_key_and_the_fix(
         from_json_file(path, "--config-from")
     assert str(err.value).startswith(f"--config-from file {str(path)!r}")
     assert message in str(err.value)
+
+
+def test_profiling_from_the_environment_fills_what_no_source_gave() -> None:
+    env = {"PROFILING_MODE": "true", "PROFILING_OPTIONS": '{"output": "/env"}'}
+    options = resolve(env=env)
+    assert (options.profiling_mode, options.profiling_options) == (True, '{"output": "/env"}')
+    config_wins = resolve(overrides={"profiling_mode": False}, env=env)
+    assert config_wins.profiling_mode is False
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"PROFILING_MODE": "on"}, r"PROFILING_MODE='on' is not a boolean .*PROFILING_MODE=true"),
+        ({"PROFILING_OPTIONS": "trace"}, r"PROFILING_OPTIONS='trace' is not valid .*not JSON"),
+    ],
+)
+def test_bad_profiling_variables_name_the_variable(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        resolve(env=env)

@@ -214,7 +214,6 @@ def test_ge_dtype(dtype: object, ge: str) -> None:
     assert dumpfile.ge_dtype(dtype) == ge
 
 
-
 @pytest.mark.parametrize(
     ("filename", "name", "kind", "index", "ext"),
     [

@@ -7,10 +7,10 @@ import sys
 from collections.abc import Sequence
 
 from tf2npu import __version__
-from tf2npu.cli import compare, doctor, exit_codes, graph, migrate, overflow, run, verify
+from tf2npu.cli import compare, doctor, exit_codes, graph, migrate, overflow, profile, run, verify
 from tf2npu.errors import Tf2NpuError
 
-COMMANDS = (migrate, graph, run, compare, overflow, verify, doctor)
+COMMANDS = (migrate, graph, run, compare, overflow, verify, doctor, profile)
 """Subcommand modules; each has NAME, HELP, add_arguments(parser) and run(args) -> int."""
 
 DESCRIPTION = """\
@@ -23,6 +23,7 @@ tf2npu moves TensorFlow 1.x training scripts onto Huawei Ascend NPUs.
   tf2npu overflow DUMP   the first ops that overflowed in an overflow dump, and the fix
   tf2npu verify A B      check that migrated script B trains like original A
   tf2npu doctor LOG      diagnose a failed run from its log, run folder or script
+  tf2npu profile -- S    profile a script's NPU sessions: msprof-style tables, timeline, advice
 
 Run `tf2npu <command> --help` for what a command does, its options and examples;
 `python -m tf2npu` is the same program.

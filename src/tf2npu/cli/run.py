@@ -66,6 +66,7 @@ examples:
   tf2npu run --no-npu train.py                    # every session stock, to compare against
   tf2npu run --execution xla --report-dir runs/xla train.py
   tf2npu run --deterministic --record train.py    # reproducible; steps.jsonl, variables.npz
+  tf2npu run --profile prof --profile-steps 1-5 train.py   # msprof-style profile + advice
 
 run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_version 1):
   sessions / stock_sessions   sessions that ran through the engine / stayed stock
@@ -85,6 +86,8 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
   exit_status                 the script's exit status
   job_environment             RANK_SIZE, RANK_ID, DEVICE_ID, ... set because they were unset
   dumps                       per dump folder: path, files written, tensor bytes
+  profiles                    per profile (--profile, profiling_mode): its PROF_* folder,
+                              traced runs, advice findings by severity (docs/profile.md)
   deterministic               null, or {requested_by, reproducible, op_determinism,
                               problems}: --deterministic / deterministic=1 and what keeps the
                               run from being reproducible (oneDNN on at import, no seed)
@@ -111,6 +114,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "                  [--fusion-switch-file FILE] [--modify-mixlist FILE]\n"
         "                  [--no-npu] [--execution {host,xla}] [--strict-options]\n"
         "                  [--dump DIR [--dump-step STEPS] [--dump-mode MODE] [--dump-data D]]\n"
+        "                  [--profile DIR [--profile-steps STEPS]]\n"
         "                  [--deterministic] [--record]\n"
         "                  [--report-dir DIR] [--quiet] [--verbose] SCRIPT [ARGS ...]"
     )
@@ -189,6 +193,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="write steps.jsonl (every fetched float scalar, per run) and variables.npz (the "
         "trainable variables at the end) into the report folder; also TF2NPU_RECORD=1",
     )
+    prof = parser.add_argument_group(
+        "profiling (docs/profile.md; tf2npu profile runs and analyses)"
+    )
+    prof.add_argument(
+        "--profile",
+        metavar="DIR",
+        type=path_arg,
+        help="profile the NPU sessions into DIR/PROF_<time>/ (profiling_mode=true, "
+        'profiling_options={"output": DIR}): msprof-style op_summary/op_statistic/step_trace '
+        "CSVs, trace_view.json, advice.md and profile.html",
+    )
+    prof.add_argument(
+        "--profile-steps",
+        metavar="STEPS",
+        help='which runs of each run signature to trace, dump_step syntax, e.g. "0-9" '
+        "(default: every run; tracing slows a run down)",
+    )
     out = parser.add_argument_group("output")
     out.add_argument(
         "--report-dir",
@@ -225,6 +246,9 @@ class RunPlan:
     golden_dump: Path | None = None
     """``--no-npu --dump DIR``: the stock sessions' dump folder."""
     dump_step: str = ""
+    profile: Path | None = None
+    """``--profile DIR``: the profile's output folder."""
+    profile_steps: str = ""
     deterministic: bool = False
     record: bool = False
     """``--record`` or ``TF2NPU_RECORD=1``."""
@@ -250,6 +274,11 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.report_dir, "--report-dir")
     if args.dump is not None:
         check_output_dir(args.dump, "--dump")
+    if plan.profile is not None:
+        from tf2npu.runtime.profile import install
+
+        check_output_dir(plan.profile, "--profile")
+        install(runtime.context(), plan.profile, steps=plan.profile_steps)
     if plan.golden_dump is not None:
         from tf2npu.runtime.dump import golden_dump
 
@@ -279,6 +308,7 @@ def run(args: argparse.Namespace) -> int:
     summary = stats.summary(wall_seconds=wall, exit_status=status)
     summary["job_environment"] = job
     summary["dumps"] = dumps
+    summary["profiles"] = _profiles()
     summary["deterministic"] = runtime.context().determinism.summary()
     json_path = plan.report_dir / SUMMARY_FILE
     written = _write_summary(json_path, summary)
@@ -310,6 +340,11 @@ def make_plan(args: argparse.Namespace) -> RunPlan:
             "(options for tf2npu go before SCRIPT, the script's arguments after it)"
         )
     npu = not args.no_npu
+    if not npu and args.profile is not None:
+        raise UsageError(
+            "--profile profiles NPU sessions (what the graph engine placed, cast and fused); "
+            "drop --no-npu"
+        )
     if not npu and args.dump is not None and (args.dump_mode or args.dump_data):
         raise UsageError(
             "--dump-mode and --dump-data apply to NPU dumps; a --no-npu (golden) dump holds "
@@ -320,13 +355,15 @@ def make_plan(args: argparse.Namespace) -> RunPlan:
         script_args=tuple(command[1:]),
         report_dir=args.report_dir.resolve(),
         options=tuple(cli_items(args))
-        + (_dump_options(args) if npu else ())
+        + (_dump_options(args) + _profile_options(args) if npu else ())
         + (("deterministic=1",) if npu and args.deterministic else ()),
         npu=npu,
         execution=args.execution,
         strict_options=args.strict_options,
         golden_dump=None if npu or args.dump is None else args.dump.resolve(),
         dump_step=args.dump_step or "",
+        profile=args.profile.resolve() if args.profile is not None else None,
+        profile_steps=args.profile_steps or "",
         deterministic=args.deterministic,
         record=args.record or record_from_env(os.environ),
         max_steps=max_steps_from_env(os.environ),
@@ -370,6 +407,43 @@ def _add_run_controls(plan: RunPlan) -> None:
         ctx.extra_instruments.append(record.StepLimit(plan.max_steps, ctx, recorder))
     if plan.dropout_off:
         dropout.install()
+
+
+def _profile_options(args: argparse.Namespace) -> tuple[str, ...]:
+    """``--profile DIR`` as the NpuOptimizer options it stands for (``--profile-steps`` is
+    checked here: it selects runs, which no adapter option does)."""
+    from tf2npu.config.dump_steps import check
+
+    if args.profile is None:
+        if args.profile_steps is not None:
+            raise UsageError("--profile-steps needs --profile DIR (the folder to profile into)")
+        return ()
+    if args.profile_steps is not None:
+        fix = check(args.profile_steps)
+        if fix is not None:
+            raise UsageError(f"--profile-steps {args.profile_steps!r} is not valid; {fix}")
+    output = json.dumps({"output": str(args.profile.resolve())})
+    return ("profiling_mode=true", f"profiling_options={output}")
+
+
+def _profiles() -> list[dict[str, Any]]:
+    """Per profile this run wrote: its folder, traced runs and advice (after ``close``)."""
+    from tf2npu.runtime.profile import OpProfile
+
+    out = []
+    for instrument in runtime.context().extra_instruments:
+        if not isinstance(instrument, OpProfile):
+            continue
+        analysis = instrument.analysis
+        severities: dict[str, int] = {}
+        for finding in analysis.findings if analysis is not None else ():
+            name = finding.severity.value
+            severities[name] = severities.get(name, 0) + 1
+        out.append(
+            {"path": str(instrument.directory), "traced_runs": instrument.iterations,
+             "findings": severities}
+        )  # fmt: skip
+    return out
 
 
 def _finish_dumps() -> list[dict[str, Any]]:
@@ -516,12 +590,18 @@ def _rows(summary: dict[str, Any], plan: RunPlan) -> list[tuple[str, Text]]:
             )
             for d in summary.get("dumps", [])
         ),
+        *(("profile", Text(_profile_text(p))) for p in summary.get("profiles", [])),
     ]
     if plan.options and (not plan.npu or not summary["sessions"]):
         why = "--no-npu" if not plan.npu else "no NPU session was created"
         unused = f"{', '.join(plan.options)} ({why})"
         rows.append(("--option unused", Text(unused, style="yellow")))
     return rows
+
+
+def _profile_text(profile: dict[str, Any]) -> str:
+    findings = ", ".join(f"{n} {s}" for s, n in profile["findings"].items()) or "no advice"
+    return f"{profile['traced_runs']} traced runs, {findings}: {profile['path']}/profile.html"
 
 
 def _failure_rows(summary: dict[str, Any]) -> list[tuple[str, Text]]:

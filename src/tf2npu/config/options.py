@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any, Literal
 
-from tf2npu.config import checks, dump_steps
+from tf2npu.config import checks, dump_steps, profiling
 
 Kind = Literal["b", "i", "s"]
 Value = bool | int | str
@@ -105,7 +105,6 @@ _IN_OUT_PAIR = (
     "explicit offload ranges are not implemented: placement picks the device part by op "
     "support and mix_compile_mode, whatever the range"
 )
-_PROFILE = "per-op profiling is not implemented yet; it comes with `tf2npu profile`"
 
 _ADAPTER = (
     _off(
@@ -209,8 +208,21 @@ _DEBUG = (
 )
 
 _PROFILING = (
-    _off("profiling_mode", "b", False, None, _PROFILE),
-    _off("profiling_options", "s", "", None, _PROFILE),
+    _on(
+        "profiling_mode",
+        "b",
+        False,
+        None,
+        "per-op profile of the runs from TF step stats (docs/profile.md; `tf2npu profile`)",
+    ),
+    _on(
+        "profiling_options",
+        "s",
+        "",
+        profiling.check_options_text,
+        "JSON: output, training_trace, task_trace/task_time, fp_point, bp_point honoured; "
+        "device collectors (aic_metrics, l2, ...) recorded as no effect here",
+    ),
 )
 
 _BUILD_OPTIONS = (
@@ -355,6 +367,8 @@ class NpuOptions:
     dump_debug_mode: str = "all"
     dump_data: str = "tensor"
     dump_layer: str = ""
+    profiling_mode: bool = False
+    profiling_options: str = ""
     fusion_switch_file: str = ""
     graph_run_mode: int = 1
     deterministic: int = 0

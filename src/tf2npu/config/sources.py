@@ -3,7 +3,8 @@
 Precedence, lowest first: ``ConfigProto`` ``NpuOptimizer`` ``parameter_map`` < ``NPURunConfig``
 arguments < overrides (typed values: CLI ``KEY=VALUE`` parsed once by :func:`from_cli`, or a
 JSON file read by :func:`from_json_file`). The environment does not set ``parameter_map`` keys
-except ``AOE_MODE``, which (as in the adapter) only fills ``aoe_mode`` when no source gave it;
+except ``AOE_MODE``, ``PROFILING_MODE`` and ``PROFILING_OPTIONS``, which (as in the adapter) only
+fill their option when no source gave it;
 the other variables the engine needs (``PRINT_MODEL``, ``ENABLE_FORCE_V2_CONTROL``, ``RANK_SIZE``,
 ``RANK_ID``/``POD_NAME``, ``ASCEND_DEVICE_ID``/``DEVICE_ID``, ``ASCEND_OPP_PATH``) become
 :class:`EnvSettings`. TensorFlow objects are duck-typed; nothing here imports TensorFlow.
@@ -381,7 +382,8 @@ def single_rank_environment(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def from_env(env: Mapping[str, str]) -> tuple[EnvSettings, dict[str, Value]]:
-    """Engine-relevant environment variables, and the ``aoe_mode`` fallback from ``AOE_MODE``."""
+    """Engine-relevant environment variables, and the options they fill when no source gave
+    them (:data:`ENV_OPTIONS`: ``AOE_MODE``, ``PROFILING_MODE``, ``PROFILING_OPTIONS``)."""
     settings = EnvSettings(
         print_model=env.get("PRINT_MODEL", "") == "1",
         force_v2_control=env.get("ENABLE_FORCE_V2_CONTROL", "") not in ("", "0"),
@@ -392,12 +394,35 @@ def from_env(env: Mapping[str, str]) -> tuple[EnvSettings, dict[str, Value]]:
         dump_ge_graph=_env_int(env, "DUMP_GE_GRAPH", 0),
         dump_graph_path=env.get("DUMP_GRAPH_PATH", ""),
     )
-    fallback: dict[str, Value] = {"aoe_mode": env["AOE_MODE"]} if env.get("AOE_MODE") else {}
+    fallback: dict[str, Value] = {}
+    for option, variable in ENV_OPTIONS.items():
+        if env.get(variable):
+            fallback[option] = _env_value(option, variable, env[variable])
     return settings, fallback
 
 
-#: Options the environment can fill, and the variable that does (see :func:`from_env`).
-ENV_OPTIONS = {"aoe_mode": "AOE_MODE"}
+#: Options the environment can fill when no source gave them, and the variable that does (the
+#: adapter reads these; a session's own setting wins).
+ENV_OPTIONS = {
+    "aoe_mode": "AOE_MODE",
+    "profiling_mode": "PROFILING_MODE",
+    "profiling_options": "PROFILING_OPTIONS",
+}
+
+
+def _env_value(option: str, variable: str, text: str) -> Value:
+    """``text`` of ``variable`` as the option's kind (a bool from ``true``/``false``/1/0)."""
+    if OPTIONS[option].kind != "b":
+        return text
+    lowered = text.strip().lower()
+    if lowered in ("true", "1"):
+        return True
+    if lowered in ("false", "0"):
+        return False
+    raise ConfigError(
+        f"environment variable {variable}={text!r} is not a boolean (it sets option "
+        f"{option!r}); set {variable}=true or {variable}=false, or unset it"
+    )
 
 
 def check_env_option(name: str, value: Value) -> Value:

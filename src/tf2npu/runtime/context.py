@@ -135,7 +135,13 @@ def _dump_instrument(options: NpuOptions, ctx: RuntimeContext) -> RunInstrument 
     return session_dump(options, ctx)
 
 
-SESSION_INSTRUMENTS: list[SessionInstrumentFactory] = [_dump_instrument]
+def _profile_instrument(options: NpuOptions, ctx: RuntimeContext) -> RunInstrument | None:
+    from tf2npu.runtime.profile import session_profile
+
+    return session_profile(options, ctx)
+
+
+SESSION_INSTRUMENTS: list[SessionInstrumentFactory] = [_dump_instrument, _profile_instrument]
 
 
 def session_instruments(options: NpuOptions, ctx: RuntimeContext) -> list[RunInstrument]:

@@ -13,46 +13,27 @@ side, the rest are summed into one box, and their lines go to it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from html import escape
 
+from tf2npu.graph.report.page import ROWS_SHOWN, document, table
 from tf2npu.graph.report.summary import GraphSummary
 from tf2npu.graph.report.text import mode_label, timings_line, totals_line
 
 __all__ = ["BOXES_DRAWN", "ROWS_SHOWN", "render_html"]
 
 BOXES_DRAWN = 24
-ROWS_SHOWN = 2000
-"""Rows per table; the partition report in ``--dump-dir`` lists everything."""
 
 _BOX_W, _BOX_H, _GAP, _TOP = 300, 34, 12, 56
 _HOST_X, _DEVICE_X, _WIDTH = 20, 520, 1000
 _LINE_GAP = 17
 """Vertical room per line end on a box: boxes grow so that line labels never overlap."""
 
-_CSS = """
-body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; }
-h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 28px; }
-table { border-collapse: collapse; margin: 8px 0; max-width: 100%; }
-th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top;
-         overflow-wrap: anywhere; }
-svg { max-width: 100%; height: auto; }
-th { background: #f3f3f3; } td.n { text-align: right; }
-.device { fill: #e8f5e9; stroke: #2e7d32; } .host { fill: #fff3e0; stroke: #ef6c00; }
-.edge { stroke: #555; stroke-width: 1.5; fill: none; }
-.label { font: 12px system-ui, sans-serif; }
-.error { color: #b71c1c; } .warning { color: #8d6e00; } .note { color: #666; }
-"""
-
 
 def render_html(summary: GraphSummary) -> str:
     """The whole page as text."""
     title = f"tf2npu graph inspect: {summary.graph or 'graph'}"
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{escape(title)}</h1>",
         f"<p>{escape(mode_label(summary))}</p>",
         f"<p>{escape(totals_line(summary))}</p>",
         *_diagnostics(summary),
@@ -60,22 +41,21 @@ def render_html(summary: GraphSummary) -> str:
         _svg(summary),
         *_sections(summary),
         f'<p class="note">{escape(timings_line(summary))}</p>',
-        "</body></html>",
     ]
-    return "\n".join(parts) + "\n"
+    return document(title, parts)
 
 
 def _sections(summary: GraphSummary) -> list[str]:
     out = ["<h2>GeOps</h2>"]
     out.append(
-        _table(
+        table(
             ["GeOp", "nodes", "inputs", "outputs"],
             [[g.name, g.nodes, len(g.inputs), len(g.outputs)] for g in summary.geops],
         )
     )
     out.append(f"<h2>Host ops ({summary.host_nodes:,})</h2>")
     out.append(
-        _table(
+        table(
             ["node", "type", "reason", "code", "why"],
             [[h.name, h.type, h.reason, h.code, h.message] for h in summary.host_ops],
         )
@@ -85,16 +65,16 @@ def _sections(summary: GraphSummary) -> list[str]:
         f"casts inserted: {summary.casts_inserted:,})</h2>"
     )
     out.append(
-        _table(
+        table(
             ["node", "before", "after", "reason"],
             [[name, d.before, d.after, d.reason] for name, d in summary.precision.items()],
         )
     )
     out.append(f"<h2>Fusions ({summary.fusions_applied:,} applied)</h2>")
-    out.append(_table(["rule", "applied"], [[r, n] for r, n in summary.fusions.items()]))
+    out.append(table(["rule", "applied"], [[r, n] for r, n in summary.fusions.items()]))
     if summary.no_effect:
         out.append("<h2>Options without effect here</h2>")
-        out.append(_table(["option", "why"], [list(row) for row in summary.no_effect]))
+        out.append(table(["option", "why"], [list(row) for row in summary.no_effect]))
     return out
 
 
@@ -108,31 +88,7 @@ def _diagnostics(summary: GraphSummary) -> list[str]:
          d.fix]
         for d in diagnostics
     ]  # fmt: skip
-    return [heading, _table(["severity", "code", "node", "message", "fix"], rows, raw_first=True)]
-
-
-def _table(
-    header: Sequence[str], rows: Sequence[Sequence[object]], *, raw_first: bool = False
-) -> str:
-    if not rows:
-        return '<p class="note">none</p>'
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
-    body = "\n".join(
-        "<tr>"
-        + "".join(f"<td>{v}</td>" if raw_first and i == 0 else _cell(v) for i, v in enumerate(row))
-        + "</tr>"
-        for row in rows[:ROWS_SHOWN]
-    )
-    more = ""
-    if len(rows) > ROWS_SHOWN:
-        more = f'<p class="note">{len(rows) - ROWS_SHOWN:,} more rows not shown.</p>'
-    return f"<table><tr>{head}</tr>\n{body}</table>{more}"
-
-
-def _cell(value: object) -> str:
-    if isinstance(value, int):
-        return f'<td class="n">{value:,}</td>'
-    return f"<td>{escape(str(value))}</td>"
+    return [heading, table(["severity", "code", "node", "message", "fix"], rows, raw_first=True)]
 
 
 def _svg(summary: GraphSummary) -> str:

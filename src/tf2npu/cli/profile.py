@@ -1,0 +1,164 @@
+"""``tf2npu profile``: run a script with its NPU sessions profiled, then analyse, in one go.
+
+It is ``tf2npu run --profile DIR --profile-steps 0-(N-1)`` followed by a look at the advice; with
+``--from DIR`` it only analyses a profile folder again (no TensorFlow needed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tf2npu.cli import exit_codes
+from tf2npu.cli.paths import path_arg
+from tf2npu.errors import UsageError
+
+NAME = "profile"
+HELP = "profile a TF 1.15 script's NPU sessions (msprof-style tables, timeline, advice, page)"
+DESCRIPTION = """\
+Run SCRIPT as `tf2npu run` would, tracing the first N runs of each run signature of its NPU
+sessions with TensorFlow's FULL_TRACE step statistics, and map every op back to what the graph
+engine decided (GeOp or host, precision cast, fusion) and to the line of the script that made
+it. Then write, under OUT/PROF_<time>/:
+
+  mindstudio_profiler_output/op_summary_<time>.csv    msprof's columns (no device PMU columns)
+  mindstudio_profiler_output/op_statistic_<time>.csv  per op type: count, times, share
+  mindstudio_profiler_output/step_trace_<time>.csv    FP start, BP end, iteration time, data-aug
+                                                      bound, GetNext, host-device copies
+  mindstudio_profiler_output/trace_view.json          timeline for Perfetto / chrome://tracing
+  advice.md, advice.json                              the advisor's findings (node, line, fix)
+  profile.html                                        one self-contained page of it all
+
+The first run of each signature builds TensorFlow's executor; the advice uses the later runs.
+"""
+EPILOG = """\
+examples:
+  tf2npu profile -- train.py --epochs 1                 # 10 traced runs per signature
+  tf2npu profile --steps 5 --out prof -- train.py
+  tf2npu profile --option precision_mode=allow_mix_precision -- train.py
+  tf2npu profile --from prof/PROF_20240101120000         # analyse again, offline
+
+A float16 ReduceSum found this way (seed 000 case 04) reads, in advice.md:
+  warning: reduce_sum_fp16 - `colsum/_tf2npu_fp16`
+  Cause: ... reduces a float16 input (256,512) on the device: float16 ReduceSum cannot use
+         several AI Cores (block_dim 1) ...
+  Where: train.py:9 in <module>
+  Fix:   ... write {"black-list": {"to-add": ["ReduceSumD"]}} to a JSON file and pass its
+         path as modify_mixlist ...
+
+Details: docs/profile.md. exit codes: the script's exit status; 2 bad usage; with --from, 1
+when a folder cannot be analysed.
+"""
+DEFAULT_OUT = Path("tf2npu-profile")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.usage = (
+        "%(prog)s [-h] [--steps N] [--out DIR] [--option KEY=VALUE] -- SCRIPT [ARGS ...]\n"
+        "       %(prog)s --from DIR"
+    )
+    parser.add_argument(
+        "script_argv",
+        metavar="SCRIPT [ARGS]",
+        nargs=argparse.REMAINDER,
+        help="the script and its arguments (after --)",
+    )
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=10,
+        metavar="N",
+        help="trace the first N runs of each run signature (default 10)",
+    )
+    parser.add_argument(
+        "--out",
+        type=path_arg,
+        default=DEFAULT_OUT,
+        metavar="DIR",
+        help="where PROF_<time>/ goes (default ./tf2npu-profile); the run summary goes there too",
+    )
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an NpuOptimizer option for every NPU session, as tf2npu run --option",
+    )
+    parser.add_argument(
+        "--from",
+        dest="source",
+        type=path_arg,
+        metavar="DIR",
+        help="analyse the profile(s) in DIR again (a PROF_* folder or one holding them); "
+        "runs nothing",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.source is not None:
+        if args.script_argv:
+            raise UsageError("--from analyses a profile folder; give no SCRIPT with it")
+        return _analyse_again(args.source)
+    if args.steps < 1:
+        raise UsageError(f"--steps {args.steps}: give at least 1 (runs traced per signature)")
+    from tf2npu.cli import run as run_command
+    from tf2npu.cli.main import build_parser
+
+    command = list(args.script_argv)
+    if command[:1] == ["--"]:
+        del command[0]
+    if not command:
+        raise UsageError("no SCRIPT given; e.g. tf2npu profile -- train.py --epochs 1")
+    argv = ["run", "--profile", str(args.out), "--profile-steps", f"0-{args.steps - 1}"]
+    argv += ["--report-dir", str(args.out)]
+    for item in args.option:
+        argv += ["--option", item]
+    run_args = build_parser().parse_args([*argv, "--", *command])
+    status: int = run_command.run(run_args)
+    _print_advice()
+    return status
+
+
+def _print_advice() -> None:
+    from tf2npu import runtime
+    from tf2npu.runtime.profile import OpProfile
+
+    for instrument in runtime.context().extra_instruments:
+        if isinstance(instrument, OpProfile) and instrument.analysis is not None:
+            _show(instrument.analysis)
+
+
+def _analyse_again(source: Path) -> int:
+    from tf2npu.debug.profile import find_profiles
+    from tf2npu.debug.profile_report import analyse, write_outputs
+
+    try:
+        folders = find_profiles(source)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    status = exit_codes.OK
+    for folder in folders:
+        try:
+            analysis = analyse(folder)
+            write_outputs(analysis)
+        except (OSError, ValueError) as err:
+            print(f"tf2npu profile: error: {folder}: {err}", file=sys.stderr)
+            status = exit_codes.FINDINGS
+            continue
+        _show(analysis)
+    return status
+
+
+def _show(analysis: object) -> None:
+    from tf2npu.debug.profile_report import ADVICE_MD, Analysis
+
+    assert isinstance(analysis, Analysis)
+    print(f"tf2npu profile: {analysis.summary_line()}", file=sys.stderr)
+    for finding in analysis.findings:
+        place = finding.where
+        line = f":{place.line}" if place.line else ""
+        where = f" ({place.file}{line})" if place.file else ""
+        what = place.node or finding.cause
+        print(f"  {finding.severity.value}: {finding.id}: {what}{where}", file=sys.stderr)
+    print(f"  details: {analysis.profile.directory / ADVICE_MD}", file=sys.stderr)

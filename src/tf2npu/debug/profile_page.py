@@ -1,0 +1,246 @@
+"""The profile as one self-contained HTML page, in the look of ``graph inspect --html`` (TF-free).
+
+Advice first, then two inline SVG charts (the ops taking the most time; each step split into
+input wait, forward-to-backward, refresh and the rest), then the tables. The only script makes
+table columns sortable by a click; nothing is fetched.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from html import escape
+from typing import TYPE_CHECKING
+
+from tf2npu.debug.profile_tables import AI_CPU, OpRow, StatRow, StepRow
+from tf2npu.findings import Where
+from tf2npu.graph.report.page import document, table
+
+if TYPE_CHECKING:
+    from tf2npu.debug.profile_report import Analysis
+
+__all__ = ["CHART_OPS", "CHART_STEPS", "render_page"]
+
+CHART_OPS = 15
+CHART_STEPS = 40
+_WIDTH, _LABEL, _BAR_H, _GAP = 960, 330, 16, 4
+
+_SORT_SCRIPT = """
+document.querySelectorAll('table.sortable').forEach(function (tbl) {
+  tbl.querySelectorAll('th').forEach(function (th, col) {
+    th.style.cursor = 'pointer';
+    th.title = 'sort';
+    th.addEventListener('click', function () {
+      var rows = Array.prototype.slice.call(tbl.rows, 1);
+      var down = th.dataset.down !== '1';
+      th.dataset.down = down ? '1' : '0';
+      var key = function (row) {
+        var text = row.cells[col] ? row.cells[col].textContent : '';
+        var num = parseFloat(text.replace(/,/g, ''));
+        return isNaN(num) ? text : num;
+      };
+      rows.sort(function (a, b) {
+        var x = key(a), y = key(b);
+        var order = (typeof x === typeof y) ? (x < y ? -1 : x > y ? 1 : 0)
+                                            : (typeof x < typeof y ? -1 : 1);
+        return down ? -order : order;
+      });
+      rows.forEach(function (row) { tbl.tBodies[0].appendChild(row); });
+    });
+  });
+});
+document.body.dataset.ready = '1';
+"""
+
+
+def render_page(analysis: Analysis) -> str:
+    """The whole page as text."""
+    profile = analysis.profile
+    title = f"tf2npu profile: {profile.directory.name}"
+    parts = [
+        f"<p>{escape(_totals(analysis))}</p>",
+        *_advice(analysis),
+        "<h2>Top ops by time</h2>",
+        _ops_chart(analysis.top_ops()),
+        "<h2>Step breakdown</h2>",
+        _steps_chart([s for s in analysis.steps if s.train] or list(analysis.steps)),
+        *_tables(analysis),
+    ]
+    return document(title, parts, script=_SORT_SCRIPT)
+
+
+def _totals(analysis: Analysis) -> str:
+    rows = [r for r in analysis.rows if not r.is_memcpy]
+    device = sum(r.duration_us for r in rows if r.geop)
+    host = sum(r.duration_us for r in rows if not r.geop)
+    return (
+        f"{len(analysis.profile.iterations)} traced runs of {len(analysis.profile.models)} run "
+        f"signatures; {len(rows):,} op executions: {device / 1000:,.1f} ms in GeOps, "
+        f"{host / 1000:,.1f} ms in host ops; precision mode "
+        f"{analysis.profile.options.get('precision_mode', 'unknown')}"
+    )
+
+
+def _advice(analysis: Analysis) -> list[str]:
+    findings = analysis.findings
+    counts: dict[str, int] = defaultdict(int)
+    for f in findings:
+        counts[f.severity.value] += 1
+    label = ", ".join(f"{n} {s}" for s, n in counts.items()) or "none"
+    rows = [
+        [f'<span class="{f.severity.value}">{f.severity.value}</span>', f.id, f.where.node,
+         f.cause, _line(f.where), f.fix]
+        for f in findings
+    ]  # fmt: skip
+    return [
+        f"<h2>Advice ({label})</h2>",
+        table(["severity", "rule", "node", "cause", "source line", "fix"], rows, raw_first=True),
+    ]
+
+
+def _line(where: Where) -> str:
+    return f"{where.file}:{where.line}" if where.line else where.file
+
+
+def _tables(analysis: Analysis) -> list[str]:
+    out = ["<h2>Op types (op_statistic)</h2>", _sortable(table(
+        ["OP Type", "Core Type", "Count", "Total (µs)", "Avg (µs)", "Min (µs)", "Max (µs)",
+         "Ratio (%)"],
+        [_stat_cells(s) for s in analysis.stats[:100]],
+    ))]  # fmt: skip
+    out.append("<h2>Ops by total time</h2>")
+    out.append(_sortable(table(
+        ["op", "type", "task type", "GeOp", "runs", "total (µs)", "max (µs)", "origin",
+         "precision", "fused by", "source line"],
+        analysis.op_table(100),
+    )))  # fmt: skip
+    out.append("<h2>Steps (step_trace)</h2>")
+    out.append(_sortable(table(
+        ["model", "iteration", "train", "time (µs)", "FP to BP (µs)", "data aug bound (µs)",
+         "GetNext (µs)", "copies", "copy bytes"],
+        [_step_cells(s) for s in analysis.steps[:500]],
+    )))  # fmt: skip
+    no_effect = analysis.profile.spec.get("no_effect") or {}
+    if no_effect:
+        out.append("<h2>Profiling options without effect here</h2>")
+        out.append(table(["key", "why"], [[k, v] for k, v in no_effect.items()]))
+    return out
+
+
+def _sortable(html: str) -> str:
+    return html.replace("<table>", '<table class="sortable">', 1)
+
+
+def _stat_cells(s: StatRow) -> list[object]:
+    return [s.op_type, s.core_type, s.count, s.total_us, s.avg_us, s.min_us, s.max_us, s.ratio]
+
+
+def _step_cells(s: StepRow) -> list[object]:
+    return [
+        s.model, s.iteration, s.train, s.iteration_us, _or_na(s.fp_bp_us),
+        _or_na(s.data_aug_us), s.getnext_us, s.copies, s.copy_bytes,
+    ]  # fmt: skip
+
+
+def _or_na(value: float | None) -> object:
+    return "N/A" if value is None else value
+
+
+# -- charts -------------------------------------------------------------------------------------
+
+
+def _ops_chart(top: Sequence[tuple[str, float, OpRow]]) -> str:
+    """One bar per op (total time), green for device, orange for AI CPU / host."""
+    if not top:
+        return '<p class="note">no op was traced</p>'
+    top = top[:CHART_OPS]
+    longest = max(total for _, total, _ in top) or 1.0
+    height = len(top) * (_BAR_H + _GAP) + 30
+    span = _WIDTH - _LABEL - 110
+    items = [
+        f'<svg width="{_WIDTH}" height="{height}" viewBox="0 0 {_WIDTH} {height}" role="img" '
+        'aria-label="top ops">'
+    ]
+    for i, (name, total, row) in enumerate(top):
+        y = 10 + i * (_BAR_H + _GAP)
+        width = max(1.0, span * total / longest)
+        css = "bar-host" if row.task_type == AI_CPU else "bar-device"
+        label = name if len(name) <= 48 else "…" + name[-47:]
+        items.append(
+            f'<text class="label" x="{_LABEL - 6}" y="{y + 12}" text-anchor="end">'
+            f"{escape(label)}</text>"
+            f'<rect class="{css}" x="{_LABEL}" y="{y}" width="{width:.1f}" height="{_BAR_H}">'
+            f"<title>{escape(name)} ({escape(row.op_type)}, {escape(row.task_type)}): "
+            f"{total:,.1f} µs</title></rect>"
+            f'<text class="label" x="{_LABEL + width + 6:.1f}" y="{y + 12}">{total:,.0f} µs</text>'
+        )
+    legend_y = height - 8
+    items.append(
+        _legend(legend_y, [("bar-device", "device (AI Core)"), ("bar-host", "AI CPU / host")])
+    )
+    items.append("</svg>")
+    return "".join(items)
+
+
+def _steps_chart(steps: Sequence[StepRow]) -> str:
+    """One stacked bar per step: input wait, FP to BP, refresh, the rest."""
+    if not steps:
+        return '<p class="note">no step was traced</p>'
+    steps = steps[:CHART_STEPS]
+    longest = max(s.iteration_us for s in steps) or 1.0
+    height = len(steps) * (_BAR_H + _GAP) + 30
+    span = _WIDTH - _LABEL - 110
+    items = [
+        f'<svg width="{_WIDTH}" height="{height}" viewBox="0 0 {_WIDTH} {height}" role="img" '
+        'aria-label="step breakdown">'
+    ]
+    for i, step in enumerate(steps):
+        y = 10 + i * (_BAR_H + _GAP)
+        items.append(
+            f'<text class="label" x="{_LABEL - 6}" y="{y + 12}" text-anchor="end">'
+            f"model {step.model} iteration {step.iteration}</text>"
+        )
+        x = float(_LABEL)
+        for css, part, value in _parts(step):
+            width = span * value / longest
+            if width <= 0:
+                continue
+            items.append(
+                f'<rect class="{css}" x="{x:.1f}" y="{y}" width="{width:.1f}" '
+                f'height="{_BAR_H}"><title>{part}: {value:,.1f} µs</title></rect>'
+            )
+            x += width
+        items.append(
+            f'<text class="label" x="{x + 6:.1f}" y="{y + 12}">{step.iteration_us:,.0f} µs</text>'
+        )
+    legend = [("bar-input", "input wait"), ("bar-fpbp", "FP to BP"),
+              ("bar-refresh", "refresh"), ("bar-copy", "other")]  # fmt: skip
+    items.append(_legend(height - 8, legend))
+    items.append("</svg>")
+    return "".join(items)
+
+
+def _parts(step: StepRow) -> list[tuple[str, str, float]]:
+    total = step.iteration_us
+    input_us = min(step.input_us, total)
+    fp_bp = min(step.fp_bp_us or 0.0, total - input_us)
+    refresh = min(step.refresh_us or 0.0, total - input_us - fp_bp)
+    rest = max(0.0, total - input_us - fp_bp - refresh)
+    return [
+        ("bar-input", "input wait", input_us),
+        ("bar-fpbp", "FP to BP", fp_bp),
+        ("bar-refresh", "refresh", refresh),
+        ("bar-copy", "other", rest),
+    ]
+
+
+def _legend(y: int, items: Sequence[tuple[str, str]]) -> str:
+    out = []
+    x = _LABEL
+    for css, text in items:
+        out.append(
+            f'<rect class="{css}" x="{x}" y="{y - 10}" width="12" height="10"></rect>'
+            f'<text class="label" x="{x + 16}" y="{y}">{escape(text)}</text>'
+        )
+        x += 24 + 8 * len(text)
+    return "".join(out)
