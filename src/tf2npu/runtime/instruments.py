@@ -242,7 +242,13 @@ class RunCall:
     hooks: Sequence[RunHook]
     extras: Sequence[Any]
     spans: Sequence[tuple[int, int]]
-    trace: bool = False
+    tracers: Sequence[RunHook] = ()
+    """The hooks that asked for this run to be traced (each is asked once, at :meth:`begin`)."""
+
+    @property
+    def trace(self) -> bool:
+        """Whether the run is traced (``RunOptions.FULL_TRACE``)."""
+        return bool(self.tracers)
 
     def extras_key(self) -> tuple[int, ...]:
         """What identifies this call's fetch list (callables are built once per key)."""
@@ -253,22 +259,23 @@ class RunCall:
         returns the run's own values, the extras removed."""
         own = len(values) - len(self.extras)
         run_values, extra_values = values[:own], values[own:]
-        if self.trace and run_metadata is not None:
-            for hook in self.hooks:
-                if hook.trace():
-                    hook.on_metadata(run_metadata)
+        if run_metadata is not None:
+            for hook in self.tracers:
+                hook.on_metadata(run_metadata)
         for hook, (start, end) in zip(self.hooks, self.spans, strict=True):
             hook.after_run(run_values, extra_values[start:end])
         return list(run_values)
 
 
-def _call(hooks: Sequence[RunHook], per_hook: Sequence[Sequence[Any]], trace: bool) -> RunCall:
+def _call(
+    hooks: Sequence[RunHook], per_hook: Sequence[Sequence[Any]], tracers: Sequence[RunHook] = ()
+) -> RunCall:
     extras: list[Any] = []
     spans = []
     for wanted in per_hook:
         spans.append((len(extras), len(extras) + len(wanted)))
         extras.extend(wanted)
-    return RunCall(hooks, extras, spans, trace)
+    return RunCall(hooks, extras, spans, tuple(tracers))
 
 
 @dataclass
@@ -286,7 +293,7 @@ class RunHooks:
     def plan(cls, instruments: Sequence[RunInstrument], run: RunSignature) -> RunHooks:
         hooks = [h for h in (i.plan(run) for i in instruments) if h is not None]
         varies = any(_varies(hook) for hook in hooks)
-        fixed = None if varies else _call(hooks, [hook.extras for hook in hooks], False)
+        fixed = None if varies else _call(hooks, [hook.extras for hook in hooks])
         return cls(hooks, fixed)
 
     @property
@@ -304,10 +311,10 @@ class RunHooks:
         if self._fixed is not None:
             return self._fixed
         per_hook = [hook.extras_for_run() for hook in self.hooks]
-        return _call(self.hooks, per_hook, any(hook.trace() for hook in self.hooks))
+        return _call(self.hooks, per_hook, [hook for hook in self.hooks if hook.trace()])
 
     def without_extras(self) -> RunHooks:
         """The hooks that fetch nothing extra (a partial run fetches only what its setup
         named, and cannot be traced)."""
         hooks = [h for h in (hook.without_extras() for hook in self.hooks) if h is not None]
-        return RunHooks(hooks, _call(hooks, [()] * len(hooks), False))
+        return RunHooks(hooks, _call(hooks, [()] * len(hooks)))

@@ -299,10 +299,9 @@ class _ProfileHook(RunHook):
         self._tracing = False
 
     def trace(self) -> bool:
-        # Asked before the run and again after it: the first answer holds for the run.
-        if self._asked is None:
-            self._asked = time.perf_counter_ns()
-            self._tracing = self._profile.wants(self._run.number)
+        # Asked once per run, as it begins (the time the step's host-side wait ends).
+        self._asked = time.perf_counter_ns()
+        self._tracing = self._profile.wants(self._run.number)
         return self._tracing
 
     def on_metadata(self, run_metadata: Any) -> None:
