@@ -47,8 +47,11 @@ A float16 ReduceSum found this way (seed 000 case 04) reads, in advice.md:
   Fix:   ... write {"black-list": {"to-add": ["ReduceSumD"]}} to a JSON file and pass its
          path as modify_mixlist ...
 
-Details: docs/profile.md. exit codes: the script's exit status; 2 bad usage; with --from, 1
-when a folder cannot be analysed.
+Only NPU sessions are profiled (a session config with NpuOptimizer, as a migrated script has):
+an original script has none, and profile says so and exits 1.
+
+Details: docs/profile.md. exit codes: the script's exit status; 1 when the script ran but
+created no NPU session; 2 bad usage; with --from, 1 when a folder cannot be analysed.
 """
 DEFAULT_OUT = Path("tf2npu-profile")
 
@@ -117,7 +120,23 @@ def run(args: argparse.Namespace) -> int:
     run_args = build_parser().parse_args([*argv, "--", *command])
     status: int = run_command.run(run_args)
     _print_advice()
+    if not runtime_sessions():
+        print(
+            "tf2npu profile: the script created no NPU session (no session config carries "
+            "NpuOptimizer), so nothing was profiled; profile the migrated script "
+            "(tf2npu migrate SCRIPT -o OUT/), or a script that sets npu_config_proto() / "
+            "NPURunConfig",
+            file=sys.stderr,
+        )
+        return exit_codes.FINDINGS if status == exit_codes.OK else status
     return status
+
+
+def runtime_sessions() -> int:
+    """How many NPU sessions the run created (profiling reaches only those)."""
+    from tf2npu import runtime
+
+    return runtime.context().stats.sessions
 
 
 def _print_advice() -> None:
