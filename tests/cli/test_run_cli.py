@@ -36,6 +36,7 @@ SUMMARY_KEYS = {
     "job_environment": dict,
     "dumps": list,
     "deterministic": (dict, type(None)),
+    "fusion_instances_unmatched": list,
 }
 
 

@@ -27,6 +27,7 @@ from tf2npu import runtime
 from tf2npu.atomic import write_text_atomic
 from tf2npu.cli import exit_codes
 from tf2npu.cli.console import make_console
+from tf2npu.cli.engine_flags import add_engine_flags, engine_overrides
 from tf2npu.cli.npu_flags import add_shorthands, check_option_files, cli_items
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.config.options import OPTIONS, Value
@@ -39,6 +40,7 @@ from tf2npu.config.sources import (
 from tf2npu.errors import ConfigError, UsageError
 from tf2npu.runtime.dropout import dropout_off_from_env
 from tf2npu.runtime.record import max_steps_from_env, record_from_env
+from tf2npu.runtime.instances import FUSION_INSTANCES_FILE
 from tf2npu.runtime.script import run_script
 
 NAME = "run"
@@ -88,6 +90,7 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
   deterministic               null, or {requested_by, reproducible, op_determinism,
                               problems}: --deterministic / deterministic=1 and what keeps the
                               run from being reproducible (oneDNN on at import, no seed)
+  fusion_instances_unmatched  entries of --fusion-instances that no compile had ({rule[, root]})
 Without --report-dir it goes to ./tf2npu-run, and the summary says so.
 TensorFlow's start-up lines (oneDNN, CPU features) are hidden unless --verbose or
 TF_CPP_MIN_LOG_LEVEL is set. `python -m tf2npu run ...` works the same. Details: docs/run.md.
@@ -110,6 +113,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "%(prog)s [-h] [--option KEY=VALUE] [--precision-mode MODE] [--mix-compile]\n"
         "                  [--fusion-switch-file FILE] [--modify-mixlist FILE]\n"
         "                  [--no-npu] [--execution {host,xla}] [--strict-options]\n"
+        "                  [--fusion-instances FILE] [--keep-fp32 FILE]\n"
         "                  [--dump DIR [--dump-step STEPS] [--dump-mode MODE] [--dump-data D]]\n"
         "                  [--deterministic] [--record]\n"
         "                  [--report-dir DIR] [--quiet] [--verbose] SCRIPT [ARGS ...]"
@@ -149,6 +153,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="an NpuOptimizer parameter_map key that is no option is an error; by default it "
         "is ignored as the adapter ignores it, with a warning and options_unknown in the summary",
     )
+    add_engine_flags(parser)
     dump = parser.add_argument_group(
         "tensor dumps (docs/debugging.md; compare two dumps with tf2npu compare)"
     )
@@ -242,6 +247,7 @@ def run(args: argparse.Namespace) -> int:
         execution=plan.execution,
         report_dir=plan.report_dir,
         strict_options=plan.strict_options,
+        engine=engine_overrides(args, os.environ),
     )
     check_values(settings.overrides, _flags(args))
     job = single_rank_environment(os.environ)
@@ -267,6 +273,8 @@ def run(args: argparse.Namespace) -> int:
         shown = " ".join(f"{k}={v}" for k, v in job.items())
         print(f"tf2npu run: one-device job environment: {shown} (were unset)", file=sys.stderr)
     stats = runtime.reset_stats()
+    # A stale list from an earlier run in this folder would name instances this run never had.
+    (plan.report_dir / FUSION_INSTANCES_FILE).unlink(missing_ok=True)
     start = time.perf_counter()
     os.environ.update(job)
     try:
@@ -280,6 +288,7 @@ def run(args: argparse.Namespace) -> int:
     summary["job_environment"] = job
     summary["dumps"] = dumps
     summary["deterministic"] = runtime.context().determinism.summary()
+    summary["fusion_instances_unmatched"] = runtime.context().fusion_instances.unmatched()
     json_path = plan.report_dir / SUMMARY_FILE
     written = _write_summary(json_path, summary)
     if not args.quiet:
@@ -505,6 +514,7 @@ def _rows(summary: dict[str, Any], plan: RunPlan) -> list[tuple[str, Text]]:
         ("steps", Text(str(summary["steps"]))),
         *_failure_rows(summary),
         *_determinism_rows(summary.get("deterministic")),
+        *_override_rows(summary),
         ("wall time", Text(f"{summary['wall_seconds']:.2f} s")),
         ("options", Text(_listing(f"{k}={option_text(v)}" for k, v in summary["options"].items()))),
         ("without effect here", Text(_listing(summary["options_without_effect"]))),
@@ -548,6 +558,17 @@ def _determinism_rows(state: dict[str, Any] | None) -> list[tuple[str, Text]]:
         return [("deterministic", Text(f"yes ({state['requested_by']})"))]
     why = "; ".join(state["problems"]) or "op determinism is off"
     return [("deterministic", Text(f"no: {why}", style="bold yellow"))]
+
+
+def _override_rows(summary: dict[str, Any]) -> list[tuple[str, Text]]:
+    """Entries of a trial's instance file that switched nothing off (not an error: a trial's
+    graph may differ from the run that listed the instances)."""
+    unmatched = summary.get("fusion_instances_unmatched") or []
+    if not unmatched:
+        return []
+    names = (f"{u['rule']}@{u['root']}" if "root" in u else u["rule"] for u in unmatched)
+    text = f"{_listing(names)} (no compile had such an instance)"
+    return [("instances off, unmatched", Text(text, style="yellow"))]
 
 
 def _listing(items: Iterable[str]) -> str:
