@@ -69,3 +69,74 @@ def test_run_refuses_a_bad_file_before_the_script_runs(tmp_path, capsys, monkeyp
     assert 'expected {"off": [{"rule"' in capsys.readouterr().err
     assert not (tmp_path / "ran").exists()
     runtime.reset_stats()
+
+
+def test_fault_specs_come_from_the_flags_else_the_variable() -> None:
+    env = {"TF2NPU_INJECT_FAULT": "op:a=nan;op:b=bias:1"}
+    assert [f.node for f in engine_overrides(parse(), env).faults] == ["a", "b"]
+    flags = parse("--inject-fault", "op:c=scale:2", "--inject-fault", "fusion:gelu_tanh=nan")
+    assert [f.text for f in engine_overrides(flags, env).faults] == [
+        "op:c=scale:2",
+        "fusion:gelu_tanh=nan",
+    ]
+    with pytest.raises(ConfigError, match=r"^TF2NPU_INJECT_FAULT spec 'op:a=nann': KIND"):
+        engine_overrides(parse(), {"TF2NPU_INJECT_FAULT": "op:a=nann"})
+
+
+def test_a_fault_under_no_npu_is_refused_as_a_flag_and_dropped_from_the_environment(
+    tmp_path, capsys, monkeypatch
+) -> None:
+    monkeypatch.setattr(run_cli, "_enter_tf1_environment", lambda: None)
+    script = tmp_path / "t.py"
+    script.write_text("")
+    argv = ["run", "--no-npu", "--report-dir", str(tmp_path / "r"), "--quiet"]
+    assert main([*argv, "--inject-fault", "op:a=nan", str(script)]) == 2
+    assert "--inject-fault corrupts NPU sessions only" in capsys.readouterr().err
+    monkeypatch.setenv("TF2NPU_INJECT_FAULT", "op:a=nan")
+    assert main([*argv, str(script)]) == 0
+    assert "TF2NPU_INJECT_FAULT ignored: --no-npu" in capsys.readouterr().err
+    summary = json.loads((tmp_path / "r" / "run_summary.json").read_text())
+    assert summary["injected_faults"] == []
+    runtime.reset_stats()
+
+
+DRILL = """\
+import numpy as np
+import tensorflow as tf
+
+x = tf.placeholder(tf.float32, [2, 3], name="x")
+y = x
+for i in range(2):
+    w = tf.constant(np.eye(3, dtype=np.float32), name=f"d{i}/w")
+    y = tf.nn.bias_add(tf.matmul(y, w), tf.constant([1.0, 2.0, 3.0]), name=f"d{i}/add")
+config = tf.ConfigProto()
+config.graph_options.rewrite_options.custom_optimizers.add().name = "NpuOptimizer"
+with tf.Session(config=config) as sess:
+    print("out", sess.run(y, {x: np.zeros((2, 3), np.float32)}).tolist())
+"""
+
+
+@pytest.mark.tf
+def test_a_drill_end_to_end(tmp_path, capsys) -> None:
+    script = tmp_path / "drill.py"
+    script.write_text(DRILL)
+    report = tmp_path / "r"
+    off = write(tmp_path / "off.json", {"off": [{"rule": "matmul_biasadd", "root": "d0/add"}]})
+    code = main(["run", "--report-dir", str(report), "--fusion-instances", str(off),
+                 "--inject-fault", "fusion:matmul_biasadd@d1/add=scale:10",
+                 "--inject-fault", "op:nowhere=nan", str(script)])  # fmt: skip
+    assert code == 0
+    captured = capsys.readouterr()
+    assert "out [[20.0, 40.0, 60.0], [20.0, 40.0, 60.0]]" in captured.out  # (0+1+1)*10, ...
+    assert "WARNING: FAULT INJECTION ACTIVE (fusion:matmul_biasadd@d1/add=scale:10; " in (
+        captured.err
+    )
+    assert "op:nowhere=nan -> hit nothing" in captured.err
+    summary = json.loads((report / "run_summary.json").read_text())
+    (hit,) = summary["injected_faults"][0]["applied_to"]
+    assert hit.startswith("d1/add/_tf2npu_")
+    assert summary["injected_faults"][1] == {"spec": "op:nowhere=nan", "applied_to": []}
+    assert summary["fusions"] == {"matmul_biasadd": 1}
+    instances = json.loads((report / "fusion_instances.json").read_text())
+    assert [(i["root"], i["where"]) for i in instances] == [("d1/add", f"{script}:8")]
+    runtime.reset_stats()

@@ -175,7 +175,8 @@ def test_mlp_full_offload_json(capsys: pytest.CaptureFixture[str], mlp: Path) ->
     assert data["fusions"]["matmul_biasadd"] >= 1
     assert data["errors"] == []
     assert set(data["pass_seconds"]) == {
-        "device_strings", "placement", "precision", "fusion", "partition", "lowering",
+        "device_strings", "placement", "precision", "fusion", "inject_faults", "partition",
+        "lowering",
     }  # fmt: skip
 
 

@@ -37,6 +37,7 @@ SUMMARY_KEYS = {
     "dumps": list,
     "deterministic": (dict, type(None)),
     "fusion_instances_unmatched": list,
+    "injected_faults": list,
 }
 
 

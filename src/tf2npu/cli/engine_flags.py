@@ -1,8 +1,9 @@
-"""``tf2npu run``'s flags for trial runs: fusion instances off, nodes kept in float32.
+"""``tf2npu run``'s flags for trial runs: fusion instances off, nodes kept in float32, faults.
 
 Each flag has an environment variable of the same meaning (``TF2NPU_FUSION_INSTANCES``,
-``TF2NPU_KEEP_FP32``), so the runs of a bisection inherit it; the flag wins over the variable.
-The files are read and validated here, before the script starts (:mod:`tf2npu.config.overrides`).
+``TF2NPU_KEEP_FP32``, ``TF2NPU_INJECT_FAULT``), so the runs of a bisection inherit it; the flag
+wins over the variable. Files and specs are read and validated here, before the script starts
+(:mod:`tf2npu.config.overrides`, :mod:`tf2npu.config.faults`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import argparse
 from collections.abc import Mapping
 from pathlib import Path
 
+from tf2npu.config.faults import INJECT_FAULT_ENV, FaultSpec, parse_faults
 from tf2npu.config.overrides import (
     FUSION_INSTANCES_ENV,
     KEEP_FP32_ENV,
@@ -42,6 +44,15 @@ def add_engine_flags(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup
         help='keep these nodes float32 under any precision_mode: {"nodes": ["NODE", ...]} '
         f"(env {KEEP_FP32_ENV})",
     )
+    group.add_argument(
+        "--inject-fault",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="a drill: corrupt NPU sessions' fused nodes or an op on purpose; SPEC is "
+        "fusion:RULE[@ROOT]=KIND or op:NODE=KIND, KIND nan, bias:EPS or scale:F; repeat for "
+        f"several (env {INJECT_FAULT_ENV}=SPEC[;SPEC]; docs/debugging.md)",
+    )
     return group
 
 
@@ -50,7 +61,8 @@ def engine_overrides(args: argparse.Namespace, env: Mapping[str, str]) -> Engine
 
     Raises:
         tf2npu.errors.ConfigError: a file that is missing, not JSON, of the wrong shape, or
-            naming a fusion rule that does not exist (with the closest names).
+            naming a fusion rule that does not exist (with the closest names); a fault spec
+            that does not parse.
     """
     from tf2npu.graph.fusion import known_rules
 
@@ -62,7 +74,15 @@ def engine_overrides(args: argparse.Namespace, env: Mapping[str, str]) -> Engine
     where = _source(args.keep_fp32, "--keep-fp32", env, KEEP_FP32_ENV)
     if where is not None:
         keep = KeepFp32.load(where[0], where[1])
-    return EngineOverrides(fusion, keep)
+    return EngineOverrides(fusion, keep, _faults(args.inject_fault, env, known_rules()))
+
+
+def _faults(
+    flags: list[str], env: Mapping[str, str], rules: Mapping[str, tuple[str, tuple[str, ...]]]
+) -> tuple[FaultSpec, ...]:
+    if flags:
+        return parse_faults(flags, rules, "--inject-fault")
+    return parse_faults([env.get(INJECT_FAULT_ENV, "")], rules, INJECT_FAULT_ENV)
 
 
 def _source(

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tf2npu.config.faults import FaultSpec
 from tf2npu.config.jsonfile import load_json
 from tf2npu.config.names import unknown
 from tf2npu.errors import ConfigError
@@ -155,9 +156,11 @@ class EngineOverrides:
 
     fusion: FusionOverride = field(default_factory=FusionOverride)
     keep_fp32: KeepFp32 = field(default_factory=KeepFp32)
+    faults: tuple[FaultSpec, ...] = ()
+    """Faults to inject (:mod:`tf2npu.config.faults`); empty unless a drill asks."""
 
     def __bool__(self) -> bool:
-        return bool(self.fusion or self.keep_fp32)
+        return bool(self.fusion or self.keep_fp32 or self.faults)
 
 
 def _alias_index(known_rules: KnownRules) -> dict[str, str]:

@@ -134,13 +134,16 @@ class FusionInstance:
     float16 clone, the client node it stands for; in a function body ``<function>:<node>``).
     ``(rule, root)`` identifies the instance across runs of one script: it is what
     ``TF2NPU_FUSION_INSTANCES`` and ``TF2NPU_INJECT_FAULT`` name. ``nodes`` are the client nodes
-    the fused op computes, root first; ``fused`` is the IR name of the fused node.
+    the fused op computes, root first; ``fused`` is the IR name of the fused node, ``root_node``
+    the IR name of the root and ``function`` the function body holding them ("" at top level).
     """
 
     rule: str
     root: str
     nodes: tuple[str, ...]
     fused: str = ""
+    root_node: str = ""
+    function: str = ""
 
     def to_json(self) -> dict[str, object]:
         """``{rule, root, nodes}``: the form reports and ``fusion_instances.json`` use."""

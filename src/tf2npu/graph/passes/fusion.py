@@ -128,7 +128,11 @@ def _instance(graph: Graph, rule: str, fusion: Fusion, fused: str) -> FusionInst
     for node in (fusion.match.root, *fusion.match.interior()):
         for name in node.origin or (node.name,):
             nodes.setdefault(_qualified(graph, name), None)
-    return FusionInstance(rule, client_name(graph, fusion.match.root), tuple(nodes), fused)
+    root = fusion.match.root
+    function = graph.name if isinstance(graph, FunctionGraph) else ""
+    return FusionInstance(
+        rule, client_name(graph, root), tuple(nodes), fused, root.name, function
+    )
 
 
 def _report_switched_off(cfg: EngineConfig, rule: FusionRule, count: int, first: str) -> None:
