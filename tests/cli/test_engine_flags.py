@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -117,21 +119,25 @@ with tf.Session(config=config) as sess:
 
 
 @pytest.mark.tf
-def test_a_drill_end_to_end(tmp_path, capsys) -> None:
+@pytest.mark.slow
+def test_a_drill_end_to_end(tmp_path) -> None:
+    # A subprocess: the TF1 environment tf2npu run enters would outlive an in-process run.
     script = tmp_path / "drill.py"
     script.write_text(DRILL)
     report = tmp_path / "r"
     off = write(tmp_path / "off.json", {"off": [{"rule": "matmul_biasadd", "root": "d0/add"}]})
-    code = main(["run", "--report-dir", str(report), "--fusion-instances", str(off),
-                 "--inject-fault", "fusion:matmul_biasadd@d1/add=scale:10",
-                 "--inject-fault", "op:nowhere=nan", str(script)])  # fmt: skip
-    assert code == 0
-    captured = capsys.readouterr()
-    assert "out [[20.0, 40.0, 60.0], [20.0, 40.0, 60.0]]" in captured.out  # (0+1+1)*10, ...
+    done = subprocess.run(
+        [sys.executable, "-m", "tf2npu", "run", "--report-dir", str(report),
+         "--fusion-instances", str(off), "--inject-fault", "fusion:matmul_biasadd@d1/add=scale:10",
+         "--inject-fault", "op:nowhere=nan", str(script)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "out [[20.0, 40.0, 60.0], [20.0, 40.0, 60.0]]" in done.stdout  # (0+1+1)*10, ...
     assert "WARNING: FAULT INJECTION ACTIVE (fusion:matmul_biasadd@d1/add=scale:10; " in (
-        captured.err
+        done.stderr
     )
-    assert "op:nowhere=nan -> hit nothing" in captured.err
+    assert "op:nowhere=nan -> hit nothing" in done.stderr
     summary = json.loads((report / "run_summary.json").read_text())
     (hit,) = summary["injected_faults"][0]["applied_to"]
     assert hit.startswith("d1/add/_tf2npu_")
@@ -139,4 +145,3 @@ def test_a_drill_end_to_end(tmp_path, capsys) -> None:
     assert summary["fusions"] == {"matmul_biasadd": 1}
     instances = json.loads((report / "fusion_instances.json").read_text())
     assert [(i["root"], i["where"]) for i in instances] == [("d1/add", f"{script}:8")]
-    runtime.reset_stats()
