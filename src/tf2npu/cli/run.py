@@ -41,8 +41,8 @@ from tf2npu.config.sources import (
 )
 from tf2npu.errors import ConfigError, UsageError
 from tf2npu.runtime.dropout import dropout_off_from_env
-from tf2npu.runtime.record import max_steps_from_env, record_from_env
 from tf2npu.runtime.instances import FUSION_INSTANCES_FILE
+from tf2npu.runtime.record import max_steps_from_env, record_from_env
 from tf2npu.runtime.script import run_script
 
 NAME = "run"
