@@ -12,11 +12,12 @@ import tf2npu.debug.overflow_report, tf2npu.cli.overflow
 import tf2npu.debug.metrics, tf2npu.debug.tolerance, tf2npu.debug.matching
 import tf2npu.debug.compare, tf2npu.debug.compare_report, tf2npu.debug.advisor
 import tf2npu.debug.records, tf2npu.debug.trials, tf2npu.debug.verify, tf2npu.cli.verify
-import tf2npu.testing.dumptrees
+import tf2npu.testing.dumptrees, tf2npu.config.overrides, tf2npu.config.fusion_switch
 import tf2npu.debug.doctor.match, tf2npu.debug.doctor.script, tf2npu.cli.doctor, tf2npu.cli.findings_view
 import tf2npu.debug.profile, tf2npu.debug.profile_tables, tf2npu.debug.profile_advice
 import tf2npu.debug.profile_report, tf2npu.debug.profile_page, tf2npu.cli.profile
 import tf2npu.config.profiling
+import tf2npu.config.faults
 from tf2npu.testing.migration import migrate_text
 out = migrate_text("import tensorflow as tf\\nsess = tf.Session()\\n").output
 assert b"npu_config_proto" in out, out

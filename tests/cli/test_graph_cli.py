@@ -175,7 +175,8 @@ def test_mlp_full_offload_json(capsys: pytest.CaptureFixture[str], mlp: Path) ->
     assert data["fusions"]["matmul_biasadd"] >= 1
     assert data["errors"] == []
     assert set(data["pass_seconds"]) == {
-        "device_strings", "placement", "precision", "fusion", "partition", "lowering",
+        "device_strings", "placement", "precision", "fusion", "inject_faults", "partition",
+        "lowering",
     }  # fmt: skip
 
 
@@ -214,7 +215,7 @@ def test_terminal_summary_dump_dir_and_html(
     assert names == sorted(
         [f"{i:02d}_{name}_{when}.pbtxt"
          for i, name in enumerate(["device_strings", "placement", "precision", "fusion",
-                                   "partition", "lowering"], 1)
+                                   "inject_faults", "partition", "lowering"], 1)
          for when in ("before", "after")]
         + ["AfterSubGraph_1.pbtxt", "AfterSubGraph_GeOp1_0.pbtxt", "BeforeSubGraph_1.pbtxt",
            "check_result.tf.json", "partition_report.txt", "summary.json"]

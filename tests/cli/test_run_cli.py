@@ -37,6 +37,8 @@ SUMMARY_KEYS = {
     "dumps": list,
     "profiles": list,
     "deterministic": (dict, type(None)),
+    "fusion_instances_unmatched": list,
+    "injected_faults": list,
 }
 
 

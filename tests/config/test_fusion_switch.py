@@ -202,3 +202,15 @@ def test_passes_without_effect_are_named_once_per_file(caplog):
     FusionSwitch.from_json(data, RULES, "b.cfg")
     lines = [r.getMessage() for r in caplog.records]
     assert [line.split(" switches")[0] for line in lines] == ["a.cfg", "b.cfg"]
+
+
+def test_allows_combines_the_file_and_a_trial_override() -> None:
+    from tf2npu.config.overrides import FusionOverride
+
+    rules = {"a_rule": ("GraphFusion", ()), "b_rule": ("GraphFusion", ())}
+    switch = FusionSwitch.parse('{"Switch": {"GraphFusion": {"b_rule": "off"}}}', rules)
+    assert switch.allows("a_rule", "x") and not switch.allows("b_rule", "x")
+    trial = switch.with_override(FusionOverride(instances_off=frozenset({("a_rule", "x")})))
+    assert not trial.allows("a_rule", "x") and trial.allows("a_rule", "y")
+    assert not trial.allows("b_rule", "y")  # the file's "off" stays off
+    assert trial.states == switch.states  # the file's own view is unchanged

@@ -125,7 +125,8 @@ def test_full_offload_keeps_exactly_one_geop(bert_def: object) -> None:
     host = [n for n in live_nodes(result.graph) if not n.meta[PLACEMENT].device]
     assert {n.op for n in host} >= {"PyFuncStateless"}
     assert set(result.pass_seconds) == {
-        "device_strings", "placement", "precision", "fusion", "partition", "lowering"}
+        "device_strings", "placement", "precision", "fusion", "inject_faults", "partition",
+        "lowering"}
 
 
 def test_fusion_still_applies_after_precision_lowered_the_matmuls(bert_def: object) -> None:

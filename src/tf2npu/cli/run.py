@@ -16,7 +16,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +27,12 @@ from tf2npu import runtime
 from tf2npu.atomic import write_text_atomic
 from tf2npu.cli import exit_codes
 from tf2npu.cli.console import make_console
+from tf2npu.cli.engine_flags import add_engine_flags, engine_overrides
 from tf2npu.cli.npu_flags import add_shorthands, check_option_files, cli_items
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
+from tf2npu.config.faults import INJECT_FAULT_ENV, FaultSpec
 from tf2npu.config.options import OPTIONS, Value
+from tf2npu.config.overrides import EngineOverrides
 from tf2npu.config.sources import (
     check_env_option,
     from_env,
@@ -38,6 +41,7 @@ from tf2npu.config.sources import (
 )
 from tf2npu.errors import ConfigError, UsageError
 from tf2npu.runtime.dropout import dropout_off_from_env
+from tf2npu.runtime.instances import FUSION_INSTANCES_FILE
 from tf2npu.runtime.record import max_steps_from_env, record_from_env
 from tf2npu.runtime.script import run_script
 
@@ -67,6 +71,7 @@ examples:
   tf2npu run --execution xla --report-dir runs/xla train.py
   tf2npu run --deterministic --record train.py    # reproducible; steps.jsonl, variables.npz
   tf2npu run --profile prof --profile-steps 1-5 train.py   # msprof-style profile + advice
+  tf2npu run --inject-fault fusion:matmul_biasadd=scale:2 train.py   # a drill: corrupt a rule
 
 run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_version 1):
   sessions / stock_sessions   sessions that ran through the engine / stayed stock
@@ -91,6 +96,8 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
   deterministic               null, or {requested_by, reproducible, op_determinism,
                               problems}: --deterministic / deterministic=1 and what keeps the
                               run from being reproducible (oneDNN on at import, no seed)
+  fusion_instances_unmatched  entries of --fusion-instances that no compile had ({rule[, root]})
+  injected_faults             per --inject-fault spec: {spec, applied_to: [nodes corrupted]}
 Without --report-dir it goes to ./tf2npu-run, and the summary says so.
 TensorFlow's start-up lines (oneDNN, CPU features) are hidden unless --verbose or
 TF_CPP_MIN_LOG_LEVEL is set. `python -m tf2npu run ...` works the same. Details: docs/run.md.
@@ -113,6 +120,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "%(prog)s [-h] [--option KEY=VALUE] [--precision-mode MODE] [--mix-compile]\n"
         "                  [--fusion-switch-file FILE] [--modify-mixlist FILE]\n"
         "                  [--no-npu] [--execution {host,xla}] [--strict-options]\n"
+        "                  [--fusion-instances FILE] [--keep-fp32 FILE] [--inject-fault SPEC]\n"
         "                  [--dump DIR [--dump-step STEPS] [--dump-mode MODE] [--dump-data D]]\n"
         "                  [--profile DIR [--profile-steps STEPS]]\n"
         "                  [--deterministic] [--record]\n"
@@ -153,6 +161,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="an NpuOptimizer parameter_map key that is no option is an error; by default it "
         "is ignored as the adapter ignores it, with a warning and options_unknown in the summary",
     )
+    add_engine_flags(parser)
     dump = parser.add_argument_group(
         "tensor dumps (docs/debugging.md; compare two dumps with tf2npu compare)"
     )
@@ -260,12 +269,14 @@ class RunPlan:
 
 def run(args: argparse.Namespace) -> int:
     plan = make_plan(args)
+    engine = _engine_overrides(args, plan)
     settings = runtime.configure(
         npu=plan.npu,
         options=plan.options,
         execution=plan.execution,
         report_dir=plan.report_dir,
         strict_options=plan.strict_options,
+        engine=engine,
     )
     check_values(settings.overrides, _flags(args))
     job = single_rank_environment(os.environ)
@@ -292,10 +303,14 @@ def run(args: argparse.Namespace) -> int:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
     _enter_tf1_environment()
     _add_run_controls(plan)
+    if engine.faults:
+        _warn_faults(engine.faults)
     if job and not args.quiet:
         shown = " ".join(f"{k}={v}" for k, v in job.items())
         print(f"tf2npu run: one-device job environment: {shown} (were unset)", file=sys.stderr)
     stats = runtime.reset_stats()
+    # A stale list from an earlier run in this folder would name instances this run never had.
+    (plan.report_dir / FUSION_INSTANCES_FILE).unlink(missing_ok=True)
     start = time.perf_counter()
     os.environ.update(job)
     try:
@@ -310,6 +325,8 @@ def run(args: argparse.Namespace) -> int:
     summary["dumps"] = dumps
     summary["profiles"] = _profiles()
     summary["deterministic"] = runtime.context().determinism.summary()
+    summary["fusion_instances_unmatched"] = runtime.context().fusion_instances.unmatched()
+    summary["injected_faults"] = runtime.context().injected_faults.summary()
     json_path = plan.report_dir / SUMMARY_FILE
     written = _write_summary(json_path, summary)
     if not args.quiet:
@@ -368,6 +385,34 @@ def make_plan(args: argparse.Namespace) -> RunPlan:
         record=args.record or record_from_env(os.environ),
         max_steps=max_steps_from_env(os.environ),
         dropout_off=dropout_off_from_env(os.environ),
+    )
+
+
+def _engine_overrides(args: argparse.Namespace, plan: RunPlan) -> EngineOverrides:
+    """The trial flags (or their variables), checked; faults are dropped under ``--no-npu``."""
+    engine = engine_overrides(args, os.environ)
+    if plan.npu or not engine.faults:
+        return engine
+    if args.inject_fault:
+        raise UsageError(
+            "--inject-fault corrupts NPU sessions only, and --no-npu makes every session "
+            "stock; drop --no-npu to run the drill (or drop --inject-fault)"
+        )
+    print(
+        f"tf2npu run: {INJECT_FAULT_ENV} ignored: --no-npu runs stock sessions, which faults "
+        "never touch",
+        file=sys.stderr,
+    )
+    return replace(engine, faults=())
+
+
+def _warn_faults(faults: Iterable[FaultSpec]) -> None:
+    """Loud, whatever --quiet says: numbers from this run are wrong on purpose."""
+    specs = "; ".join(spec.text for spec in faults)
+    print(
+        f"tf2npu run: WARNING: FAULT INJECTION ACTIVE ({specs}): NPU sessions compute wrong "
+        "values on purpose (a drill); see injected_faults in the run summary",
+        file=sys.stderr,
     )
 
 
@@ -579,6 +624,8 @@ def _rows(summary: dict[str, Any], plan: RunPlan) -> list[tuple[str, Text]]:
         ("steps", Text(str(summary["steps"]))),
         *_failure_rows(summary),
         *_determinism_rows(summary.get("deterministic")),
+        *_override_rows(summary),
+        *_fault_rows(summary),
         ("wall time", Text(f"{summary['wall_seconds']:.2f} s")),
         ("options", Text(_listing(f"{k}={option_text(v)}" for k, v in summary["options"].items()))),
         ("without effect here", Text(_listing(summary["options_without_effect"]))),
@@ -628,6 +675,27 @@ def _determinism_rows(state: dict[str, Any] | None) -> list[tuple[str, Text]]:
         return [("deterministic", Text(f"yes ({state['requested_by']})"))]
     why = "; ".join(state["problems"]) or "op determinism is off"
     return [("deterministic", Text(f"no: {why}", style="bold yellow"))]
+
+
+def _override_rows(summary: dict[str, Any]) -> list[tuple[str, Text]]:
+    """Entries of a trial's instance file that switched nothing off (not an error: a trial's
+    graph may differ from the run that listed the instances)."""
+    unmatched = summary.get("fusion_instances_unmatched") or []
+    if not unmatched:
+        return []
+    names = (f"{u['rule']}@{u['root']}" if "root" in u else u["rule"] for u in unmatched)
+    text = f"{_listing(names)} (no compile had such an instance)"
+    return [("instances off, unmatched", Text(text, style="yellow"))]
+
+
+def _fault_rows(summary: dict[str, Any]) -> list[tuple[str, Text]]:
+    """One red row per fault spec of a drill: what it corrupted, or that it hit nothing."""
+    rows = []
+    for fault in summary.get("injected_faults") or []:
+        hit = fault["applied_to"]
+        text = f"{fault['spec']} -> {_listing(hit)}" if hit else f"{fault['spec']} -> hit nothing"
+        rows.append(("FAULT INJECTED", Text(text, style="bold red")))
+    return rows
 
 
 def _listing(items: Iterable[str]) -> str:

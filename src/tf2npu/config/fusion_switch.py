@@ -20,12 +20,13 @@ import functools
 import logging
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 
 from tf2npu.config.jsonfile import load_json, parse_json
 from tf2npu.config.names import unknown
+from tf2npu.config.overrides import FusionOverride
 from tf2npu.errors import ConfigError
 
 CATEGORIES = ("GraphFusion", "UBFusion")
@@ -46,6 +47,9 @@ class FusionSwitch:
     disabled: frozenset[str]
     not_implemented: tuple[str, ...] = ()
     """Ascend pass names the file switches that tf2npu has no rule for (no effect here)."""
+    override: FusionOverride = field(default_factory=FusionOverride)
+    """Rules and single instances a trial turns off on top of the file
+    (``TF2NPU_FUSION_INSTANCES``); never written into the file."""
 
     @classmethod
     def all_on(cls, known_rules: KnownRules) -> FusionSwitch:
@@ -94,6 +98,15 @@ class FusionSwitch:
         if rule_name not in self.states:
             raise unknown("fusion rule", rule_name, self.states)
         return self.states[rule_name]
+
+    def allows(self, rule_name: str, root: str) -> bool:
+        """Whether the instance of the rule rooted at client node ``root`` applies: the file
+        has the rule on and the override turns neither the rule nor this instance off."""
+        return self.enabled(rule_name) and self.override.allows(rule_name, root)
+
+    def with_override(self, override: FusionOverride) -> FusionSwitch:
+        """This switch with ``override`` applied on top."""
+        return replace(self, override=override)
 
 
 def _apply_category(

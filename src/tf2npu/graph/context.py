@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from tf2npu.config.fusion_switch import FusionSwitch
 from tf2npu.config.mixlist import Mixlist
 from tf2npu.config.options import NpuOptions
+from tf2npu.config.overrides import EngineOverrides
 from tf2npu.config.precision import PrecisionClass
 from tf2npu.graph.decisions import Diagnostics
+from tf2npu.graph.ir import Node
 from tf2npu.graph.opinfo import OpLibrary, load_default, mixlist
 
 __all__ = ["EngineConfig"]
@@ -29,10 +31,19 @@ class EngineConfig:
     classes: Mapping[str, PrecisionClass]
     fusion: FusionSwitch
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
+    overrides: EngineOverrides = field(default_factory=EngineOverrides)
+    """A trial's fusion instances off and nodes kept in float32 (:mod:`tf2npu.config.overrides`);
+    the fusion part is already folded into :attr:`fusion`."""
 
     @classmethod
-    def build(cls, options: NpuOptions, ops: OpLibrary | None = None) -> EngineConfig:
-        """Load the op library, apply ``modify_mixlist`` and read ``fusion_switch_file``."""
+    def build(
+        cls,
+        options: NpuOptions,
+        ops: OpLibrary | None = None,
+        overrides: EngineOverrides | None = None,
+    ) -> EngineConfig:
+        """Load the op library, apply ``modify_mixlist``, read ``fusion_switch_file`` and put
+        ``overrides`` on top."""
         from tf2npu.graph.fusion import known_rules
 
         library = ops if ops is not None else load_default()
@@ -46,7 +57,18 @@ class EngineConfig:
             switch = FusionSwitch.load(options.fusion_switch_file, rules)
         else:
             switch = FusionSwitch.all_on(rules)
-        return cls(options, library, classes, switch, diagnostics)
+        overrides = overrides if overrides is not None else EngineOverrides()
+        if overrides.fusion:
+            switch = switch.with_override(overrides.fusion)
+        return cls(options, library, classes, switch, diagnostics, overrides)
+
+    def keeps_fp32(self, node: Node) -> bool:
+        """Whether a trial keeps ``node`` (a client node, or a node a pass made from one)
+        in float32 (``TF2NPU_KEEP_FP32``)."""
+        keep = self.overrides.keep_fp32.nodes
+        if not keep:
+            return False
+        return node.name in keep or any(name in keep for name in node.origin)
 
     def precision_class(self, op_type: str) -> PrecisionClass:
         """The class of ``op_type`` after ``modify_mixlist`` (unknown op types are deny)."""

@@ -27,6 +27,8 @@ __all__ = [
     "CLUSTER",
     "DEVICE_FORM",
     "FUSED_BY",
+    "FUSIONS_OFF",
+    "FUSION_INSTANCES",
     "PLACEMENT",
     "PRECISION",
     "SUPERSEDED",
@@ -34,6 +36,7 @@ __all__ = [
     "DeviceForm",
     "Diagnostic",
     "Diagnostics",
+    "FusionInstance",
     "Placement",
     "PrecisionDecision",
     "Superseded",
@@ -57,6 +60,11 @@ CLUSTERS = "clusters"
 FUSED_BY = "fused_by"
 #: ``node.meta`` key → :class:`DeviceForm` (lowering, on a node it gave a CPU form).
 DEVICE_FORM = "device_form"
+#: ``graph.meta`` key → ``list[FusionInstance]`` the fusion pass applied, in the order it applied
+#: them (top-level graph; function bodies' instances included).
+FUSION_INSTANCES = "fusion_instances"
+#: ``graph.meta`` key → ``list[FusionInstance]`` a trial's override turned off (``fused`` empty).
+FUSIONS_OFF = "fusions_off"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +124,30 @@ class DeviceForm:
     op: str
     inputs: tuple[TensorRef, ...]
     control_inputs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FusionInstance:
+    """One application of a fusion rule, named as the user's graph names it.
+
+    ``root`` is the client node the rule was rooted at (for a root a pass made, such as a
+    float16 clone, the client node it stands for; in a function body ``<function>:<node>``).
+    ``(rule, root)`` identifies the instance across runs of one script: it is what
+    ``TF2NPU_FUSION_INSTANCES`` and ``TF2NPU_INJECT_FAULT`` name. ``nodes`` are the client nodes
+    the fused op computes, root first; ``fused`` is the IR name of the fused node, ``root_node``
+    the IR name of the root and ``function`` the function body holding them ("" at top level).
+    """
+
+    rule: str
+    root: str
+    nodes: tuple[str, ...]
+    fused: str = ""
+    root_node: str = ""
+    function: str = ""
+
+    def to_json(self) -> dict[str, object]:
+        """``{rule, root, nodes}``: the form reports and ``fusion_instances.json`` use."""
+        return {"rule": self.rule, "root": self.root, "nodes": list(self.nodes)}
 
 
 @dataclass(frozen=True, slots=True)

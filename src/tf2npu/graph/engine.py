@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tf2npu.config.options import NpuOptions
+from tf2npu.config.overrides import EngineOverrides
 from tf2npu.gcpause import gc_paused
 from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.instruments import TimePasses
@@ -56,13 +57,17 @@ def run_engine(
     instruments: Sequence[PassInstrument[Any]] = (),
     disabled: frozenset[str] = frozenset(),
     verify: bool = False,
+    overrides: EngineOverrides | None = None,
 ) -> EngineRun:
-    """Run the default pipeline over ``graph`` (mutated in place) under ``options``."""
+    """Run the default pipeline over ``graph`` (mutated in place) under ``options``.
+
+    ``overrides`` are a trial's changes on top of the options (:mod:`tf2npu.config.overrides`).
+    """
     load_passes()
     # Scripts emit NPU ops (npu_ops.dropout, npu_unary_ops.gelu) as calls of CPU functions that
     # stock TF runs; restore them to NPU-op nodes so every pass sees "Gelu", not a call.
     recognized = recognize(graph)
-    config = EngineConfig.build(options, ops)
+    config = EngineConfig.build(options, ops, overrides)
     timer = TimePasses()
     ctx = PassContext(
         config=config,

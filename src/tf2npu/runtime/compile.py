@@ -85,7 +85,7 @@ def compile_graph(
     graph = Graph.from_graph_def(graph_def)
     graph.meta[GRAPH_NUM] = graph_num
     passes = [p for i in instruments for p in i.pass_instruments(options)]
-    run = run_engine(graph, options, instruments=passes)
+    run = run_engine(graph, options, instruments=passes, overrides=settings.engine)
     summary = summarize(run, f"graph {graph_num}")
     event = CompileEvent(session, graph_num, run.graph, summary, stubs)
     for instrument in instruments:

@@ -63,16 +63,22 @@ class RuntimeContext:
         from tf2npu.runtime.compile import CheckResult, PrintModelDumps
         from tf2npu.runtime.determinism import Determinism
         from tf2npu.runtime.dump import GraphJsonDumps
+        from tf2npu.runtime.faults import InjectedFaults
+        from tf2npu.runtime.instances import FusionInstances
         from tf2npu.runtime.watch import StatsRecorder
 
         self.check_result = CheckResult(self)
         self.determinism = Determinism()
+        self.fusion_instances = FusionInstances(self)
+        self.injected_faults = InjectedFaults(self)
         self._builtin = [
             self.determinism,
             StatsRecorder(self),
             self.check_result,
             PrintModelDumps(self),
             GraphJsonDumps(),
+            self.fusion_instances,
+            self.injected_faults,
         ]
 
     @property

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from tf2npu.config.options import Value
+from tf2npu.config.overrides import EngineOverrides
 from tf2npu.config.sources import from_cli
 from tf2npu.errors import UsageError
 
@@ -37,6 +38,9 @@ class RuntimeSettings:
     """Where run artifacts go (``check_result.tf.json``, dumps); None = current directory."""
     strict_options: bool = False
     """True (``--strict-options``): an unknown ``parameter_map`` key is an error, not ignored."""
+    engine: EngineOverrides = field(default_factory=EngineOverrides)
+    """A trial's fusion instances off and nodes kept in float32 (``--fusion-instances``,
+    ``--keep-fp32``, or their environment variables)."""
 
 
 def current() -> RuntimeSettings:
@@ -53,6 +57,7 @@ def configure(
     execution: str | None = None,
     report_dir: str | Path | None = None,
     strict_options: bool | None = None,
+    engine: EngineOverrides | None = None,
 ) -> RuntimeSettings:
     """Change the settings in force (only the arguments given); returns the new settings.
 
@@ -62,6 +67,7 @@ def configure(
         execution: ``host`` or ``xla``.
         report_dir: directory for run artifacts.
         strict_options: True makes unknown ``parameter_map`` keys an error.
+        engine: a trial's engine overrides (:mod:`tf2npu.config.overrides`).
 
     Raises:
         UsageError: an unknown execution mode.
@@ -84,6 +90,8 @@ def configure(
         changes["report_dir"] = Path(report_dir)
     if strict_options is not None:
         changes["strict_options"] = strict_options
+    if engine is not None:
+        changes["engine"] = engine
     ctx = context()
     ctx.settings = replace(ctx.settings, **changes)  # type: ignore[arg-type]
     return ctx.settings

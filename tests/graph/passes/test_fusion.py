@@ -8,7 +8,15 @@ import pytest
 from tf2npu.config.fusion_switch import FusionSwitch
 from tf2npu.config.options import NpuOptions
 from tf2npu.graph.context import EngineConfig
-from tf2npu.graph.decisions import FUSED_BY, PLACEMENT, SUPERSEDED, Placement, replacement_of
+from tf2npu.graph.decisions import (
+    FUSED_BY,
+    FUSION_INSTANCES,
+    FUSIONS_OFF,
+    PLACEMENT,
+    SUPERSEDED,
+    Placement,
+    replacement_of,
+)
 from tf2npu.graph.engine import PASS_MODULES
 from tf2npu.graph.fusion import RULES, known_rules
 from tf2npu.graph.ir import Graph, TensorRef
@@ -154,3 +162,77 @@ def test_in_the_default_pipeline_on_a_bert_training_graph() -> None:
     assert stats["matmul_biasadd"] > 0
     # a training graph: the gradients read the interiors of the forward-only patterns
     assert stats["gelu_tanh"] == stats["layer_norm"] == stats["softmax_cross_entropy"] == 0
+
+
+def _three_dense_layers() -> Graph:
+    """x -> dense_0 -> dense_1 -> dense_2: three MatMul + BiasAdd, no activation."""
+    import tensorflow as tf
+
+    tf_graph = tf.Graph()
+    with tf_graph.as_default():
+        y = tf.compat.v1.placeholder(tf.float32, [2, 3], name="x")
+        for i in range(3):
+            w = tf.constant(np.eye(3, dtype=np.float32) * (i + 1), name=f"dense_{i}/w")
+            b = tf.constant([1.0, -1.0, 0.5], name=f"dense_{i}/b")
+            y = tf.nn.bias_add(tf.matmul(y, w, name=f"dense_{i}/MatMul"), b, name=f"dense_{i}/add")
+        tf.identity(y, name="out")
+    return on_device(Graph.from_graph_def(tf_graph.as_graph_def()))
+
+
+def _override(text: str) -> EngineConfig:
+    from tf2npu.config.jsonfile import parse_json
+    from tf2npu.config.overrides import FusionOverride
+
+    cfg = config()
+    override = FusionOverride.from_json(parse_json(text, "test"), known_rules(), "off.json")
+    cfg.fusion = cfg.fusion.with_override(override)
+    return cfg
+
+
+@pytest.mark.tf
+def test_every_instance_is_recorded_with_its_root_and_member_nodes() -> None:
+    graph = _three_dense_layers()
+    FusionPass().run(graph, PassContext(config=config()))
+    instances = graph.meta[FUSION_INSTANCES]
+    assert [(i.rule, i.root, i.nodes) for i in instances] == [
+        ("matmul_biasadd", f"dense_{n}/add", (f"dense_{n}/add", f"dense_{n}/MatMul"))
+        for n in range(3)
+    ]
+    for instance in instances:
+        assert graph[instance.fused].meta[FUSED_BY] == "matmul_biasadd"
+        assert replacement_of(graph, TensorRef(instance.root)).node == instance.fused
+    assert graph.meta[FUSIONS_OFF] == []
+
+
+@pytest.mark.tf
+def test_the_instance_switch_turns_off_exactly_one_instance() -> None:
+    graph = _three_dense_layers()
+    cfg = _override('{"off": [{"rule": "matmul_biasadd", "root": "dense_1/add"}]}')
+    result = FusionPass().run(graph, PassContext(config=cfg))
+    assert result.stats["matmul_biasadd"] == 2
+    assert [i.root for i in graph.meta[FUSION_INSTANCES]] == ["dense_0/add", "dense_2/add"]
+    assert [i.root for i in graph.meta[FUSIONS_OFF]] == ["dense_1/add"]
+    assert SUPERSEDED not in graph["dense_1/add"].meta
+    assert SUPERSEDED in graph["dense_0/add"].meta and SUPERSEDED in graph["dense_2/add"].meta
+    (note,) = [d for d in cfg.diagnostics.items if d.code == "fusion_instance_switched_off"]
+    assert note.node == "dense_1/add" and "off.json" in note.message
+
+
+@pytest.mark.tf
+def test_an_entry_without_root_turns_the_whole_rule_off() -> None:
+    graph = _three_dense_layers()
+    cfg = _override('{"off": [{"rule": "MatMulBiasAddFusionPass"}]}')
+    result = FusionPass().run(graph, PassContext(config=cfg))
+    assert result.stats["matmul_biasadd"] == 0 and not result.changed
+    assert len(graph.meta[FUSIONS_OFF]) == 3
+
+
+@pytest.mark.tf
+def test_a_root_that_is_a_float16_clone_is_named_by_its_client_node() -> None:
+    from tf2npu.graph.engine import run_engine
+
+    graph = _three_dense_layers()
+    options = NpuOptions.from_values({"precision_mode": "allow_mix_precision"})
+    run = run_engine(graph, options)
+    roots = [i.root for i in run.graph.meta[FUSION_INSTANCES]]
+    assert roots == ["dense_0/add", "dense_1/add", "dense_2/add"]

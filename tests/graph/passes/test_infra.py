@@ -266,6 +266,7 @@ def test_default_pipeline_order_and_stage_docs() -> None:
         "placement",
         "precision",
         "fusion",
+        "inject_faults",
         "partition",
         "lowering",
     )

@@ -275,6 +275,23 @@ def test_keep_dtype_scope_nodes_are_untouched(value: bool | int) -> None:
     assert inputs(g, "sm/_tf2npu_fp16") == ["relu/_tf2npu_to_fp16"]
 
 
+@pytest.mark.parametrize("mode", ["force_fp16", "allow_mix_precision", "allow_fp32_to_fp16"])
+def test_keep_fp32_override_nodes_stay_float32_in_every_mode(mode: str) -> None:
+    from tf2npu.config.overrides import EngineOverrides, KeepFp32
+
+    b = mlp_chain()
+    cfg = config(mode, ops=no_fp32("MatMul"))
+    keep = KeepFp32(frozenset({"mm", "relu"}), "keep.json")
+    cfg = dataclasses.replace(cfg, overrides=EngineOverrides(keep_fp32=keep))
+    run(b.g, cfg)
+    for name in ("mm", "relu"):
+        assert decision(b.g, name) == PrecisionDecision(
+            "float32", "float32", "keep_fp32: kept in float32 by keep.json"
+        )
+        assert SUPERSEDED not in b.g[name].meta
+    assert inputs(b.g, "relu") == ["mm"]
+
+
 def test_control_readers_of_a_lowered_node_wait_for_its_replacement() -> None:
     b = mlp_chain()
     b.op("after", "NoOp")

@@ -20,9 +20,11 @@ from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import (
     CLUSTER,
     CLUSTERS,
+    FUSION_INSTANCES,
     PLACEMENT,
     PRECISION,
     Cluster,
+    FusionInstance,
     Placement,
     PrecisionDecision,
     supersede,
@@ -59,6 +61,9 @@ def sample_graph(partitioned: bool = True) -> Graph:
     g["s"].meta[PLACEMENT] = Placement(
         False, 2, "gray_op", "AsString: gray op, host in mixed compute"
     )
+    g.meta[FUSION_INSTANCES] = [
+        FusionInstance("matmul_biasadd", "relu", ("relu", "mm_orig"), "relu/_tf2npu_fused")
+    ]
     if partitioned:
         mm.meta[CLUSTER] = relu.meta[CLUSTER] = "GeOp1_0"
         g.meta[CLUSTERS] = [

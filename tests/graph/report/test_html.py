@@ -57,11 +57,12 @@ def test_has_the_tables(summary: GraphSummary) -> None:
     page = render_html(summary)
     for heading in ("<h2>GeOps</h2>", "<h2>Host ops (4)</h2>",
                     "<h2>Casts (precision changes: 1; casts inserted: 2)</h2>",
-                    "<h2>Fusions (1 applied)</h2>",
+                    "<h2>Fusions (1 applied)</h2>", "<h2>Fusion instances (1)</h2>",
                     "<h2>Options without effect here</h2>"):  # fmt: skip
         assert heading in page, heading
     assert "<td>mm_orig</td><td>float32</td><td>float16</td><td>allow_list</td>" in page
     assert '<td>gelu</td><td class="n">0</td>' in page
+    assert "<td>matmul_biasadd</td><td>relu</td><td>relu, mm_orig</td>" in page
     assert "<td>PyFunc: not in the device op library</td>" in page
 
 

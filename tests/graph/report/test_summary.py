@@ -38,6 +38,9 @@ EXPECTED = {
     "casts_inserted": 2,
     "precision": {"mm_orig": {"before": "float32", "after": "float16", "reason": "allow_list"}},
     "fusions": {"matmul_biasadd": 1, "gelu": 0},
+    "fusion_instances": [
+        {"rule": "matmul_biasadd", "root": "relu", "nodes": ["relu", "mm_orig"]},
+    ],
     "errors": [
         {"code": "table_split", "message": "the lookup table is split between host and device",
          "node": "s", "fix": "keep the table ops together (mix_compile_mode)"},

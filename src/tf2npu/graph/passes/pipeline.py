@@ -27,6 +27,10 @@ STAGES: dict[str, str] = {
         "Apply the named rewrite rules switched on by fusion_switch_file, to a fixpoint; count "
         "each rule's applications and record origin nodes."
     ),
+    "inject_faults": (
+        "Only when a fault drill asks (TF2NPU_INJECT_FAULT): corrupt the output of the fused "
+        "node(s) of one rule or instance, or of one op, by inserting an Add or Mul after it."
+    ),
     "partition": (
         "Cycle-safe clustering into GeOps: one GeOp in full-offload mode (reporting what would "
         "fall back), several in mixed compute with every host-device edge recorded."
@@ -42,8 +46,9 @@ DEFAULT_PIPELINE: tuple[str, ...] = (
     "placement",
     "precision",
     "fusion",
+    "inject_faults",
     "partition",
     "lowering",
 )
-"""Pass names in the order they run: device strings, placement, precision, fusion, partition,
-lowering. ``STAGES`` describes each."""
+"""Pass names in the order they run: device strings, placement, precision, fusion, fault
+injection (drills only), partition, lowering. ``STAGES`` describes each."""

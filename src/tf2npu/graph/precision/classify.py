@@ -87,6 +87,10 @@ def _judge(
 ) -> Verdict:
     if _keeps_dtype(node):
         return Verdict(False, "keep_dtype_scope", f"under keep_dtype_scope ({KEEP_DTYPE_ATTR})")
+    if cfg.keeps_fp32(node):
+        # The same effect as keep_dtype_scope, named apart so a report says who asked.
+        source = cfg.overrides.keep_fp32.source or "TF2NPU_KEEP_FP32"
+        return Verdict(False, "keep_fp32", f"kept in float32 by {source}")
     if node.op in CONTROL_FLOW_OPS:
         return Verdict(False, "control_flow", f"{node.op} forwards loop or branch tensors as is")
     want = _wanted(node, sig, cfg, mode, judged)

@@ -72,6 +72,13 @@ def _sections(summary: GraphSummary) -> list[str]:
     )
     out.append(f"<h2>Fusions ({summary.fusions_applied:,} applied)</h2>")
     out.append(table(["rule", "applied"], [[r, n] for r, n in summary.fusions.items()]))
+    out.append(f"<h2>Fusion instances ({len(summary.fusion_instances):,})</h2>")
+    out.append(
+        table(
+            ["rule", "root", "nodes"],
+            [[f.rule, f.root, ", ".join(f.nodes)] for f in summary.fusion_instances],
+        )
+    )
     if summary.no_effect:
         out.append("<h2>Options without effect here</h2>")
         out.append(table(["option", "why"], [list(row) for row in summary.no_effect]))

@@ -22,10 +22,12 @@ from tf2npu.config.validate import no_effect_report
 from tf2npu.graph.decisions import (
     CLUSTER,
     CLUSTERS,
+    FUSION_INSTANCES,
     PLACEMENT,
     PRECISION,
     Cluster,
     Diagnostic,
+    FusionInstance,
     Placement,
     PrecisionDecision,
     live_nodes,
@@ -102,6 +104,8 @@ class GraphSummary:
     pass_seconds: Mapping[str, float]
     skipped_passes: tuple[tuple[str, str], ...] = ()
     partitioned: bool = True
+    fusion_instances: tuple[FusionInstance, ...] = ()
+    """Every fusion applied, in the order the pass applied them (function bodies included)."""
 
     @property
     def fusions_applied(self) -> int:
@@ -159,6 +163,7 @@ class GraphSummary:
                 for name, d in self.precision.items()
             },
             "fusions": dict(self.fusions),
+            "fusion_instances": [f.to_json() for f in self.fusion_instances],
             "errors": [_diagnostic_json(d) for d in self.errors],
             "warnings": [_diagnostic_json(d) for d in self.warnings],
             "infos": [_diagnostic_json(d) for d in self.infos],
@@ -210,6 +215,7 @@ def summarize(run: EngineRun, graph_label: str = "") -> GraphSummary:
         pass_seconds=dict(run.pass_seconds),
         skipped_passes=tuple(run.pipeline.skipped),
         partitioned=partitioned,
+        fusion_instances=tuple(graph.meta.get(FUSION_INSTANCES, ())),
     )
 
 
