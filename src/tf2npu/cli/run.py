@@ -40,9 +40,6 @@ from tf2npu.config.sources import (
     single_rank_environment,
 )
 from tf2npu.errors import ConfigError, UsageError
-from tf2npu.runtime.dropout import dropout_off_from_env
-from tf2npu.runtime.instances import FUSION_INSTANCES_FILE
-from tf2npu.runtime.record import max_steps_from_env, record_from_env
 from tf2npu.runtime.script import run_script
 
 NAME = "run"
@@ -310,6 +307,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"tf2npu run: one-device job environment: {shown} (were unset)", file=sys.stderr)
     stats = runtime.reset_stats()
     # A stale list from an earlier run in this folder would name instances this run never had.
+    from tf2npu.runtime.instances import FUSION_INSTANCES_FILE  # the graph engine: not at start-up
+
     (plan.report_dir / FUSION_INSTANCES_FILE).unlink(missing_ok=True)
     start = time.perf_counter()
     os.environ.update(job)
@@ -341,6 +340,9 @@ def run(args: argparse.Namespace) -> int:
 
 def make_plan(args: argparse.Namespace) -> RunPlan:
     """Check SCRIPT and settle the paths; raise :class:`UsageError` on a problem."""
+    from tf2npu.runtime.dropout import dropout_off_from_env
+    from tf2npu.runtime.record import max_steps_from_env, record_from_env
+
     command = list(args.script_argv)
     if command[:1] == ["--"]:
         del command[0]

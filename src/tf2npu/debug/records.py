@@ -21,11 +21,12 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from tf2npu.errors import ConfigError, UsageError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "STEPS_FILE",
@@ -116,6 +117,8 @@ def read_variables(directory: str | Path) -> dict[str, np.ndarray[Any, Any]]:
         UsageError: ``directory`` holds no ``variables.npz``.
         ConfigError: the file is not a readable ``.npz`` archive.
     """
+    import numpy as np  # not at the CLI's start-up
+
     path = Path(directory) / VARIABLES_FILE
     if not path.is_file():
         raise UsageError(

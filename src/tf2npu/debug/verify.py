@@ -25,14 +25,15 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from tf2npu.atomic import write_text_atomic
 from tf2npu.debug.records import StepRecord, loss_name, read_steps, read_variables
 from tf2npu.debug.trials import Trial, TrialResult, run_trial
 from tf2npu.errors import UsageError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "EXACT_TOLERANCE",
@@ -251,6 +252,8 @@ def _compare_variables(
     scales up to learning-rate-sized steps; judged by its own tiny magnitude it would fail any
     comparison.
     """
+    import numpy as np  # not at the CLI's start-up
+
     if not reference or not candidate:
         missing = "the reference" if not reference else "the candidate"
         return 0.0, None, [f"no variables recorded by {missing}: variables not compared"]

@@ -275,6 +275,25 @@ LOGS: list[tuple[set[str], str, str]] = [
         "dense/MatMul",
     ),
     (
+        {"fusion_instance_switched_off"},
+        "INFO:tf2npu.runtime:graph 1: dense/BiasAdd: fusion rule matmul_biasadd is switched "
+        "off at this root by /tmp/trial/instances.json",
+        "dense/BiasAdd",
+    ),
+    (
+        {"fault_target_fused"},
+        "WARNING:tf2npu.runtime:graph 1: dense/MatMul: fault 'op:dense/MatMul=nan': "
+        "dense/MatMul is computed inside a fused op (matmul_biasadd); its own value no "
+        "longer exists",
+        "dense/MatMul",
+    ),
+    (
+        {"fault_target_unread"},
+        "WARNING:tf2npu.runtime:graph 1: loss: fault 'op:loss=nan': nothing in the graph reads "
+        "loss, so corrupting what its readers receive changes nothing",
+        "loss",
+    ),
+    (
         {"runs_on_host"},
         "data/DecodeJpeg: DecodeJpeg runs on the host: not in the device op library; its inputs "
         "and outputs are copied between host and device every step",

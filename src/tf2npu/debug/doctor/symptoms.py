@@ -675,6 +675,37 @@ _DIAGNOSTICS: tuple[Symptom, ...] = (
         diagnostic="fallback_to_host",
     ),
     Symptom(
+        "fusion_instance_switched_off",
+        INFO,
+        "one instance of a fusion rule was not fused because a trial's instance switch "
+        "(TF2NPU_FUSION_INSTANCES / --fusion-instances, as tf2npu bisect writes) turns it off",
+        "remove the entry from that file (or unset TF2NPU_FUSION_INSTANCES) to fuse it again",
+        _ENGINE + "graph/passes/fusion.py)",
+        patterns=(_NODE + r": fusion rule \w+ is switched off at this root by",),
+        diagnostic="fusion_instance_switched_off",
+    ),
+    Symptom(
+        "fault_target_fused",
+        WARNING,
+        "an injected fault (op:NODE) names a node computed inside a fused op, whose own "
+        "value no longer exists, so the drill corrupts nothing",
+        "corrupt the fused op instead: --inject-fault fusion:RULE@ROOT=KIND, with ROOT from "
+        "fusion_instances.json",
+        _ENGINE + "graph/passes/inject_faults.py)",
+        patterns=(r"fault '[^']*': " + _NODE + r" is computed inside a fused op",),
+        diagnostic="fault_target_fused",
+    ),
+    Symptom(
+        "fault_target_unread",
+        WARNING,
+        "an injected fault (op:NODE) names a node nothing in the graph reads, so corrupting "
+        "what its readers receive changes nothing",
+        "corrupt the op that produces the node's input instead",
+        _ENGINE + "graph/passes/inject_faults.py)",
+        patterns=(r"fault '[^']*': nothing in the graph reads " + _NODE,),
+        diagnostic="fault_target_unread",
+    ),
+    Symptom(
         "runs_on_host",
         INFO,
         "an op the device library does not have runs on the host; its inputs and outputs are "
