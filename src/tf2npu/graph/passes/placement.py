@@ -70,9 +70,7 @@ def place(
     )
     pull_consts(placements, pending, edges)
     splits = tables.find_table_splits(graph, support, placements, types, edges)
-    variables = pipeline_variables.find_pipeline_variables(
-        graph, support, placements, types, edges
-    )
+    variables = pipeline_variables.find_pipeline_variables(graph, support, placements, types, edges)
     pipeline_variables.report(variables, cfg.diagnostics)
     v1_control.report(v1_control.find_v1_control(graph, options, placements), cfg.diagnostics)
     return placements, splits

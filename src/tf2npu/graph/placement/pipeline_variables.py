@@ -53,7 +53,7 @@ def find_pipeline_variables(
     types: EdgeTypes,
     edges: OutEdges,
 ) -> list[PipelineVariable]:
-    """Every variable of the dataset-initialisation run initialised on the device, in graph order."""
+    """Each variable the dataset-initialisation run reads but the device initialises, in order."""
     found: list[PipelineVariable] = []
     for node in graph:
         if node.op not in CREATORS or not _in_pipeline(final, node):

@@ -116,9 +116,9 @@ def _dynamic_input(graph: Graph, options: NpuOptions) -> bool:
     for node in graph:
         if _flag(node.attrs.get(_DYNAMIC_INPUT)):
             return _text(node.attrs.get(_EXECUTE_MODE)) != _LAZY
-    return options.get("dynamic_input") is True and options.get(
-        "dynamic_graph_execute_mode"
-    ) != _LAZY
+    return (
+        options.get("dynamic_input") is True and options.get("dynamic_graph_execute_mode") != _LAZY
+    )
 
 
 def _grown_by(graph: Graph, merge: Node) -> Node | None:
