@@ -115,8 +115,9 @@ def test_dynamic_input_rejects_any_v1_control_node() -> None:
     assert "dynamic_input=True compiles it as a dynamic-shape graph" in diag.message
 
 
-def test_lazy_recompile_compiles_each_shape_statically() -> None:
-    g = loop("while/Slice")
+@pytest.mark.parametrize("body", ["while/Slice", "while/concat"])
+def test_lazy_recompile_compiles_each_shape_on_its_own(body: str) -> None:
+    g = loop(body)
     assert diagnostics(g, dynamic_input=True, dynamic_graph_execute_mode="lazy_recompile") == []
 
 
@@ -126,6 +127,7 @@ def test_the_graph_exec_config_attr_counts_as_dynamic_input() -> None:
     assert [d.node for d in diagnostics(g)] == ["while/Enter"]
     g["x"].attrs["_graph_dynamic_graph_execute_mode"] = _attr("lazy_recompile")
     assert diagnostics(g) == []
+    assert diagnostics(loop("while/concat"), dynamic_input=False) != []
 
 
 def test_dynamic_input_without_v1_control_flow_is_fine() -> None:

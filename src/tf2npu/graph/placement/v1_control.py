@@ -9,14 +9,16 @@ operator". A static-shape graph runs them, and the adapter converts them when
 A device graph is dynamic-shape here when the graph says so for certain:
 
 * the session asks for it: ``dynamic_input=True`` (or a node's ``_graph_dynamic_input``, from
-  ``set_graph_exec_config``) with ``dynamic_graph_execute_mode`` ``dynamic_execute``; under
-  ``lazy_recompile`` each input shape is compiled as a static graph;
+  ``set_graph_exec_config``) with ``dynamic_graph_execute_mode`` ``dynamic_execute``;
 * a v1 loop variable changes shape every iteration: the value its ``NextIteration`` takes is
   a concatenation of the whole variable with more (``tf.concat([acc, ...], 0)`` under
   ``shape_invariants``), so no static shape holds for the loop even with known inputs. A
   concatenation of a slice of it (a sliding window) keeps the shape and does not count.
 
-Only v1 control nodes placed on the device count: on the host TF runs them.
+Only v1 control nodes placed on the device count: on the host TF runs them. Under
+``dynamic_input=True`` with ``lazy_recompile`` nothing is reported: each input shape gets its
+own compiled graph, and ModelZoo's ProtoAttend (a v1 loop growing three tensors by
+``tf.concat``, run in this mode) is recorded as working on the device.
 """
 
 from __future__ import annotations
@@ -77,7 +79,10 @@ def find_v1_control(
     on_device = [n for n in graph if n.op in V1_CONTROL and _on_device(final, n)]
     if not on_device:
         return None
-    if _dynamic_input(graph, options):
+    mode = _dynamic_mode(graph, options)
+    if mode == _LAZY:
+        return None  # each input shape is compiled and run on its own
+    if mode is not None:
         why = "dynamic_input=True compiles it as a dynamic-shape graph"
         return V1ControlInDynamicGraph(on_device[0].name, on_device[0].op, why, len(on_device))
     for merge in on_device:
@@ -111,14 +116,14 @@ def report(found: V1ControlInDynamicGraph | None, diagnostics: Diagnostics) -> N
     )
 
 
-def _dynamic_input(graph: Graph, options: NpuOptions) -> bool:
-    """The session's or a node's dynamic-input setting, in ``dynamic_execute`` mode."""
+def _dynamic_mode(graph: Graph, options: NpuOptions) -> str | None:
+    """``dynamic_graph_execute_mode`` when a node's or the session's ``dynamic_input`` is set."""
     for node in graph:
         if _flag(node.attrs.get(_DYNAMIC_INPUT)):
-            return _text(node.attrs.get(_EXECUTE_MODE)) != _LAZY
-    return (
-        options.get("dynamic_input") is True and options.get("dynamic_graph_execute_mode") != _LAZY
-    )
+            return _text(node.attrs.get(_EXECUTE_MODE)) or "dynamic_execute"
+    if options.get("dynamic_input") is not True:
+        return None
+    return str(options.get("dynamic_graph_execute_mode") or "dynamic_execute")
 
 
 def _grown_by(graph: Graph, merge: Node) -> Node | None:
