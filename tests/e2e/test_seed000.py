@@ -1,12 +1,13 @@
 """Seed 000's three error cases, run with ``tf2npu run`` and diagnosed with ``tf2npu doctor``.
 
-Each script reproduces one case in a few lines (``seed000/``). Only case 01 (a lookup table
-initialised on the device, looked up in the input pipeline) fails here as on the device; cases
-02 (a variable the pipeline reads) and 03 (a v1 while loop with a dynamic shape) run on the CPU.
-The test pins that difference, so a runtime that learns to fail them shows up here, and checks
-that doctor gives the seed's fix for all three: from the log (01), from check_result.tf.json
-(02), from the script (03). ``tests/debug/doctor/test_seed000.py`` checks the same on logs
-recorded from these runs, without TensorFlow.
+Each script reproduces one case in a few lines (``seed000/``), and each fails here as on the
+device: the graph engine reports a lookup table initialised on the device but looked up in the
+input pipeline (01, ``table_split``), a variable the pipeline reads on the host but the device
+initialises (02, ``variable_in_preprocessing``) and a v1 while loop whose variable grows every
+iteration (03, ``v1_control_dynamic_shape``), so ``tf2npu run`` stops with exit status 2. The
+test checks that and that doctor gives the seed's fix for all three from the log.
+``tests/debug/doctor/test_seed000.py`` checks the same on logs recorded from these runs,
+without TensorFlow.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ SCRIPTS = Path(__file__).parent / "seed000"
 CASES = {
     # case: (exit status of tf2npu run, doctor's symptom, severity, a piece of the seed's fix)
     "case01_table": (2, "table_split", "error", '["mix_compile_mode"].b = True'),
-    "case02_variable": (0, "variable_in_preprocessing", "warning", "`batch_size = 64`"),
-    "case03_v1cond": (0, "v1_loop_dynamic_shape", "warning", "tf.enable_control_flow_v2()"),
+    "case02_variable": (2, "variable_in_preprocessing", "error", "`batch_size = 64`"),
+    "case03_v1cond": (2, "v1_control_dynamic_shape", "error", "tf.enable_control_flow_v2()"),
 }
 
 

@@ -2,10 +2,12 @@
 
 ``data/<case>/`` holds what ``tf2npu run --report-dir data/<case> <case>.py > data/<case>/run.log
 2>&1`` left, run from ``tests/e2e/seed000/`` (where the scripts are); ``tests/e2e/test_seed000.py``
-makes those runs afresh. Only case 01 fails in our runtime the way it fails on the device: here a
-variable or a v1 loop the device rejects runs on the CPU. Doctor still finds both: case 02 from
-``check_result.tf.json`` (the variable sits in the input pipeline's graph), case 03 from the
-script (the migration's hazards table); and each case's device message as the seed prints it.
+makes those runs afresh. All three fail in our runtime the way they fail on the device: the graph
+engine reports ``table_split``, ``variable_in_preprocessing`` and ``v1_control_dynamic_shape``,
+and ``tf2npu run`` stops with that error. Doctor reads each from the log, with the seed's fix;
+case 02's variable also shows in ``check_result.tf.json`` (the input pipeline's graph holds it),
+case 03's loop in the script (the migration's hazards table); and each case's device message as
+the seed prints it is recognised too.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import pytest
 
 from tf2npu.debug.doctor.logtext import Log, read_log
 from tf2npu.debug.doctor.match import diagnose
-from tf2npu.debug.doctor.rundir import read_run_dir
+from tf2npu.debug.doctor.rundir import check_run, read_run_dir
 from tf2npu.findings import Finding, Severity
 
 DATA = Path(__file__).parent / "data"
@@ -62,20 +64,38 @@ def test_case01_table_not_initialised_fails_here_and_is_diagnosed() -> None:
     assert (Path(found.where.file).name, found.where.line) == ("case01_table.py", 19)
 
 
-def test_case02_variable_in_the_pipeline_is_predicted_from_check_result() -> None:
+def test_case02_variable_in_the_pipeline_fails_here_and_is_diagnosed() -> None:
     [found] = run("case02_variable")
-    assert (found.id, found.severity) == ("variable_in_preprocessing", Severity.WARNING)
+    assert (found.id, found.severity) == ("variable_in_preprocessing", Severity.ERROR)
     assert SEED_FIX["case02_variable"] in found.fix
     assert (found.where.node, found.where.op_type) == ("Variable", "VariableV2")
+    assert (Path(found.where.file).name, found.where.line) == ("case02_variable.py", 21)
 
 
-def test_case03_v1_control_flow_runs_here_and_only_the_script_shows_it() -> None:
-    assert run("case03_v1cond") == []
+def test_case02_check_result_alone_still_predicts_the_failure() -> None:
+    [found] = check_run(read_run_dir(DATA / "case02_variable"))[:1]
+    assert (found.id, found.severity) == ("variable_in_preprocessing", Severity.WARNING)
+    assert found.cause.startswith("on the device: ")
+
+
+def test_case03_v1_loop_with_a_growing_shape_fails_here_and_is_diagnosed() -> None:
+    [found] = run("case03_v1cond")
+    assert (found.id, found.severity) == ("v1_control_dynamic_shape", Severity.ERROR)
+    assert SEED_FIX["case03_v1cond"] in found.fix
+    assert (found.where.node, found.where.op_type) == ("while/Merge_1", "Merge")
+    assert (Path(found.where.file).name, found.where.line) == ("case03_v1cond.py", 28)
+
+
+def test_case03_the_script_points_at_the_loop() -> None:
     found = run("case03_v1cond", script=True)
-    assert [f.id for f in found] == ["v1_loop_dynamic_shape", "v1_control_flow"]
-    assert "doctor symptom v1_control_dynamic_shape" in found[0].source
-    assert SEED_FIX["case03_v1cond"] in found[0].fix
-    assert found[0].where.line == 17
+    assert [f.id for f in found] == [
+        "v1_control_dynamic_shape",
+        "v1_loop_dynamic_shape",
+        "v1_control_flow",
+    ]
+    assert "doctor symptom v1_control_dynamic_shape" in found[1].source
+    assert SEED_FIX["case03_v1cond"] in found[1].fix
+    assert found[1].where.line == 17
 
 
 @pytest.mark.parametrize("case", sorted(DEVICE_LOGS))

@@ -133,11 +133,13 @@ _SEVEN: tuple[Symptom, ...] = (
         "tf.constant, e.g. `batch_size = 64` then `dataset.batch(batch_size, drop_remainder=True)`",
         "seed 000 case 02; " + _FAQ + "tf-variable_preprocess_error.md",
         patterns=(
+            _NODE + r": variable '[^']+' \((?P<op_type>\w+)\) is initialised on the device",
             r"Error while reading resource variable (?P<node>\S+) from Container: localhost",
             r"Resource localhost/(?P<node>\S+?)/N10tensorflow3VarE does not exist",
         ),
         checks=("check_result",),
         reference="§7 #2",
+        diagnostic="variable_in_preprocessing",
         hazards=("variable_in_pipeline",),
         suppresses=("keras_zeros_uninitialized",),
     ),
@@ -149,10 +151,13 @@ _SEVEN: tuple[Symptom, ...] = (
         _V2_CONTROL,
         "seed 000 case 03; " + _FAQ + "dynamic_shape_v1_control_unsupported_error.md",
         patterns=(
+            _NODE + r": '[^']+' \((?P<op_type>\w+)\) is TF v1 control flow.* in a dynamic-shape "
+            r"device graph",
             r"node (?P<node>\S+)\((?P<op_type>\w+)\) is v1 control operator, which is not "
             r"supported",
         ),
         reference="§7 #3",
+        diagnostic="v1_control_dynamic_shape",
         hazards=("v1_loop_dynamic_shape", "v1_control_flow"),
     ),
     Symptom(

@@ -3,7 +3,9 @@
 It follows the adapter's candidate selection (``OMPartitionSubgraphsPass``, reference
 §3.3–§3.4) on the top-level graph — whole-graph rules, per-node predicates, frames,
 propagation to a fixpoint, Consts pulled in — then places function bodies after their callers,
-and checks lookup tables for a host/device split. Every node gets a
+and checks what the device fails on once placed: lookup tables split across host and device,
+variables the input pipeline reads on the host but the device initialises (seed 000 cases 01
+and 02), and v1 control flow on the device in a dynamic-shape graph (case 03). Every node gets a
 :class:`~tf2npu.graph.decisions.Placement` under ``node.meta["placement"]``; the rules and
 reason slugs are documented in ``docs/placement.md``.
 """
@@ -17,7 +19,7 @@ from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import PLACEMENT, Placement, live_nodes
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.passes.infra import PassContext, PassInfo, PassResult, register_pass
-from tf2npu.graph.placement import candidates, tables
+from tf2npu.graph.placement import candidates, pipeline_variables, tables, v1_control
 from tf2npu.graph.placement.frames import Frames, build_frames
 from tf2npu.graph.placement.functions import place_functions
 from tf2npu.graph.placement.predicates import WITHOUT_NPU_COMPILE, Support
@@ -31,7 +33,10 @@ __all__ = ["PlacementPass", "place"]
 def place(
     graph: Graph, cfg: EngineConfig, support: Support
 ) -> tuple[dict[str, Placement], list[tables.TableSplit]]:
-    """Top-level placements by node name, and the lookup tables split across the boundary."""
+    """Top-level placements by node name, and the lookup tables split across the boundary.
+
+    The device failures of the placed graph are reported into ``cfg.diagnostics``.
+    """
     options = cfg.options
     types = EdgeTypes(graph)
     fixed = regions(graph)
@@ -65,6 +70,9 @@ def place(
     )
     pull_consts(placements, pending, edges)
     splits = tables.find_table_splits(graph, support, placements, types, edges)
+    variables = pipeline_variables.find_pipeline_variables(graph, support, placements, types, edges)
+    pipeline_variables.report(variables, cfg.diagnostics)
+    v1_control.report(v1_control.find_v1_control(graph, options, placements), cfg.diagnostics)
     return placements, splits
 
 
