@@ -283,13 +283,21 @@ _DYNAMIC = (
     _off("dynamic_dims", "s", "", None, _INFER),
     _off("dynamic_node_type", "i", -1, (0, 1), _INFER),
     _off("compile_hybrid_mode", "i", None, (0, 1), _INFER),
-    _off("dynamic_input", "b", False, None, "we run TensorFlow, shapes are dynamic anyway"),
-    _off(
+    _on(
+        "dynamic_input",
+        "b",
+        False,
+        None,
+        "marks the graph dynamic-shape: v1 control flow on the device is then an error, as on "
+        "the device (docs/placement.md); TensorFlow runs any shape here",
+    ),
+    _on(
         "dynamic_graph_execute_mode",
         "s",
         "dynamic_execute",
         ("dynamic_execute", "lazy_recompile"),
-        "we run TensorFlow, shapes are dynamic anyway",
+        "with dynamic_input: lazy_recompile compiles one static graph per input shape, so v1 "
+        "control flow is allowed (docs/placement.md)",
     ),
     _off("dynamic_inputs_shape_range", "s", "", None, "we run TensorFlow, shapes are dynamic"),
 )
@@ -372,6 +380,8 @@ class NpuOptions:
     fusion_switch_file: str = ""
     graph_run_mode: int = 1
     deterministic: int = 0
+    dynamic_input: bool = False
+    dynamic_graph_execute_mode: str = "dynamic_execute"
     other: Mapping[str, Value | None] = field(default_factory=lambda: MappingProxyType({}))
     """Options with no effect here, by name (absent ones hold their default)."""
     explicit: frozenset[str] = frozenset()

@@ -121,9 +121,9 @@ def _dynamic_mode(graph: Graph, options: NpuOptions) -> str | None:
     for node in graph:
         if _flag(node.attrs.get(_DYNAMIC_INPUT)):
             return _text(node.attrs.get(_EXECUTE_MODE)) or "dynamic_execute"
-    if options.get("dynamic_input") is not True:
+    if not options.dynamic_input:
         return None
-    return str(options.get("dynamic_graph_execute_mode") or "dynamic_execute")
+    return options.dynamic_graph_execute_mode
 
 
 def _grown_by(graph: Graph, merge: Node) -> Node | None:
