@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from tf2npu.config import cluster as _cluster
 from tf2npu.errors import Tf2NpuError
 
 __all__ = [
@@ -38,34 +39,14 @@ _groups: dict[str, tuple[int, ...]] = {}
 _split_strategies: dict[str, tuple[str, tuple[int | float, ...]]] = {}
 
 
-def _env_int(name: str, text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise Tf2NpuError(
-            f"environment variable {name}={text!r} is not an integer; set it to a number "
-            f"(e.g. {name}=1) or unset it"
-        ) from None
-
-
 def world_rank_size() -> int:
     """``RANK_SIZE`` (else ``CM_WORKER_SIZE``) as an int; 1 when unset."""
-    from npu_bridge.estimator.npu.util import get_ranksize
-
-    name = "RANK_SIZE" if os.getenv("RANK_SIZE") is not None else "CM_WORKER_SIZE"
-    size = _env_int(name, get_ranksize())
-    if size < 1:
-        raise Tf2NpuError(f"{name}={size} must be >= 1; set {name}=1 or unset it")
-    return size
+    return _cluster.current().size
 
 
 def world_rank_id() -> int:
     """``RANK_ID`` (else ``POD_NAME``) as an int; 0 when unset."""
-    for name in ("RANK_ID", "POD_NAME"):
-        text = os.getenv(name)
-        if text:
-            return _env_int(name, text)
-    return 0
+    return _cluster.current().rank
 
 
 def _require_single_rank(what: str) -> None:
