@@ -25,7 +25,7 @@ from rich.text import Text
 
 from tf2npu import runtime
 from tf2npu.atomic import write_text_atomic
-from tf2npu.cli import exit_codes
+from tf2npu.cli import exit_codes, ranks
 from tf2npu.cli.console import make_console
 from tf2npu.cli.engine_flags import add_engine_flags, engine_overrides
 from tf2npu.cli.npu_flags import add_shorthands, check_option_files, cli_items
@@ -69,6 +69,7 @@ examples:
   tf2npu run --deterministic --record train.py    # reproducible; steps.jsonl, variables.npz
   tf2npu run --profile prof --profile-steps 1-5 train.py   # msprof-style profile + advice
   tf2npu run --inject-fault fusion:matmul_biasadd=scale:2 train.py   # a drill: corrupt a rule
+  tf2npu run --ranks 2 train.py                   # two ranks, collectives over 127.0.0.1
 
 run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_version 1):
   sessions / stock_sessions   sessions that ran through the engine / stayed stock
@@ -121,6 +122,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "                  [--dump DIR [--dump-step STEPS] [--dump-mode MODE] [--dump-data D]]\n"
         "                  [--profile DIR [--profile-steps STEPS]]\n"
         "                  [--deterministic] [--record]\n"
+        "                  [--ranks N] [--rank-table FILE] [--job-timeout S] [--grace S]\n"
         "                  [--report-dir DIR] [--quiet] [--verbose] SCRIPT [ARGS ...]"
     )
     parser.add_argument(
@@ -216,6 +218,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help='which runs of each run signature to trace, dump_step syntax, e.g. "0-9" '
         "(default: every run; tracing slows a run down)",
     )
+    ranks.add_arguments(parser)
     out = parser.add_argument_group("output")
     out.add_argument(
         "--report-dir",
@@ -267,6 +270,9 @@ class RunPlan:
 def run(args: argparse.Namespace) -> int:
     plan = make_plan(args)
     engine = _engine_overrides(args, plan)
+    if ranks.is_multi_rank(args):
+        check_output_dir(args.report_dir, "--report-dir")
+        return ranks.run_ranks(args, plan)
     settings = runtime.configure(
         npu=plan.npu,
         options=plan.options,
