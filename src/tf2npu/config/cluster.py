@@ -29,8 +29,10 @@ __all__ = [
     "ADDRESSES_VARIABLE",
     "DEFAULT_CONNECT_TIMEOUT",
     "DEFAULT_EXEC_TIMEOUT",
+    "JOB",
     "Cluster",
     "RankEntry",
+    "cpu_device",
     "current",
     "load_rank_table",
     "parse_rank_table",
@@ -38,6 +40,8 @@ __all__ = [
 
 #: ``host:port,host:port,...``: rank k's gRPC server is entry k (set by ``tf2npu run --ranks``).
 ADDRESSES_VARIABLE = "TF2NPU_CLUSTER"
+#: The TensorFlow job name of the ranks (task k = rank k).
+JOB = "worker"
 #: HCCL's defaults, in seconds (``HCCL_CONNECT_TIMEOUT``, ``HCCL_EXEC_TIMEOUT``).
 DEFAULT_CONNECT_TIMEOUT = 120.0
 DEFAULT_EXEC_TIMEOUT = 1800.0
@@ -114,6 +118,15 @@ class Cluster:
             connect_timeout=_seconds(env, "HCCL_CONNECT_TIMEOUT", DEFAULT_CONNECT_TIMEOUT),
             exec_timeout=_seconds(env, "HCCL_EXEC_TIMEOUT", DEFAULT_EXEC_TIMEOUT),
         )
+
+
+def cpu_device(rank: int) -> str:
+    """The CPU device of rank ``rank`` in a multi-rank job (where its ops and collectives run).
+
+    >>> cpu_device(1)
+    '/job:worker/replica:0/task:1/device:CPU:0'
+    """
+    return f"/job:{JOB}/replica:0/task:{rank}/device:CPU:0"
 
 
 def _optional_int(env: Mapping[str, str], name: str) -> int | None:

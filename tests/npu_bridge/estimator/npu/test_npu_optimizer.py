@@ -107,7 +107,7 @@ def test_more_ranks_raise_when_gradients_are_built(monkeypatch) -> None:
         w = tf.compat.v1.Variable(1.0)
         opt = NPUDistributedOptimizer(tf.compat.v1.train.GradientDescentOptimizer(0.1))
         with pytest.raises(Tf2NpuError, match=r"NPUDistributedOptimizer\.compute_gradients: "
-                           "RANK_SIZE='2' asks for 2 ranks"):
+                           "RANK_SIZE=2 asks for 2 ranks, but this process was not started"):
             opt.minimize(w * 2.0)
 
 
