@@ -21,9 +21,10 @@ from tf2npu.errors import UsageError
 
 if TYPE_CHECKING:
     from tf2npu.cli.run import RunPlan
+    from tf2npu.runtime.distributed.instrument import CollectiveCounter
     from tf2npu.runtime.distributed.launch import JobResult, JobSpec
 
-__all__ = ["add_arguments", "is_multi_rank", "run_ranks"]
+__all__ = ["add_arguments", "collective_counter", "is_multi_rank", "run_ranks"]
 
 DEFAULT_JOB_TIMEOUT = 3600.0
 DEFAULT_GRACE = 10.0
@@ -148,6 +149,20 @@ def _timeout_env(plan: RunPlan) -> dict[str, str]:
         if key == "hccl_timeout":
             return {"HCCL_EXEC_TIMEOUT": value}
     return {}
+
+
+def collective_counter() -> CollectiveCounter | None:
+    """In a rank of a multi-rank job, a :class:`CollectiveCounter` added to the instruments."""
+    from tf2npu import runtime
+    from tf2npu.config.cluster import current
+    from tf2npu.runtime.distributed.instrument import CollectiveCounter
+
+    cluster = current()
+    if not cluster.distributed:
+        return None
+    counter = CollectiveCounter(cluster.rank, cluster.size)
+    runtime.context().extra_instruments.append(counter)
+    return counter
 
 
 def run_ranks(args: argparse.Namespace, plan: RunPlan) -> int:

@@ -96,6 +96,8 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
                               run from being reproducible (oneDNN on at import, no seed)
   fusion_instances_unmatched  entries of --fusion-instances that no compile had ({rule[, root]})
   injected_faults             per --inject-fault spec: {spec, applied_to: [nodes corrupted]}
+  distributed                 in a multi-rank job: rank, size, last training loss, and per
+                              HCCL op the collectives run and the bytes they reduced or sent
 Without --report-dir it goes to ./tf2npu-run, and the summary says so.
 TensorFlow's start-up lines (oneDNN, CPU features) are hidden unless --verbose or
 TF_CPP_MIN_LOG_LEVEL is set. `python -m tf2npu run ...` works the same. Details: docs/run.md.
@@ -316,6 +318,7 @@ def run(args: argparse.Namespace) -> int:
     from tf2npu.runtime.instances import FUSION_INSTANCES_FILE  # the graph engine: not at start-up
 
     (plan.report_dir / FUSION_INSTANCES_FILE).unlink(missing_ok=True)
+    counter = ranks.collective_counter()
     start = time.perf_counter()
     os.environ.update(job)
     try:
@@ -332,6 +335,8 @@ def run(args: argparse.Namespace) -> int:
     summary["deterministic"] = runtime.context().determinism.summary()
     summary["fusion_instances_unmatched"] = runtime.context().fusion_instances.unmatched()
     summary["injected_faults"] = runtime.context().injected_faults.summary()
+    if counter is not None:
+        summary["distributed"] = counter.summary()
     json_path = plan.report_dir / SUMMARY_FILE
     written = _write_summary(json_path, summary)
     if not args.quiet:

@@ -26,6 +26,7 @@ class CollectiveError(Tf2NpuError):
     exit_code = 1
 
 
+_DEAD_PEER = "another rank died or cannot be reached"
 _CAUSES = (
     ("is joining a group with size", "the ranks disagree on RANK_SIZE; start them all alike"),
     (
@@ -36,12 +37,15 @@ _CAUSES = (
         "expected type",
         "the ranks gave tensors of different dtypes; every rank must pass the same dtype",
     ),
+    ("Socket closed", _DEAD_PEER),
+    ("Connection reset", _DEAD_PEER),
+    ("failed to connect", _DEAD_PEER),
     ("timed out", "another rank did not reach it within {timeout:g} s ({variable})"),
     ("Collective ops is aborted", "an earlier collective of this rank failed"),
-    ("Socket closed", "another rank died or cannot be reached"),
-    ("Connection reset", "another rank died or cannot be reached"),
-    ("failed to connect", "another rank died or cannot be reached"),
 )
+#: ``[[outer/HcomAllReduce_1]]``: the call node a function-body error happened in.
+_CALLER = re.compile(r"\[\[([^\[\]{}]+)\]\]")
+_HCOM_NAME = re.compile(r"(?:^|/)(Hcom[A-Za-z]+)(?:_\d+)?$")
 
 
 def is_collective_failure(err: Any) -> bool:
@@ -56,18 +60,35 @@ def collective_failure(
 ) -> CollectiveError:
     """The :class:`CollectiveError` for ``err`` (an ``OpError``) at HCCL op ``node``."""
     text = str(getattr(err, "message", err))
-    op = getattr(err, "op", None)
-    if node is None:
-        found = _NODE.search(text)
-        node = op.name if op is not None else found.group(1) if found else "?"
-    if op_type is None:
-        op_type = (_hcom_type(op) if op is not None else None) or "HcomCollective"
+    if node is None or op_type is None:
+        op_type, node = _failed_node(err, text)
     cause = _cause(text, node, cluster)
-    first = text.strip().splitlines()[0] if text.strip() else ""
     return CollectiveError(
         f"rank {cluster.rank}: collective {op_type} '{node}' failed: {cause} "
-        f"({type(err).__name__}: {first})"
+        f"({type(err).__name__}: {_first_line(text)})"
     )
+
+
+def _failed_node(err: Any, text: str) -> tuple[str, str]:
+    """``(HCCL op type, node name)`` of the collective ``err`` happened in."""
+    for name in _CALLER.findall(text):  # the call node, when the failure is in its body
+        found = _HCOM_NAME.search(name.strip())
+        if found:
+            return found.group(1), name.strip()
+    op = getattr(err, "op", None)
+    if op is not None:
+        return _hcom_type(op) or op.type, op.name
+    node = _NODE.search(text)
+    return "collective", node.group(1) if node else "?"
+
+
+def _first_line(text: str) -> str:
+    """The line that says what went wrong (not TensorFlow's "Graph execution error:" header)."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line and line != "Graph execution error:" and not line.startswith("From /job:"):
+            return line
+    return text.strip()
 
 
 def _cause(text: str, node: str, cluster: Cluster) -> str:

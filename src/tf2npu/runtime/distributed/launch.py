@@ -58,6 +58,7 @@ _TAIL_LINES = 40
 _POLL = 0.05
 #: ``tf2npu run: error: ... collective HcomAllReduce 'node' ...`` (see distributed.errors).
 _COLLECTIVE = re.compile(r"collective (Hcom\w+) '([^']+)'")
+_RUN_ERROR = "tf2npu run: error: "
 _ERROR_LINE = re.compile(r"^(tf2npu run: error: .*|[A-Za-z_.]*(Error|Exception|Exit)\b.*)$")
 
 
@@ -227,9 +228,10 @@ class _Rank:
         """Wait for the output to drain, then read the error out of it."""
         self._pump.join(timeout=5)
         self.signal_group(signal.SIGKILL)  # anything the rank left behind in its group
-        self.outcome.error = next(
+        error = next(
             (line.strip() for line in reversed(self.tail) if _ERROR_LINE.match(line.strip())), ""
         )
+        self.outcome.error = error.removeprefix(_RUN_ERROR)
         for line in reversed(self.tail):
             found = _COLLECTIVE.search(line)
             if found:
@@ -352,7 +354,7 @@ class _Job:
 
 
 def failure_message(result: JobResult, spec: JobSpec) -> str:
-    """One paragraph saying which rank ended the job, how, with what error, in which collective."""
+    """Which rank ended the job, how, with what error, in which collective; then the others."""
     if result.status == 0:
         return ""
     lines = []
@@ -363,28 +365,29 @@ def failure_message(result: JobResult, spec: JobSpec) -> str:
             if first.signal
             else f"exited with status {first.status}"
         )
-        lines.append(
-            f"rank {first.rank} {how}"
-            + (f" in collective {first.collective}" if first.collective else "")
-        )
+        where = f" in collective {first.collective}" if first.collective else ""
+        lines.append(f"rank {first.rank} {how}{where}")
         if first.error:
             lines.append(f"  error: {first.error}")
     else:
         lines.append(f"the job timeout ({spec.job_timeout:g} s, --job-timeout) ended the job")
     for outcome in result.ranks:
-        if outcome.rank == result.failed:
-            continue
-        if outcome.stopped:
-            lines.append(
-                f"rank {outcome.rank} was still running and was stopped"
-                + (" (hung?)" if result.failed is not None and not outcome.error else "")
-            )
-        elif outcome.status:
-            where = f" in collective {outcome.collective}" if outcome.collective else ""
-            lines.append(
-                f"rank {outcome.rank} then failed{where}: {outcome.error or outcome.status}"
-            )
+        if outcome.rank != result.failed:
+            lines.extend(_other_rank(outcome, result.failed is not None))
     return "\n".join(lines)
+
+
+def _other_rank(outcome: RankOutcome, after_failure: bool) -> list[str]:
+    """What happened to a rank that did not end the job (its own error, if it printed one)."""
+    where = f" in collective {outcome.collective}" if outcome.collective else ""
+    if outcome.stopped:
+        hung = " (hung? it printed no error)" if after_failure and not outcome.error else ""
+        line = f"rank {outcome.rank} was still running{where} and was stopped{hung}"
+    elif outcome.status:
+        line = f"rank {outcome.rank} then failed{where}"
+    else:
+        return []
+    return [line] + ([f"  error: {outcome.error}"] if outcome.error else [])
 
 
 def merged_summary(spec: JobSpec, result: JobResult) -> dict[str, Any]:
