@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 import tensorflow as tf
+
 from npu_bridge.npu_init import *  # noqa: F403
 
 out, steps = sys.argv[1], 8
