@@ -158,3 +158,18 @@ def test_nodes_pinned_to_the_npu_run_on_the_cpu() -> None:
     graph["out"].device = "/device:CPU:1"
     _run(graph, {})
     assert graph["out"].device == "/device:CPU:1"
+
+
+def test_a_rank_of_a_multi_rank_job_runs_on_its_task() -> None:
+    from tf2npu.config.options import EnvSettings
+
+    options = NpuOptions.from_values({}, EnvSettings(rank_size=2, rank_id=1))
+    ctx = PassContext(config=EngineConfig.build(options), disabled=frozenset(), verify=True)
+    graph = _graph()
+    graph["out"].device = "/job:localhost/replica:0/task:0/device:CPU:0"
+    graph["relu"].device = "/device:CPU:0"
+    PassManager([HandSetPartition({}), Lowering()]).run(graph, ctx, Signature.of(graph))
+    task = "/job:worker/replica:0/task:1/device:CPU:0"
+    # A session on the rank's server has no /job:localhost: those strings move to its task.
+    assert (graph["x"].device, graph["out"].device) == (task, task)
+    assert graph["relu"].device == "/device:CPU:0"
