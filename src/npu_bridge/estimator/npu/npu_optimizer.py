@@ -244,7 +244,10 @@ class KerasDistributeOptimizer(_KerasOptimizerV2):  # type: ignore[misc]
 
 def _averaging_get_gradients(original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     def get_gradients(loss: Any, params: Any) -> Any:
-        return _average_all("get_gradients (distributed Keras optimizer)", original(loss, params))
+        grads = original(loss, params)  # a list of gradients, one per param
+        pairs = list(zip(grads, params, strict=True))
+        pairs = _average_all("get_gradients (distributed Keras optimizer)", pairs)
+        return [grad for grad, _ in pairs]
 
     return get_gradients
 
