@@ -18,7 +18,7 @@ def test_distributed_config_copies_and_adds_the_cluster_fields() -> None:
     assert list(config.device_filters) == ["/job:worker/task:1"]
     # A server (master) session rejects per-session thread pools.
     assert not config.use_per_session_threads and not config.session_inter_op_thread_pool
-    assert config.allow_soft_placement
+    assert config.allow_soft_placement and config.isolate_session_state
     assert user.use_per_session_threads and list(user.device_filters) == ["/job:localhost"]
 
 

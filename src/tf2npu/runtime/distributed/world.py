@@ -72,7 +72,8 @@ def distributed_config(cluster: Cluster, config: Any = None) -> Any:
     """``config`` copied, with the collective group leader and this rank's device filter.
 
     The per-session thread pool fields are dropped: a server session rejects them
-    ("Distributed session does not support session thread pool options").
+    ("Distributed session does not support session thread pool options"). Session state is
+    isolated, so that two sessions never share variables (as two local sessions never do).
     """
     from tensorflow.core.protobuf import config_pb2
 
@@ -84,6 +85,10 @@ def distributed_config(cluster: Cluster, config: Any = None) -> Any:
     copy.device_filters.append(f"/job:{JOB}/task:{cluster.rank}")
     copy.use_per_session_threads = False
     del copy.session_inter_op_thread_pool[:]
+    # Variables live in the server's resource containers, shared by every session on it and
+    # kept after a session closes: a second graph's variable of the same name would be the
+    # first graph's. Each session gets its own, as a local session does.
+    copy.isolate_session_state = True
     return copy
 
 
