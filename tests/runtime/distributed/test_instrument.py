@@ -20,8 +20,10 @@ def test_counts_what_a_run_reaches() -> None:
         with tf.control_dependencies([gathered]):
             loss = tf.reduce_sum(summed)
         unrelated = hccl_ops.allreduce(x, "max")
+        received = hccl_ops.receive([3], tf.float32, 1, 0)
     assert collectives_reached([loss.op]) == [("HcomAllGather", 16), ("HcomAllReduce", 128)]
     assert collectives_reached([unrelated.op, unrelated.op]) == [("HcomAllReduce", 128)]
+    assert collectives_reached([received.op]) == [("HcomReceive", 12)]  # what it gets
 
     counter = CollectiveCounter(1, 2)
     run = RunSignature(SessionInfo(1, False, graph), (), (loss,), step=True)

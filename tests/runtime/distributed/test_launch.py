@@ -122,12 +122,16 @@ def test_two_ranks_end_identical_and_match_one_process(tmp_path: Path) -> None:
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        result = launch(_spec(tmp_path, str(out)), io.StringIO())
+        stream = io.StringIO()
+        result = launch(_spec(tmp_path, str(out)), stream)
         _, errors = one.communicate(timeout=240)
     finally:
         one.kill()
     assert result.status == 0, result.message
     assert one.returncode == 0, errors[-2000:]
+    # allgather, broadcast, reduce_scatter, send/receive, a sub-group: checked in the script.
+    expected = "collectives ok ['bcast', 'gather', 'group_sum', 'max', "
+    assert stream.getvalue().count(expected) == 2
     rank0, rank1 = np.load(out / "weights_0.npz"), np.load(out / "weights_1.npz")
     reference = np.load(single / "weights_0.npz")
     assert sorted(rank0) == sorted(reference) == ["dense.bias", "dense.kernel", "dense_1.bias",
@@ -137,9 +141,11 @@ def test_two_ranks_end_identical_and_match_one_process(tmp_path: Path) -> None:
         assert np.abs(rank0[name] - reference[name]).max() <= 1e-6, name
     per_rank = result.summary["per_rank"]
     assert [r["steps"] for r in per_rank] == [8, 8]
-    # 4 gradients x 8 steps, 4 broadcasts of rank 0's initial variables.
-    assert per_rank[0]["collectives"]["HcomAllReduce"]["count"] == 32
-    assert per_rank[1]["collectives"]["HcomBroadcast"]["count"] == 4
+    # 4 gradients x 8 steps + 2 checks, 4 broadcasts of rank 0's variables + 1 check.
+    assert per_rank[0]["collectives"]["HcomAllReduce"]["count"] == 34
+    assert per_rank[1]["collectives"]["HcomBroadcast"]["count"] == 5
+    assert per_rank[0]["collectives"]["HcomSend"] == {"count": 1, "bytes": 16}
+    assert per_rank[1]["collectives"]["HcomReceive"] == {"count": 1, "bytes": 16}
 
 
 @pytest.mark.slow
@@ -164,11 +170,19 @@ def test_a_failing_rank_ends_the_job(tmp_path: Path, fault: str) -> None:
         assert (result.status, result.failed) == (137, 1)
         assert first == "rank 1 was killed by SIGKILL"
     else:  # rank 0 times out in the all-reduce rank 1 never reaches
-        assert (result.status, result.failed) == (1, 0)
-        assert re.match(
-            r"rank 0 exited with status 1 in collective HcomAllReduce '\S+HcomAllReduce\w*'$", first
-        ), first
-        assert "within 5 s (HCCL_EXEC_TIMEOUT)" in result.message
+        assert result.failed == 0
+        if result.status == 139:  # TensorFlow's abort path can crash (the spike saw it too)
+            assert first.startswith("rank 0 was killed by SIGSEGV")
+            assert (
+                "error: TensorFlow: DEADLINE_EXCEEDED: Collective has timed out" in result.message
+            )
+        else:
+            assert result.status == 1
+            assert re.match(
+                r"rank 0 exited with status 1 in collective HcomAllReduce '\S+HcomAllReduce\w*'$",
+                first,
+            ), first
+            assert "within 5 s (HCCL_EXEC_TIMEOUT)" in result.message
         assert "rank 1 was still running and was stopped (hung? it printed no error)" in (
             result.message
         )

@@ -32,8 +32,8 @@ def collectives_reached(ops: Sequence[Any]) -> list[tuple[str, int]]:
             continue
         seen.add(op.name)
         kind = _hcom_type(op)
-        if kind is not None:
-            found.append((kind, _bytes(op.inputs[-1]) if op.inputs else 0))
+        if kind is not None:  # what the op sends; a receive, what it gets
+            found.append((kind, _bytes(op.outputs[0] if kind == "HcomReceive" else op.inputs[0])))
         stack.extend(t.op for t in op.inputs)
         stack.extend(op.control_inputs)
     return sorted(found)

@@ -59,6 +59,7 @@ _POLL = 0.05
 #: ``tf2npu run: error: ... collective HcomAllReduce 'node' ...`` (see distributed.errors).
 _COLLECTIVE = re.compile(r"collective (Hcom\w+) '([^']+)'")
 _RUN_ERROR = "tf2npu run: error: "
+_ABORT = re.compile(r"StartAbort (.*)$")
 _ERROR_LINE = re.compile(r"^(tf2npu run: error: .*|[A-Za-z_.]*(Error|Exception|Exit)\b.*)$")
 
 
@@ -231,6 +232,11 @@ class _Rank:
         error = next(
             (line.strip() for line in reversed(self.tail) if _ERROR_LINE.match(line.strip())), ""
         )
+        if not error:  # killed inside TensorFlow (its abort path can crash): its own log line
+            error = next(
+                (f"TensorFlow: {m.group(1)}" for m in map(_ABORT.search, reversed(self.tail)) if m),
+                "",
+            )
         self.outcome.error = error.removeprefix(_RUN_ERROR)
         for line in reversed(self.tail):
             found = _COLLECTIVE.search(line)

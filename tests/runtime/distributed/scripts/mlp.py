@@ -21,6 +21,46 @@ rank, size = get_rank_id(), get_rank_size()  # noqa: F405
 with open(os.path.join(out, f"pid_{rank}"), "w") as handle:
     handle.write(str(os.getpid()))
 
+
+def check_collectives() -> None:
+    """Every HCCL op against numpy on this rank, in a stock session (2 ranks)."""
+    from npu_bridge.hccl import hccl_ops, manage
+
+    mine = np.array([[1.0 + rank, 2.0], [3.0, 4.0 * (rank + 1)]], np.float32)
+    both = [np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[2.0, 2.0], [3.0, 8.0]])]
+    with tf.Graph().as_default():
+        x = tf.constant(mine)
+        manage.create_group("all", 2, [1, 0])  # a sub-group in another order
+        got = {
+            "max": hccl_ops.allreduce(x, "max"),
+            "gather": hccl_ops.allgather(x, 2),
+            "bcast": hccl_ops.broadcast([x], 1)[0],
+            "rs": hccl_ops.reduce_scatter(x, "sum", 2),
+            "group_sum": hccl_ops.allreduce(x, "sum", group="all"),
+        }
+        if rank == 0:
+            extra = [hccl_ops.send(x * 10, 7, 1)]
+        else:
+            got["received"] = hccl_ops.receive([2, 2], tf.float32, 7, 0)
+            extra = []
+        with tf.Session() as session:
+            values = session.run([got, extra])[0]
+    want = {
+        "max": np.maximum(*both),
+        "gather": np.concatenate(both),
+        "bcast": both[1],
+        "rs": (both[0] + both[1])[rank : rank + 1],
+        "group_sum": both[0] + both[1],
+        "received": both[0] * 10,
+    }
+    for name, value in values.items():
+        if not np.array_equal(value, want[name]):
+            raise AssertionError(f"rank {rank}: {name} = {value.tolist()}, want {want[name]}")
+    print("collectives ok", sorted(values))
+
+
+if size > 1 and not fault:
+    check_collectives()
 tf.set_random_seed(7 + rank)
 data = np.random.RandomState(0)
 inputs = data.randn(64 * steps, 16).astype(np.float32)
