@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tf2npu.graph.ir import Graph
 from tf2npu.graph.npu_ops.opdef import (
     DT_FLOAT,
     DT_HALF,
@@ -41,6 +42,7 @@ __all__ = [
     "HCOM_REDUCE_SCATTER",
     "HCOM_SEND",
     "MERGE_OPS",
+    "set_timeouts",
 ]
 
 #: HCCL reduction -> ``merge_op`` of TensorFlow's collective reduce.
@@ -225,3 +227,19 @@ HCOM_OPS = (
     HCOM_SEND,
     HCOM_RECEIVE,
 )
+
+
+def set_timeouts(graph: Graph, seconds: float) -> int:
+    """Give every HCCL node of ``graph`` (bodies too) the timeout ``seconds``: the session's
+    ``hccl_timeout`` option, which on the device wins over ``HCCL_EXEC_TIMEOUT``. Returns how
+    many nodes changed."""
+    from tensorflow.core.framework.attr_value_pb2 import AttrValue
+
+    names = {op.name for op in HCOM_OPS}
+    changed = 0
+    for body in graph.walk():
+        for node in body:
+            if node.op in names and node.attrs.get("timeout") != AttrValue(f=seconds):
+                node.attrs["timeout"] = AttrValue(f=seconds)
+                changed += 1
+    return changed
