@@ -26,7 +26,7 @@ def test_ranks_and_forwarded_flags(tmp_path: Path) -> None:
     spec = _spec(
         tmp_path, "--ranks", "2", "--grace", "3", "--job-timeout", "60", "--no-npu",
         "--option", "hccl_timeout=40", "--dump", str(tmp_path / "d"), "--report-dir",
-        str(tmp_path / "r"),
+        str(tmp_path / "r"), "--record",
     )  # fmt: skip
     assert spec.ranks == (RankEntry(0, 0), RankEntry(1, 1))
     assert (spec.grace, spec.job_timeout, spec.rank_table) == (3.0, 60.0, None)
@@ -35,7 +35,12 @@ def test_ranks_and_forwarded_flags(tmp_path: Path) -> None:
     assert spec.env == {"HCCL_EXEC_TIMEOUT": "40"}  # hccl_timeout is the collectives' timeout
     assert spec.run_flags == (
         "--option", "hccl_timeout=40", "--no-npu", "--execution", "host",
-        "--dump", str((tmp_path / "d").resolve() / "rank_{rank}"),
+        "--dump", str((tmp_path / "d").resolve() / "rank_{rank}"), "--record",
+    )  # fmt: skip
+    npu = _spec(tmp_path, "--ranks", "2", "--deterministic", "--profile", str(tmp_path / "p"))
+    assert npu.run_flags == (
+        "--execution", "host", "--deterministic",
+        "--profile", str((tmp_path / "p").resolve() / "rank_{rank}"),
     )  # fmt: skip
 
 

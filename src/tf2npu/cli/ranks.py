@@ -126,8 +126,10 @@ def _ranks(args: argparse.Namespace) -> tuple[tuple[RankEntry, ...], Path | None
 def _run_flags(args: argparse.Namespace, plan: RunPlan) -> tuple[str, ...]:
     """The ``tf2npu run`` options every rank gets; ``{rank}`` is replaced per rank."""
     flags: list[str] = []
+    regenerated = _regenerated_options(plan)
     for item in plan.options:
-        flags += ["--option", item]
+        if item.partition("=")[0] not in regenerated:
+            flags += ["--option", item]
     if not plan.npu:
         flags.append("--no-npu")
     flags += ["--execution", plan.execution]
@@ -137,9 +139,25 @@ def _run_flags(args: argparse.Namespace, plan: RunPlan) -> tuple[str, ...]:
         flags += ["--dump", str(plan.golden_dump / "rank_{rank}")]
         if plan.dump_step:
             flags += ["--dump-step", plan.dump_step]
+    if plan.deterministic:
+        flags.append("--deterministic")
+    if plan.record:
+        flags.append("--record")
+    if plan.profile is not None:
+        flags += ["--profile", str(plan.profile / "rank_{rank}")]
+        if plan.profile_steps:
+            flags += ["--profile-steps", plan.profile_steps]
     if args.verbose:
         flags.append("--verbose")
     return tuple(flags)
+
+
+def _regenerated_options(plan: RunPlan) -> frozenset[str]:
+    """Options a forwarded flag makes again in each rank (``--profile``: with its own folder)."""
+    names = {"deterministic"} if plan.deterministic else set()
+    if plan.profile is not None:
+        names |= {"profiling_mode", "profiling_options"}
+    return frozenset(names)
 
 
 def _timeout_env(plan: RunPlan) -> dict[str, str]:
