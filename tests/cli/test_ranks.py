@@ -37,10 +37,16 @@ def test_ranks_and_forwarded_flags(tmp_path: Path) -> None:
         "--option", "hccl_timeout=40", "--no-npu", "--execution", "host",
         "--dump", str((tmp_path / "d").resolve() / "rank_{rank}"), "--record",
     )  # fmt: skip
-    npu = _spec(tmp_path, "--ranks", "2", "--deterministic", "--profile", str(tmp_path / "p"))
+    keep = tmp_path / "keep.json"
+    keep.write_text('{"nodes": ["dense/MatMul"]}')
+    npu = _spec(
+        tmp_path, "--ranks", "2", "--deterministic", "--profile", str(tmp_path / "p"),
+        "--keep-fp32", str(keep), "--inject-fault", "op:dense/MatMul=nan",
+    )  # fmt: skip
     assert npu.run_flags == (
         "--execution", "host", "--deterministic",
         "--profile", str((tmp_path / "p").resolve() / "rank_{rank}"),
+        "--keep-fp32", str(keep.resolve()), "--inject-fault", "op:dense/MatMul=nan",
     )  # fmt: skip
 
 

@@ -147,9 +147,22 @@ def _run_flags(args: argparse.Namespace, plan: RunPlan) -> tuple[str, ...]:
         flags += ["--profile", str(plan.profile / "rank_{rank}")]
         if plan.profile_steps:
             flags += ["--profile-steps", plan.profile_steps]
+    flags += _engine_flags(args)
     if args.verbose:
         flags.append("--verbose")
     return tuple(flags)
+
+
+def _engine_flags(args: argparse.Namespace) -> list[str]:
+    """The trial flags (their variables reach the ranks through the environment anyway)."""
+    flags: list[str] = []
+    for flag in ("fusion_instances", "keep_fp32"):
+        path = getattr(args, flag, None)
+        if path is not None:
+            flags += ["--" + flag.replace("_", "-"), str(Path(path).resolve())]
+    for spec in getattr(args, "inject_fault", None) or ():
+        flags += ["--inject-fault", spec]
+    return flags
 
 
 def _regenerated_options(plan: RunPlan) -> frozenset[str]:
