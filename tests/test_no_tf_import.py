@@ -18,6 +18,7 @@ import tf2npu.debug.profile, tf2npu.debug.profile_tables, tf2npu.debug.profile_a
 import tf2npu.debug.profile_report, tf2npu.debug.profile_page, tf2npu.cli.profile
 import tf2npu.config.profiling
 import tf2npu.config.faults
+import tf2npu.config.cluster, tf2npu.runtime.distributed.launch
 from tf2npu.testing.migration import migrate_text
 out = migrate_text("import tensorflow as tf\\nsess = tf.Session()\\n").output
 assert b"npu_config_proto" in out, out

@@ -1,15 +1,15 @@
 """``npu_bridge.hccl.hccl_ops``: HCCL collective ops with the adapter's signatures.
 
-tf2npu runs one process. With ``RANK_SIZE`` 1 (or unset) a collective over the world group is
-mathematically the identity (the sum, product, max or min over one rank is the value itself;
-gathering or broadcasting from one rank returns it), so each op is a ``tf.identity`` named like
-the real op (``HcomAllReduce``, ``HcomAllGather``, ...), bit-exact, and its gradient is the
-identity of the incoming gradient (as the all-reduce-sum gradient over one rank). With more
-ranks each op raises a :class:`~tf2npu.errors.Tf2NpuError` naming the collective and
-``RANK_SIZE``; ``send`` / ``receive`` always need a peer and always raise.
+With one rank (``RANK_SIZE`` 1 or unset) a collective over the world group is mathematically
+the identity (the sum, product, max or min over one rank is the value itself; gathering or
+broadcasting from one rank returns it), so each op is a ``tf.identity`` named like the real op
+(``HcomAllReduce``, ``HcomAllGather``, ...), bit-exact, and its gradient is the identity of the
+incoming gradient. In a ``tf2npu run --ranks N`` job each op is an ``Hcom*`` node executed by
+TensorFlow's collective runtime among the group's ranks
+(:mod:`tf2npu.runtime.distributed.collectives`); ``send`` / ``receive`` need a second rank.
 
 Arguments are checked like the real wrappers check them (reduction names, fusion modes, group
-names, ranks) before the rank check, so a script that is wrong on the device is wrong here too.
+names, ranks) first, so a script that is wrong on the device is wrong here too.
 
 The RDMA ops ``remote_read`` / ``remote_write`` move rows between the graph and host memory
 made by ``npu_plugin.malloc_shared_memory``, addressed by ``[rank_id, address, length]`` rows
@@ -27,8 +27,10 @@ import numpy as np
 import tensorflow as tf
 
 from npu_bridge import _shared_memory
-from npu_bridge.hccl.manage import WORLD_GROUP, _members, _require_single_rank
+from npu_bridge.hccl import manage as _manage
+from npu_bridge.hccl.manage import WORLD_GROUP, _collective_group, _members
 from tf2npu.errors import Tf2NpuError
+from tf2npu.runtime.distributed import collectives as _collectives
 
 __all__ = [
     "allgather",
@@ -92,9 +94,10 @@ def allreduce(
     """Reduce ``tensor`` over all ranks of ``group`` with ``reduction``; every rank gets it."""
     _check_reduction("allreduce", reduction)
     _check_fusion("allreduce", fusion, fusion_id, (0, 1, 2))
-    _members(group)
-    _require_single_rank("hccl_ops.allreduce")
-    return tf.identity(tensor, name="HcomAllReduce")
+    found = _collective_group(group, "hccl_ops.allreduce")
+    if found is None:
+        return tf.identity(tensor, name="HcomAllReduce")
+    return _collectives.all_reduce(tensor, reduction, *found)
 
 
 def allgather(
@@ -103,8 +106,10 @@ def allgather(
     """Concatenate ``tensor`` from the ``rank_size`` ranks of ``group`` along dimension 0."""
     _check_fusion("allgather", fusion, fusion_id, (0, 2))
     _check_rank_size("allgather", rank_size, group)
-    _require_single_rank("hccl_ops.allgather")
-    return tf.identity(tensor, name="HcomAllGather")
+    found = _collective_group(group, "hccl_ops.allgather")
+    if found is None:
+        return tf.identity(tensor, name="HcomAllGather")
+    return _collectives.all_gather(tensor, *found)
 
 
 def broadcast(
@@ -122,8 +127,10 @@ def broadcast(
         )
     _check_fusion("broadcast", fusion, fusion_id, (0, 2))
     _check_rank("broadcast", "root_rank", root_rank, group)
-    _require_single_rank("hccl_ops.broadcast")
-    return [tf.identity(t, name="HcomBroadcast") for t in tensor]
+    found = _collective_group(group, "hccl_ops.broadcast")
+    if found is None:
+        return [tf.identity(t, name="HcomBroadcast") for t in tensor]
+    return [_collectives.broadcast(t, root_rank, *found) for t in tensor]
 
 
 def reduce(
@@ -138,8 +145,10 @@ def reduce(
     _check_reduction("reduce", reduction)
     _check_fusion("reduce", fusion, fusion_id, (0, 1, 2))
     _check_rank("reduce", "root_rank", root_rank, group)
-    _require_single_rank("hccl_ops.reduce")
-    return tf.identity(tensor, name="HcomReduce")
+    found = _collective_group(group, "hccl_ops.reduce")
+    if found is None:
+        return tf.identity(tensor, name="HcomReduce")
+    return _collectives.reduce(tensor, reduction, root_rank, *found)
 
 
 def reduce_scatter(
@@ -154,30 +163,38 @@ def reduce_scatter(
     _check_reduction("reduce_scatter", reduction)
     _check_fusion("reduce_scatter", fusion, fusion_id, (0, 2))
     _check_rank_size("reduce_scatter", rank_size, group)
-    _require_single_rank("hccl_ops.reduce_scatter")
-    return tf.identity(tensor, name="HcomReduceScatter")
+    found = _collective_group(group, "hccl_ops.reduce_scatter")
+    if found is None:
+        return tf.identity(tensor, name="HcomReduceScatter")
+    return _collectives.reduce_scatter(tensor, reduction, *found)
 
 
-def _no_peer(op: str, what: str, rank: object, group: str) -> None:
-    _members(group)
-    _require_single_rank(f"hccl_ops.{op}")
-    raise Tf2NpuError(
-        f"hccl_ops.{op}: {what}={rank!r} needs a second rank, but multi-rank execution is not "
-        "available in tf2npu yet (this job has RANK_SIZE=1); point-to-point ops run only on the "
-        "Ascend adapter"
-    )
+def _peer_group(op: str, what: str, rank: object, group: str) -> Any:
+    """The group of a point-to-point op, or an error when it has no second rank."""
+    found = _collective_group(group, f"hccl_ops.{op}")
+    if found is None:
+        raise Tf2NpuError(
+            f"hccl_ops.{op}: {what}={rank!r} needs a second rank, but group {group!r} has one "
+            f"(RANK_SIZE={_manage.world_rank_size()}); run several ranks with tf2npu run --ranks N"
+        )
+    _check_rank(op, what, rank, group)
+    if found[0].rank == rank:
+        raise ValueError(f"hccl_ops.{op}: {what}={rank!r} is this rank; give another rank")
+    return found
 
 
 def send(tensor: Any, sr_tag: int, dest_rank: int, group: str = WORLD_GROUP) -> Any:
-    """Send ``tensor`` to ``dest_rank`` (needs two ranks: always an error here)."""
-    _no_peer("send", "dest_rank", dest_rank, group)
+    """Send ``tensor`` to ``dest_rank`` of ``group``; the matching ``receive`` has ``sr_tag``."""
+    found = _peer_group("send", "dest_rank", dest_rank, group)
+    return _collectives.send(tensor, sr_tag, dest_rank, *found)
 
 
 def receive(
     shape: Any, data_type: Any, sr_tag: int, src_rank: int, group: str = WORLD_GROUP
 ) -> Any:
-    """Receive a tensor from ``src_rank`` (needs two ranks: always an error here)."""
-    _no_peer("receive", "src_rank", src_rank, group)
+    """Receive the tensor ``src_rank`` of ``group`` sends with ``sr_tag`` (static shape)."""
+    found = _peer_group("receive", "src_rank", src_rank, group)
+    return _collectives.receive(shape, data_type, sr_tag, src_rank, *found)
 
 
 def remote_read(tensorRemote: Any, data_type: Any) -> Any:

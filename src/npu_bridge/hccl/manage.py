@@ -1,21 +1,22 @@
-"""Rank and group helpers: CANN's ``hccl.manage.api`` and ``hccl.split.api`` for one process.
+"""Rank and group helpers: CANN's ``hccl.manage.api`` and ``hccl.split.api``.
 
 The real functions ask the HCCL library, which knows the cluster after collective
-initialisation. tf2npu runs a single process, so the answers come from the environment:
-``RANK_SIZE`` (else ``CM_WORKER_SIZE``; default 1) and ``RANK_ID`` (else ``POD_NAME``; default
-0) for the world group ``"hccl_world_group"``, and groups created with :func:`create_group`.
+initialisation. Here the answers come from :mod:`tf2npu.config.cluster` (``RANK_SIZE``, else
+``CM_WORKER_SIZE``, default 1; ``RANK_ID``, else ``POD_NAME``, default 0) for the world group
+``"hccl_world_group"``, and from the groups created with :func:`create_group`, which are
+sub-groups of the world: their collectives run among their members only.
 
-Collectives and distributed wrappers call :func:`_require_single_rank`, which raises a
-:class:`~tf2npu.errors.Tf2NpuError` naming the feature and ``RANK_SIZE`` when more than one rank
-is asked for: silently computing a single-rank result would train a different model.
+With one rank every group has one member and the collectives are the identity; in a
+``tf2npu run --ranks N`` job they are TensorFlow collective ops
+(:mod:`tf2npu.runtime.distributed.collectives`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
-from tf2npu.errors import Tf2NpuError
+from tf2npu.config import cluster as _cluster
+from tf2npu.runtime.distributed import collectives as _collectives
 
 __all__ = [
     "create_group",
@@ -38,45 +39,35 @@ _groups: dict[str, tuple[int, ...]] = {}
 _split_strategies: dict[str, tuple[str, tuple[int | float, ...]]] = {}
 
 
-def _env_int(name: str, text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise Tf2NpuError(
-            f"environment variable {name}={text!r} is not an integer; set it to a number "
-            f"(e.g. {name}=1) or unset it"
-        ) from None
-
-
 def world_rank_size() -> int:
     """``RANK_SIZE`` (else ``CM_WORKER_SIZE``) as an int; 1 when unset."""
-    from npu_bridge.estimator.npu.util import get_ranksize
-
-    name = "RANK_SIZE" if os.getenv("RANK_SIZE") is not None else "CM_WORKER_SIZE"
-    size = _env_int(name, get_ranksize())
-    if size < 1:
-        raise Tf2NpuError(f"{name}={size} must be >= 1; set {name}=1 or unset it")
-    return size
+    return _cluster.current().size
 
 
 def world_rank_id() -> int:
     """``RANK_ID`` (else ``POD_NAME``) as an int; 0 when unset."""
-    for name in ("RANK_ID", "POD_NAME"):
-        text = os.getenv(name)
-        if text:
-            return _env_int(name, text)
-    return 0
+    return _cluster.current().rank
 
 
-def _require_single_rank(what: str) -> None:
-    """Raise unless this process is the only rank (``RANK_SIZE`` 1 or unset)."""
-    size = world_rank_size()
-    if size > 1:
-        name = "RANK_SIZE" if os.getenv("RANK_SIZE") is not None else "CM_WORKER_SIZE"
-        raise Tf2NpuError(
-            f"{what}: {name}={os.getenv(name)!r} asks for {size} ranks, but multi-rank execution "
-            f"is not available in tf2npu yet; run with {name}=1 (or unset {name})"
+def _collective_group(group: str, what: str) -> tuple[_collectives.Group, _cluster.Cluster] | None:
+    """``group`` as the collectives see it, or None when it has one member (then a collective
+    is the identity: the sum, max ... over one rank, or its broadcast, is the value itself).
+
+    Raises:
+        Tf2NpuError: several ranks, but the process was not started by ``tf2npu run --ranks``.
+        ValueError: this rank is not a member of ``group``.
+    """
+    members = _members(group)
+    if len(members) == 1:
+        return None
+    cluster = _collectives.require_cluster(what)
+    if cluster.rank not in members:
+        raise ValueError(
+            f"{what}: this rank ({cluster.rank}) is not in group {group!r} (members: "
+            f"{list(members)}); only members may call its collectives"
         )
+    key = _collectives.group_key(group, members, WORLD_GROUP)
+    return _collectives.Group(group, members, key, members.index(cluster.rank)), cluster
 
 
 def _members(group: object) -> tuple[int, ...]:

@@ -25,7 +25,7 @@ from rich.text import Text
 
 from tf2npu import runtime
 from tf2npu.atomic import write_text_atomic
-from tf2npu.cli import exit_codes
+from tf2npu.cli import exit_codes, ranks
 from tf2npu.cli.console import make_console
 from tf2npu.cli.engine_flags import add_engine_flags, engine_overrides
 from tf2npu.cli.npu_flags import add_shorthands, check_option_files, cli_items
@@ -69,6 +69,7 @@ examples:
   tf2npu run --deterministic --record train.py    # reproducible; steps.jsonl, variables.npz
   tf2npu run --profile prof --profile-steps 1-5 train.py   # msprof-style profile + advice
   tf2npu run --inject-fault fusion:matmul_biasadd=scale:2 train.py   # a drill: corrupt a rule
+  tf2npu run --ranks 2 train.py                   # two ranks, collectives over 127.0.0.1
 
 run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_version 1):
   sessions / stock_sessions   sessions that ran through the engine / stayed stock
@@ -95,6 +96,8 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
                               run from being reproducible (oneDNN on at import, no seed)
   fusion_instances_unmatched  entries of --fusion-instances that no compile had ({rule[, root]})
   injected_faults             per --inject-fault spec: {spec, applied_to: [nodes corrupted]}
+  distributed                 in a multi-rank job: rank, size, last training loss, and per
+                              HCCL op the collectives run and the bytes they reduced or sent
 Without --report-dir it goes to ./tf2npu-run, and the summary says so.
 TensorFlow's start-up lines (oneDNN, CPU features) are hidden unless --verbose or
 TF_CPP_MIN_LOG_LEVEL is set. `python -m tf2npu run ...` works the same. Details: docs/run.md.
@@ -121,6 +124,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "                  [--dump DIR [--dump-step STEPS] [--dump-mode MODE] [--dump-data D]]\n"
         "                  [--profile DIR [--profile-steps STEPS]]\n"
         "                  [--deterministic] [--record]\n"
+        "                  [--ranks N] [--rank-table FILE] [--job-timeout S] [--grace S]\n"
         "                  [--report-dir DIR] [--quiet] [--verbose] SCRIPT [ARGS ...]"
     )
     parser.add_argument(
@@ -216,6 +220,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help='which runs of each run signature to trace, dump_step syntax, e.g. "0-9" '
         "(default: every run; tracing slows a run down)",
     )
+    ranks.add_arguments(parser)
     out = parser.add_argument_group("output")
     out.add_argument(
         "--report-dir",
@@ -267,6 +272,9 @@ class RunPlan:
 def run(args: argparse.Namespace) -> int:
     plan = make_plan(args)
     engine = _engine_overrides(args, plan)
+    if ranks.is_multi_rank(args):
+        check_output_dir(args.report_dir, "--report-dir")
+        return ranks.run_ranks(args, plan)
     settings = runtime.configure(
         npu=plan.npu,
         options=plan.options,
@@ -310,6 +318,7 @@ def run(args: argparse.Namespace) -> int:
     from tf2npu.runtime.instances import FUSION_INSTANCES_FILE  # the graph engine: not at start-up
 
     (plan.report_dir / FUSION_INSTANCES_FILE).unlink(missing_ok=True)
+    counter = ranks.collective_counter()
     start = time.perf_counter()
     os.environ.update(job)
     try:
@@ -326,6 +335,8 @@ def run(args: argparse.Namespace) -> int:
     summary["deterministic"] = runtime.context().determinism.summary()
     summary["fusion_instances_unmatched"] = runtime.context().fusion_instances.unmatched()
     summary["injected_faults"] = runtime.context().injected_faults.summary()
+    if counter is not None:
+        summary["distributed"] = counter.summary()
     json_path = plan.report_dir / SUMMARY_FILE
     written = _write_summary(json_path, summary)
     if not args.quiet:

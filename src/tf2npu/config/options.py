@@ -251,7 +251,7 @@ _BUILD_OPTIONS = (
     _off("hcom_parallel", "b", True, None, _HCCL),
     _off("hcom_multi_mode", "b", False, None, _HCCL),
     _off("HCCL_algorithm", "s", "", None, _HCCL),
-    _off("hccl_timeout", "i", None, None, _HCCL),
+    _on("hccl_timeout", "i", None, checks.at_least(1), "each collective's timeout, seconds"),
     _off("op_wait_timeout", "i", None, None, "device timeouts"),
     _off("op_execute_timeout", "i", None, None, "device timeouts"),
     _off("stream_sync_timeout", "i", -1, None, "device timeouts"),
@@ -382,6 +382,7 @@ class NpuOptions:
     deterministic: int = 0
     dynamic_input: bool = False
     dynamic_graph_execute_mode: str = "dynamic_execute"
+    hccl_timeout: int | None = None
     other: Mapping[str, Value | None] = field(default_factory=lambda: MappingProxyType({}))
     """Options with no effect here, by name (absent ones hold their default)."""
     explicit: frozenset[str] = frozenset()

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from tf2npu.config.cluster import Cluster
 from tf2npu.config.jsonfile import load_json
 from tf2npu.config.names import unknown
 from tf2npu.config.options import (
@@ -384,12 +385,13 @@ def single_rank_environment(env: Mapping[str, str]) -> dict[str, str]:
 def from_env(env: Mapping[str, str]) -> tuple[EnvSettings, dict[str, Value]]:
     """Engine-relevant environment variables, and the options they fill when no source gave
     them (:data:`ENV_OPTIONS`: ``AOE_MODE``, ``PROFILING_MODE``, ``PROFILING_OPTIONS``)."""
+    cluster = Cluster.from_env(env)
     settings = EnvSettings(
         print_model=env.get("PRINT_MODEL", "") == "1",
         force_v2_control=env.get("ENABLE_FORCE_V2_CONTROL", "") not in ("", "0"),
-        rank_size=_env_int(env, "RANK_SIZE", 1),
-        rank_id=_env_int(env, "RANK_ID", _env_int(env, "POD_NAME", 0)),
-        device_id=_env_int(env, "ASCEND_DEVICE_ID", _env_int(env, "DEVICE_ID", 0)),
+        rank_size=cluster.size,
+        rank_id=cluster.rank,
+        device_id=cluster.device_id,
         opp_path=env.get("ASCEND_OPP_PATH") or DEFAULT_OPP_PATH,
         dump_ge_graph=_env_int(env, "DUMP_GE_GRAPH", 0),
         dump_graph_path=env.get("DUMP_GRAPH_PATH", ""),

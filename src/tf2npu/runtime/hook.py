@@ -34,6 +34,8 @@ __all__ = [
 _lock = threading.Lock()
 _STOCK: list[Any] = []
 """``Session`` and ``InteractiveSession`` (filled by :func:`install`)."""
+_BASE_INIT: list[Any] = []
+"""``BaseSession.__init__`` as TensorFlow defines it (filled by :func:`install`)."""
 _state = {"installed": False}
 
 
@@ -47,6 +49,8 @@ def install() -> None:
         _STOCK[:] = [session_lib.Session, session_lib.InteractiveSession]
         for cls in _STOCK:
             cls.__new__ = staticmethod(_new)
+        _BASE_INIT[:] = [session_lib.BaseSession.__init__]
+        session_lib.BaseSession.__init__ = _base_init
         watch.install()
         _state["installed"] = True
 
@@ -65,6 +69,7 @@ def uninstall() -> None:
             return
         for cls in (session_lib.Session, session_lib.InteractiveSession):
             cls.__new__ = staticmethod(_stock_new)
+        session_lib.BaseSession.__init__ = _BASE_INIT.pop()
         watch.uninstall()
         _state["installed"] = False
         context().npu_by_default = False
@@ -102,6 +107,16 @@ def stock_session(target: str = "", graph: Any = None, config: Any = None) -> An
     session = object.__new__(session_lib.Session)
     session.__init__(target, graph, config)
     return session
+
+
+def _base_init(self: Any, target: str = "", graph: Any = None, config: Any = None) -> None:
+    """``BaseSession.__init__``; a stock session the hook made moves onto this rank's server
+    in a multi-rank job (:func:`~tf2npu.runtime.distributed.world.session_args`)."""
+    if not target and watch.is_marked(self):
+        from tf2npu.runtime.distributed.world import session_args
+
+        target, config = session_args(target, config)
+    _BASE_INIT[0](self, target, graph, config)
 
 
 def _stock_new(cls: type, *args: Any, **kwargs: Any) -> Any:

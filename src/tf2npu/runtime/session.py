@@ -29,6 +29,8 @@ from tensorflow.python.framework import errors as _errors
 from tf2npu.config.sources import resolve
 from tf2npu.errors import InternalError
 from tf2npu.runtime.context import context, session_instruments
+from tf2npu.runtime.distributed.errors import fatal_failure
+from tf2npu.runtime.distributed.world import session_args
 from tf2npu.runtime.errors import created_at
 from tf2npu.runtime.hook import stock_session
 from tf2npu.runtime.instruments import RunCall, RunHooks, RunSignature, SessionInfo
@@ -85,7 +87,8 @@ class _NpuSessionMixin:
         self._mirror.session = self._info
         for instrument in self._instruments:
             instrument.on_session(self._info)
-        self._inner = stock_session(target, self._mirror.graph, without_npu_optimizer(config))
+        inner_target, inner_config = session_args(target, without_npu_optimizer(config))
+        self._inner = stock_session(inner_target, self._mirror.graph, inner_config)
         self._steps = TrainingSteps(self._graph)
         self._loop_checked = False
         self._plans: dict[tuple[tuple[Any, ...], tuple[Any, ...], frozenset[str]], _RunPlan] = {}
@@ -113,6 +116,9 @@ class _NpuSessionMixin:
                 self._run_once(hooks.begin(), handle, plan, feeds, options, None)
             return self._run_once(hooks.begin(), handle, plan, feeds, options, run_metadata)
         except _errors.OpError as err:
+            fatal = fatal_failure(err)
+            if fatal is not None:
+                raise fatal from err
             raise self._client_error(err) from None
 
     def _run_once(

@@ -44,7 +44,7 @@ from tf2npu.runtime.stats import RunStats, record_options
 if TYPE_CHECKING:
     from tf2npu.runtime.context import RuntimeContext
 
-__all__ = ["StatsRecorder", "install", "mark", "uninstall"]
+__all__ = ["StatsRecorder", "install", "is_marked", "mark", "uninstall"]
 
 _LOG = logging.getLogger("tf2npu.runtime")
 _MAX_PLANS = 1024  # signatures kept per session (a script building fetches per step churns)
@@ -271,6 +271,11 @@ _lock = threading.Lock()
 _saved: dict[str, Any] = {}
 
 
+def is_marked(session: Any) -> bool:
+    """Whether the hook made ``session`` as a stock session (the user's, not an inner one)."""
+    return _watch_of(session) is not None
+
+
 def mark(session: Any, ctx: RuntimeContext, info: SessionInfo) -> None:
     """Have ``session`` (a stock session the hook made, before ``__init__``) instrumented."""
     setattr(session, _WATCH, _StockWatch(ctx, info))
@@ -334,18 +339,31 @@ def _do_run(
     hooks = watch.run_hooks(target_list, fetch_list, [key.deref() for key in feed_dict])
     call = hooks.begin()
     fetches = [*fetch_list, *call.extras] if call.extras else fetch_list
-    if not call.trace:
-        return call.after_run(
-            _saved["_do_run"](self, handle, target_list, fetches, feed_dict, *rest)
-        )
-    run = TracedRun(call, *rest)
     try:
-        values = _saved["_do_run"](
-            self, handle, target_list, fetches, feed_dict, run.options, run.run_metadata
-        )
-    finally:
-        metadata = run.metadata()
+        if not call.trace:
+            return call.after_run(
+                _saved["_do_run"](self, handle, target_list, fetches, feed_dict, *rest)
+            )
+        run = TracedRun(call, *rest)
+        try:
+            values = _saved["_do_run"](
+                self, handle, target_list, fetches, feed_dict, run.options, run.run_metadata
+            )
+        finally:
+            metadata = run.metadata()
+    except Exception as err:
+        _raise_if_collective(err)
+        raise
     return call.after_run(values, metadata)
+
+
+def _raise_if_collective(err: Exception) -> None:
+    """A failed collective of a multi-rank job is fatal (see distributed.errors)."""
+    from tf2npu.runtime.distributed.errors import fatal_failure
+
+    fatal = fatal_failure(err) if hasattr(err, "op") else None
+    if fatal is not None:
+        raise fatal from err
 
 
 def _make_callable(

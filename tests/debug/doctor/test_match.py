@@ -217,6 +217,12 @@ LOGS: list[tuple[set[str], str, str]] = [
         "",
     ),
     (
+        {"collective_failed"},
+        "tf2npu run: error: train.py:50: rank 0: collective HcomAllReduce 'Distributed_Allreduce/"
+        "HcomAllReduce_1' failed: another rank died or cannot be reached (InternalError: ...)",
+        "",
+    ),
+    (
         {"worker_error"},
         "tf2npu migrate: error: a worker process stopped unexpectedly (killed, or out of memory)",
         "",

@@ -55,8 +55,9 @@ def test_allreduce_with_two_ranks_raises(monkeypatch) -> None:
     with tf.Graph().as_default(), pytest.raises(Tf2NpuError) as info:
         hccl_ops.allreduce(tf.constant(X), "sum")
     assert str(info.value) == (
-        "hccl_ops.allreduce: RANK_SIZE='2' asks for 2 ranks, but multi-rank execution is not "
-        "available in tf2npu yet; run with RANK_SIZE=1 (or unset RANK_SIZE)"
+        "hccl_ops.allreduce: RANK_SIZE=2 asks for 2 ranks, but this process was not started by "
+        "the launcher (TF2NPU_CLUSTER is unset), so it cannot reach the other ranks; run tf2npu "
+        "run --ranks 2 SCRIPT, or set RANK_SIZE=1 for one rank"
     )
 
 
@@ -119,7 +120,7 @@ def test_reduce_and_reduce_scatter_are_identities() -> None:
 )
 def test_every_collective_refuses_more_ranks(monkeypatch, call) -> None:
     monkeypatch.setenv("RANK_SIZE", "4")
-    with tf.Graph().as_default(), pytest.raises(Tf2NpuError, match="RANK_SIZE='4' asks for 4"):
+    with tf.Graph().as_default(), pytest.raises(Tf2NpuError, match="RANK_SIZE=4 asks for 4"):
         call()
 
 

@@ -86,8 +86,18 @@ def test_split_strategies_are_validated_and_recorded() -> None:
         manage.set_split_strategy_by_size([50, 20])
 
 
-def test_require_single_rank(monkeypatch) -> None:
-    manage._require_single_rank("x")
+def test_collective_group(monkeypatch) -> None:
+    assert manage._collective_group(manage.WORLD_GROUP, "x") is None  # one rank: identity
     monkeypatch.setenv("CM_WORKER_SIZE", "3")
-    with pytest.raises(Tf2NpuError, match="x: CM_WORKER_SIZE='3' asks for 3 ranks"):
-        manage._require_single_rank("x")
+    with pytest.raises(Tf2NpuError, match="x: RANK_SIZE=3 asks for 3 ranks, but this process"):
+        manage._collective_group(manage.WORLD_GROUP, "x")
+    monkeypatch.setenv("TF2NPU_CLUSTER", "h:1,h:2,h:3")
+    monkeypatch.setenv("RANK_ID", "2")
+    group, cluster = manage._collective_group(manage.WORLD_GROUP, "x")
+    assert (group.key, group.members, group.rank, cluster.rank) == (1, (0, 1, 2), 2, 2)
+    manage.create_group("pair", 2, [2, 0])
+    group, _ = manage._collective_group("pair", "x")
+    assert (group.members, group.rank, group.key >= 2**20) == ((2, 0), 0, True)
+    manage.create_group("other", 2, [0, 1])
+    with pytest.raises(ValueError, match=r"this rank \(2\) is not in group 'other'"):
+        manage._collective_group("other", "x")

@@ -1,7 +1,7 @@
 """Keras callbacks of the latest adapter: broadcast the initial variables from one rank.
 
 With ``RANK_SIZE`` 1 (or unset) the only rank already holds the values, so the callback does
-nothing; with more ranks it raises a :class:`~tf2npu.errors.Tf2NpuError` at the first batch.
+nothing; with more ranks it broadcasts the root's values at the first batch.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from typing import Any
 import tensorflow as tf
 
 from npu_bridge.hccl import hccl_ops
-from npu_bridge.hccl.manage import _require_single_rank
+from npu_bridge.hccl.manage import world_rank_size
+from tf2npu.runtime.distributed import collectives as _collectives
 
 __all__ = ["NPUBroadcastGlobalVariablesCallback", "broadcast_global_variables"]
 
@@ -34,7 +35,10 @@ def broadcast_global_variables(root_rank: int) -> Any:
 
 
 class NPUBroadcastGlobalVariablesCallback(tf.keras.callbacks.Callback):  # type: ignore[misc]
-    """On the first batch, broadcast the variables from ``root_rank`` (nothing with one rank)."""
+    """On the first batch, broadcast the variables from ``root_rank`` (nothing with one rank).
+
+    Keras creates its variables lazily; the first batch is the first moment they all exist.
+    """
 
     def __init__(self, root_rank: int) -> None:
         super().__init__()
@@ -44,5 +48,12 @@ class NPUBroadcastGlobalVariablesCallback(tf.keras.callbacks.Callback):  # type:
     def on_batch_begin(self, batch: int, logs: Any = None) -> None:
         if self.broadcast_done:
             return
-        _require_single_rank("NPUBroadcastGlobalVariablesCallback")
         self.broadcast_done = True
+        if world_rank_size() == 1:
+            return
+        _collectives.require_cluster("NPUBroadcastGlobalVariablesCallback")
+        if tf.executing_eagerly():
+            broadcast_global_variables(self.root_rank)
+            return
+        session = tf.compat.v1.keras.backend.get_session()  # initialises Keras' variables
+        session.run(broadcast_global_variables(self.root_rank))

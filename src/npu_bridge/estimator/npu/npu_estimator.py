@@ -37,6 +37,7 @@ from tensorflow_estimator.python.estimator import (  # type: ignore[import-untyp
 )
 
 from npu_bridge.estimator.npu.npu_config import NPURunConfig
+from tf2npu.config import cluster as _cluster
 from tf2npu.config.proto import npu_parameter_values, write_parameter_map
 from tf2npu.config.sources import NPU_OPTIMIZER as _NPU_OPTIMIZER
 from tf2npu.runtime.loop import LOOP_OP as _LOOP_OP
@@ -296,11 +297,10 @@ def _job_info_from_env(env: Mapping[str, str]) -> JobInfo:
             )
             _warned_job_id = True
         job_id = DEFAULT_JOB_ID
-    rank_size = env.get("RANK_SIZE", "1")
     return JobInfo(
         job_id=job_id,
         index=env.get("POD_NAME") or env.get("RANK_ID", ""),
-        rank_size=int(rank_size) if rank_size.isdigit() else 1,
+        rank_size=_cluster.Cluster.from_env(env).size,
         rank_table_file=env.get("RANK_TABLE_FILE", ""),
         local_checkpoint_dir=env.get("LOCAL_CHECKPOINT_DIR", ""),
         heartbeat=env.get("HEARTBEAT", ""),
@@ -439,8 +439,7 @@ def _train_spec(spec: Any, config: Any, model_dir: str, job_info: JobInfo) -> An
     from npu_bridge.estimator.npu import npu_hook
 
     hooks: list[Any] = []
-    rank_size = os.environ.get("RANK_SIZE", "")
-    if rank_size.isdigit() and int(rank_size) > 1 and not config.horovod_mode:
+    if _cluster.current().distributed and not config.horovod_mode:
         index = int(job_info.index) if job_info.index.isdigit() else None
         hooks.append(npu_hook.NPUBroadcastGlobalVariablesHook(job_info.root_rank, index))
     if config.save_checkpoints_steps or config.save_checkpoints_secs:

@@ -1,8 +1,7 @@
 """Session-run hooks of the adapter: broadcast, checkpoint logging, tensor output, loop vars.
 
-Rank-related hooks follow the one-process rule of :mod:`npu_bridge.hccl`: with ``RANK_SIZE`` 1
-(or unset) there is nothing to broadcast and they do nothing; with more ranks they raise a
-:class:`~tf2npu.errors.Tf2NpuError` when the graph is being set up (``begin``).
+The broadcast hook does nothing with ``RANK_SIZE`` 1 (or unset); with more ranks (a
+``tf2npu run --ranks N`` job) it sets every rank's trainable variables to the root's.
 
 The adapter's outfeed hooks (``NPULogOutfeedSessionHook``, ``NPUInfeedOutfeedSessionHook``)
 belong to the estimator's host-call machinery and are not in this module.
@@ -18,7 +17,8 @@ import tensorflow as tf
 
 from npu_bridge.estimator.npu import util
 from npu_bridge.hccl import hccl_ops
-from npu_bridge.hccl.manage import _require_single_rank
+from npu_bridge.hccl.manage import world_rank_size
+from tf2npu.runtime.distributed import collectives as _collectives
 
 __all__ = [
     "NPUBroadcastGlobalVariablesHook",
@@ -55,19 +55,26 @@ class NPUBroadcastGlobalVariablesHook(_Hook):  # type: ignore[misc]
 
     With one rank there is nothing to broadcast: :meth:`begin` builds nothing and
     :meth:`after_create_session` does nothing (the latest adapter does the same when the rank
-    size is <= 1). With more ranks :meth:`begin` raises.
+    size is <= 1). With more ranks :meth:`begin` builds :func:`broadcast_global_variables`
+    and :meth:`after_create_session` runs it, so every rank starts from root's values.
     """
 
     def __init__(self, root_rank: int | None = None, index: int | None = None) -> None:
         super().__init__()
         self.root_rank = root_rank
         self.index = index
+        self._broadcast: Any = None
 
     def begin(self) -> None:
-        _require_single_rank("NPUBroadcastGlobalVariablesHook")
+        self._broadcast = None
+        if world_rank_size() > 1:
+            _collectives.require_cluster("NPUBroadcastGlobalVariablesHook")
+            self._broadcast = broadcast_global_variables(self.root_rank or 0, self.index)
 
     def after_create_session(self, session: Any, coord: Any) -> None:
-        """Nothing to do: the only rank already holds the values."""
+        """Run the broadcast (nothing with one rank: it already holds the values)."""
+        if self._broadcast is not None:
+            session.run(self._broadcast)
 
 
 class NPUCheckpointSaverHook(_SaverHook):  # type: ignore[misc]

@@ -9,8 +9,8 @@ not the global step change. Either way the manager's update runs.
 The adapter learns "finite" from the device's float-overflow status registers
 (``NpuGetFloatStatus``); here it is ``reduce_all(is_finite(g))`` over every gradient, which
 is what those registers report for the ops that computed them. With ``is_distributed=True`` the
-adapter all-reduces that status across ranks; tf2npu runs one process, where the all-reduced
-status equals the local one.
+status is all-reduced across ranks (in a multi-rank job every rank skips a step that overflowed
+on any rank); with one rank the all-reduced status is the local one.
 
 Example:
     >>> import tensorflow as tf
@@ -31,6 +31,8 @@ from npu_bridge.estimator.npu.npu_loss_scale_manager import (
     FixedLossScaleManager,
     LossScaleManager,
 )
+from npu_bridge.hccl import hccl_ops
+from npu_bridge.hccl.manage import world_rank_size
 
 __all__ = ["NPULossScaleOptimizer"]
 
@@ -43,7 +45,7 @@ class NPULossScaleOptimizer(_Optimizer):  # type: ignore[misc]
     Args:
         opt: the ``tf.compat.v1.train.Optimizer`` that applies the gradients.
         loss_scale_manager: a :class:`LossScaleManager` (fixed or exponential-update).
-        is_distributed: all-reduce the overflow status across ranks (one rank here).
+        is_distributed: all-reduce the overflow status across ranks.
 
     Attributes the wrapper does not have are looked up on ``opt`` (``get_slot`` etc.).
     """
@@ -130,7 +132,13 @@ class NPULossScaleOptimizer(_Optimizer):  # type: ignore[misc]
             checks = [tf.reduce_all(tf.math.is_finite(_values(grad))) for grad in grads]
             if not checks:
                 return tf.constant(True)
-            return tf.reduce_all(tf.stack(checks), name="overflow_status_reduce_all")
+            if not self._is_distributed or world_rank_size() == 1:
+                return tf.reduce_all(tf.stack(checks), name="overflow_status_reduce_all")
+            # Every rank skips the step when any rank overflowed: the count of ranks that
+            # overflowed, all-reduced, must be 0.
+            local = tf.cast(tf.logical_not(tf.reduce_all(tf.stack(checks))), tf.float32)
+            overflowed = hccl_ops.allreduce(local, "sum")
+            return tf.equal(overflowed, 0.0, name="overflow_status_reduce_all")
 
     def get_slot(self, var: Any, name: str) -> Any:
         return self._opt.get_slot(var, name)

@@ -1,11 +1,11 @@
-"""Distributed optimizers: gradient averaging across ranks, for one rank.
+"""Distributed optimizers: gradient averaging across ranks.
 
 The adapter's wrappers average every gradient over the ranks (HCCL all-reduce sum divided by the
 rank count; ``IndexedSlices`` by all-gathering values and indices) when ``RANK_SIZE`` > 1 and
-return the wrapped optimizer's gradients unchanged otherwise. tf2npu runs one process: with
-``RANK_SIZE`` 1 or unset every wrapper here computes and applies **exactly** what the wrapped
-optimizer does (same ops, bit-identical variables); with more ranks building the averaging step
-raises a :class:`~tf2npu.errors.Tf2NpuError` naming ``RANK_SIZE`` and the fix.
+return the wrapped optimizer's gradients unchanged otherwise. So do these: with one rank every
+wrapper computes and applies **exactly** what the wrapped optimizer does (same ops,
+bit-identical variables); in a ``tf2npu run --ranks N`` job each gradient goes through an
+``HcomAllReduce`` (TensorFlow's collective runtime) and is divided by N.
 
 Example:
     >>> import tensorflow as tf
@@ -25,7 +25,8 @@ import tensorflow as tf
 from npu_bridge.estimator.npu.npu_loss_scale_manager import LossScaleManager
 from npu_bridge.estimator.npu.npu_loss_scale_optimizer import NPULossScaleOptimizer
 from npu_bridge.hccl import hccl_ops
-from npu_bridge.hccl.manage import WORLD_GROUP, _require_single_rank, world_rank_size
+from npu_bridge.hccl.manage import WORLD_GROUP, get_rank_size, world_rank_size
+from tf2npu.runtime.distributed.collectives import require_cluster
 
 __all__ = [
     "KerasDistributeOptimizer",
@@ -46,36 +47,47 @@ GradsAndVars = list[tuple[Any, Any]]
 def allreduce(tensor: Any, average: bool = True) -> Any:
     """Sum (or, with ``average``, average) ``tensor`` over all ranks.
 
-    A ``tf.IndexedSlices`` is all-gathered (values and indices) instead of all-reduced. Only one
-    rank is supported (several are an error), where the sum and the average are the tensor
-    itself; the division by the rank count comes with multi-rank execution.
+    A dense tensor goes through one HCCL all-reduce (sum), then is divided by the rank count;
+    a ``tf.IndexedSlices`` is all-gathered (values and indices), its values divided. With one
+    rank the all-reduce is the identity and nothing is divided (the average is the sum).
     """
-    del average  # one rank: the average is the sum
-    _require_single_rank("npu_optimizer.allreduce")
+    size = world_rank_size()
     if isinstance(tensor, tf.IndexedSlices):
-        size = world_rank_size()
         values = hccl_ops.allgather(tensor.values, size)
         indices = hccl_ops.allgather(tensor.indices, size)
+        if average and size > 1:
+            values = values / tf.cast(size, values.dtype)
         return tf.IndexedSlices(values, indices, dense_shape=tensor.dense_shape)
-    return hccl_ops.allreduce(tensor, "sum")
+    summed = hccl_ops.allreduce(tensor, "sum")
+    if average and size > 1:
+        return summed / tf.cast(size, summed.dtype)
+    return summed
 
 
 def reduce(
     tensor: Any, root_rank: int, average: bool = True, fusion: int = 0, fusion_id: int = -1
 ) -> Any:
     """Sum (or average) ``tensor`` into rank ``root_rank`` (weight-update sharding)."""
-    _require_single_rank("npu_optimizer.reduce")
     if isinstance(tensor, tf.IndexedSlices):
         return allreduce(tensor, average)
-    return hccl_ops.reduce(tensor, "sum", root_rank, fusion, fusion_id)  # one rank: sum = mean
+    size = world_rank_size()
+    summed = hccl_ops.reduce(tensor, "sum", root_rank, fusion, fusion_id)
+    if average and size > 1:
+        return summed / tf.cast(size, summed.dtype)
+    return summed
 
 
-def _average_all(what: str, grads_and_vars: Any) -> Any:
-    """Each gradient averaged over the ranks: with the one rank supported, the gradients as
-    given (no ops added). Several ranks are an error naming ``what``; the per-gradient allreduce
-    comes with multi-rank execution."""
-    _require_single_rank(what)
-    return grads_and_vars
+def _average_all(what: str, grads_and_vars: Any, name: str = "Distributed") -> Any:
+    """Each gradient averaged over the ranks (in a name scope ``<name>_Allreduce``, as the
+    adapter's); with one rank the gradients as given (no ops added)."""
+    if world_rank_size() == 1:
+        return grads_and_vars
+    require_cluster(what)
+    averaged = []
+    with tf.name_scope(f"{name}_Allreduce"):
+        for grad, var in grads_and_vars:
+            averaged.append((None if grad is None else allreduce(grad, True), var))
+    return averaged
 
 
 class NPUDistributedOptimizer(_Optimizer):  # type: ignore[misc]
@@ -107,7 +119,7 @@ class NPUDistributedOptimizer(_Optimizer):  # type: ignore[misc]
         """The wrapped optimizer's gradients, averaged over ranks (unchanged with one)."""
         grads_and_vars = self._optimizer.compute_gradients(*args, **kwargs)
         averaged: GradsAndVars = _average_all(
-            "NPUDistributedOptimizer.compute_gradients", grads_and_vars
+            "NPUDistributedOptimizer.compute_gradients", grads_and_vars, self.get_name()
         )
         return averaged
 
@@ -232,7 +244,10 @@ class KerasDistributeOptimizer(_KerasOptimizerV2):  # type: ignore[misc]
 
 def _averaging_get_gradients(original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     def get_gradients(loss: Any, params: Any) -> Any:
-        return _average_all("get_gradients (distributed Keras optimizer)", original(loss, params))
+        grads = original(loss, params)  # a list of gradients, one per param
+        pairs = list(zip(grads, params, strict=True))
+        pairs = _average_all("get_gradients (distributed Keras optimizer)", pairs)
+        return [grad for grad, _ in pairs]
 
     return get_gradients
 
@@ -275,8 +290,8 @@ def npu_allreduce(
 ) -> Any:
     """All-reduce one tensor or a list/tuple of them; ``mean`` = sum divided by the rank count.
 
-    The collectives accept one rank only (several are an error), where the mean is the sum.
-    Returns a list for a list/tuple input, else one tensor.
+    With one rank in ``group`` the mean is the sum and nothing is divided. Returns a list for
+    a list/tuple input, else one tensor.
     """
     if reduction not in _NPU_ALLREDUCE_REDUCTIONS:
         raise ValueError(
@@ -285,13 +300,17 @@ def npu_allreduce(
         )
     items: Sequence[Any] = values if isinstance(values, (list, tuple)) else [values]
     op = "sum" if reduction == "mean" else reduction
+    size = get_rank_size(group)
+    divide = reduction == "mean" and size > 1
     out = []
     for value in items:
         if isinstance(value, tf.IndexedSlices):
-            size = world_rank_size()
             gathered = hccl_ops.allgather(value.values, size, group)
             indices = hccl_ops.allgather(value.indices, size, group)
+            if divide:
+                gathered = gathered / tf.cast(size, gathered.dtype)
             out.append(tf.IndexedSlices(gathered, indices, dense_shape=value.dense_shape))
         else:
-            out.append(hccl_ops.allreduce(value, op, fusion, fusion_id, group))
+            reduced = hccl_ops.allreduce(value, op, fusion, fusion_id, group)
+            out.append(reduced / tf.cast(size, reduced.dtype) if divide else reduced)
     return out if isinstance(values, (list, tuple)) else out[0]

@@ -596,6 +596,19 @@ _ERRORS: tuple[Symptom, ...] = (
         suppresses=("tf2npu_error",),
     ),
     Symptom(
+        "collective_failed",
+        ERROR,
+        "a collective of a multi-rank job failed on this rank: another rank died, hung past "
+        "HCCL_EXEC_TIMEOUT, or gave another shape, dtype or RANK_SIZE; the collective runtime "
+        "cannot recover, so the rank stopped",
+        "read the launcher's message for the rank that failed first and fix that rank; for a "
+        "slow rank raise HCCL_EXEC_TIMEOUT (or hccl_timeout); docs/distributed.md",
+        "tf2npu runtime/distributed/errors.py (CollectiveError)",
+        patterns=(r"rank \d+: collective Hcom\w+ '[^']*' failed: ", r"\bCollectiveError: "),
+        error_class="CollectiveError",
+        suppresses=("tf2npu_error",),
+    ),
+    Symptom(
         "worker_error",
         ERROR,
         "a migration worker process stopped (killed, or out of memory)",

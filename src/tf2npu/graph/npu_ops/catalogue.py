@@ -11,6 +11,7 @@ from tf2npu.graph.npu_ops.dropout_v3 import DROPOUT_DO_MASK_V3, DROPOUT_GEN_MASK
 from tf2npu.graph.npu_ops.fast_gelu import FAST_GELU, FAST_GELU_GRAD
 from tf2npu.graph.npu_ops.gelu import GELU, GELU_GRAD
 from tf2npu.graph.npu_ops.gru import DYNAMIC_AUGRU, DYNAMIC_GRU_V2
+from tf2npu.graph.npu_ops.hcom import HCOM_OPS
 from tf2npu.graph.npu_ops.lars import LARS_V2
 from tf2npu.graph.npu_ops.layer_norm import LAYER_NORM
 from tf2npu.graph.npu_ops.lstm import BASIC_LSTM_CELL, DYNAMIC_RNN
@@ -38,6 +39,7 @@ NPU_OPS: Mapping[str, NpuOpDef] = MappingProxyType(
             FAST_GELU_GRAD,
             DROPOUT_GEN_MASK_V3,
             DROPOUT_DO_MASK_V3,
+            *HCOM_OPS,
         )
     }
 )

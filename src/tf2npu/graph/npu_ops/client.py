@@ -250,7 +250,16 @@ def _do_mask_v3_gradient(op: Any, grad: Any) -> list[Any]:
     return [emit("DropOutDoMaskV3", [grad, op.inputs[1], op.inputs[2]])[0], None, None]
 
 
+def _all_reduce_gradient(op: Any, grad: Any) -> Any:
+    """The all-reduce-sum of the incoming gradient over the same group (Horovod's rule: every
+    rank's ``y`` is the sum of every ``x``); other reductions have none (LookupError)."""
+    from tf2npu.runtime.distributed.collectives import all_reduce_gradient
+
+    return all_reduce_gradient(op, grad)
+
+
 _GRADIENTS = {
+    "HcomAllReduce": _all_reduce_gradient,
     "Gelu": _gelu_gradient,
     "DropOutDoMask": _do_mask_gradient,
     "BasicLSTMCell": _body_gradient,

@@ -4,6 +4,7 @@ Everything before it only decides (placement, precision, fusion, partition); low
 the decisions down in a form TensorFlow runs and reports read from the exported ``GraphDef``:
 
 * every NPU-op node becomes a call of a CPU function (:func:`tf2npu.graph.npu_ops.materialize`);
+  HCCL nodes first take the session's ``hccl_timeout`` (seconds) when it is set;
 * every live node TensorFlow's CPU has no kernel for in its decided dtype (a float16
   ``_FusedMatMul``, a float16 ``Mod``) gets a CPU-runnable form under its own name
   (:func:`tf2npu.graph.passes.cpu_runnable.make_cpu_runnable`): fused ops are expanded back into
@@ -15,7 +16,9 @@ the decisions down in a form TensorFlow runs and reports read from the exported 
   naming the GeOp, so the exported graph still says which nodes the device would run;
 * a top-level live node without a device, or pinned to an NPU (``/device:NPU:0``, which no
   TensorFlow here can place), gets :data:`CPU_DEVICE` (execution here is on the CPU); any other
-  device string, host or not, is kept.
+  device string, host or not, is kept. In a multi-rank job the CPU is this rank's task's
+  (``/job:worker/replica:0/task:<RANK_ID>/device:CPU:0``), and ``/job:localhost`` strings move
+  to that task: the session runs on the rank's server, which has no ``localhost`` job.
 
 Superseded nodes are only materialised (an unknown op type would make the whole GraphDef fail
 to import), never annotated: no executor runs them.
@@ -25,10 +28,12 @@ from __future__ import annotations
 
 import re
 
+from tf2npu.config.cluster import cpu_device
 from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import CLUSTER, SUPERSEDED
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.npu_ops import materialize
+from tf2npu.graph.npu_ops.hcom import set_timeouts
 from tf2npu.graph.passes.cpu_runnable import make_cpu_runnable
 from tf2npu.graph.passes.half_via_fp32 import compute_half_in_fp32
 from tf2npu.graph.passes.infra import PassContext, PassInfo, PassResult, register_pass
@@ -41,6 +46,7 @@ _NPU_DEVICE = re.compile(r"(?i)(^|/)(device:)?npu(:|$)")
 GEOP_ATTR = "_tf2npu_geop"
 #: The device nodes without one get; the engine executes the decided graph on the CPU.
 CPU_DEVICE = "/job:localhost/replica:0/task:0/device:CPU:0"
+_LOCAL_JOB = "/job:localhost"
 
 
 @register_pass
@@ -55,12 +61,15 @@ class Lowering:
     )
 
     def run(self, graph: Graph, ctx: PassContext[EngineConfig]) -> PassResult[Graph]:
+        hccl_timeout = ctx.config.options.hccl_timeout
+        timeouts = set_timeouts(graph, float(hccl_timeout)) if hccl_timeout else 0
         materialized = materialize(graph)
         # Before tagging: the nodes of a CPU form carry the replaced node's meta, cluster too.
         runnable = make_cpu_runnable(graph, ctx.config.diagnostics)
         # After the CPU forms, whose float32 reads of float16 tensors it can short-circuit.
         runnable.update(compute_half_in_fp32(graph))
         annotated = devices = 0
+        cpu = _cpu_device(ctx.config)
         for body in graph.walk():
             top = body is graph
             for node in body:
@@ -71,15 +80,33 @@ class Lowering:
                     node.attrs[GEOP_ATTR] = _string_attr(cluster)
                     annotated += 1
                 if top and (not node.device or _NPU_DEVICE.search(node.device)):
-                    node.device = CPU_DEVICE
+                    node.device = cpu
+                    devices += 1
+                elif top and cpu != CPU_DEVICE and node.device.startswith(_LOCAL_JOB):
+                    node.device = _on_task(node.device, cpu)
                     devices += 1
         stats = {
+            **({"hccl_timeouts_set": timeouts} if timeouts else {}),  # multi-rank jobs only
             "npu_ops_materialized": materialized,
             **runnable,
             "nodes_annotated": annotated,
             "devices_set": devices,
         }
         return PassResult(graph, changed=any(stats.values()), stats=stats)
+
+
+def _cpu_device(config: EngineConfig) -> str:
+    """Where host nodes run: this process's CPU, or in a multi-rank job this rank's task's
+    (a session on the rank's server cannot place on ``/job:localhost``)."""
+    env = config.options.env
+    return CPU_DEVICE if env.rank_size == 1 else cpu_device(env.rank_id)
+
+
+def _on_task(device: str, cpu: str) -> str:
+    """``/job:localhost/replica:0/task:0/<rest>`` moved to the task of ``cpu``."""
+    task = cpu[: cpu.index("/device:")]
+    rest = device[len(_LOCAL_JOB) :].split("/", 3)
+    return task + ("/" + rest[3] if len(rest) > 3 else "")
 
 
 def _string_attr(text: str) -> object:

@@ -104,7 +104,10 @@ def test_inf_gradient_skips_the_update_and_the_global_step() -> None:
     assert w1.tobytes() == W0.tobytes() and s1 == 0
     assert w2.tobytes() == W0.tobytes() and s2 == 0
     assert s3 == 1
-    assert w3.tobytes() == _plain(lambda: tf.compat.v1.train.MomentumOptimizer(0.1, 0.9), [X])[0].tobytes()
+    assert (
+        w3.tobytes()
+        == _plain(lambda: tf.compat.v1.train.MomentumOptimizer(0.1, 0.9), [X])[0].tobytes()
+    )
 
 
 def test_loss_scale_follows_the_manager() -> None:
@@ -112,10 +115,14 @@ def test_loss_scale_follows_the_manager() -> None:
     got = _train(
         lambda: tf.compat.v1.train.GradientDescentOptimizer(0.1),
         [X, X, big, big, X],
-        lambda: ExponentialUpdateLossScaleManager(2.0 ** 10, 2),
+        lambda: ExponentialUpdateLossScaleManager(2.0**10, 2),
     )
     assert [(int(step), float(scale)) for _, step, scale in got] == [
-        (1, 1024.0), (2, 2048.0), (2, 2048.0), (2, 1638.4000244140625), (3, 1638.4000244140625),
+        (1, 1024.0),
+        (2, 2048.0),
+        (2, 2048.0),
+        (2, 1638.4000244140625),
+        (3, 1638.4000244140625),
     ]
 
 
@@ -126,7 +133,7 @@ def test_disabled_overflow_check_applies_inf_steps() -> None:
         [inf],
         lambda: FixedLossScaleManager(4, enable_overflow_check=False),
     )
-    (w, step, _), = got
+    ((w, step, _),) = got
     assert step == 1
     assert not np.isfinite(w[0])
 
@@ -142,7 +149,9 @@ def test_delegates_and_checks_arguments() -> None:
         assert opt._momentum == 0.9  # looked up on the wrapped optimizer
         with pytest.raises(ValueError, match=r"opt must be a tf.compat.v1.train.Optimizer"):
             NPULossScaleOptimizer("sgd", FixedLossScaleManager(2))
-        with pytest.raises(ValueError, match=r"loss_scale_manager=1024\): give a FixedLossScaleManager"):
+        with pytest.raises(
+            ValueError, match=r"loss_scale_manager=1024\): give a FixedLossScaleManager"
+        ):
             NPULossScaleOptimizer(inner, 1024)
 
 
@@ -177,3 +186,25 @@ def test_tf1_behaviour_with_ref_variables_and_v1_cond() -> None:
         "[0.0, 0.0] 1 16.0",  # first inf: bad_steps = 1 < 2, scale kept, step skipped
         "[0.0, 0.0] 2 32.0",
     ]
+
+
+def test_distributed_overflow_status_is_all_reduced(monkeypatch) -> None:
+    monkeypatch.setenv("RANK_SIZE", "2")
+    monkeypatch.setenv("RANK_ID", "0")
+    monkeypatch.setenv("TF2NPU_CLUSTER", "127.0.0.1:1,127.0.0.1:2")
+    for distributed, expected in ((True, [b"HcomAllReduce"]), (False, [])):
+        with tf.Graph().as_default() as graph:
+            w = tf.compat.v1.Variable(1.0)
+            opt = NPULossScaleOptimizer(
+                tf.compat.v1.train.GradientDescentOptimizer(0.1),
+                FixedLossScaleManager(8),
+                distributed,
+            )
+            opt.apply_gradients(opt.compute_gradients(w * 3.0))
+            found = [op.get_attr("_npu_op") for op in graph.get_operations()
+                     if op.node_def.attr["_npu_op"].s.startswith(b"Hcom")]  # fmt: skip
+            assert found == expected, distributed
+            # Every rank skips a step that overflowed on any: the all-reduced count must be 0.
+            (status,) = [op for op in graph.get_operations()
+                          if op.name.endswith("overflow_status_reduce_all")]  # fmt: skip
+            assert status.type == ("Equal" if distributed else "All")

@@ -1,4 +1,4 @@
-"""npu_optimizer: one-rank wrappers are bit-identical to the plain optimizer; >1 rank raises."""
+"""npu_optimizer: one-rank wrappers are bit-identical to the plain optimizer; more ranks average."""
 
 from __future__ import annotations
 
@@ -57,9 +57,10 @@ def test_distributed_optimizer_is_bit_identical_after_three_steps() -> None:
 def test_npu_optimizer_variants_are_bit_identical() -> None:
     plain = _train(lambda opt: opt)
     assert _train(lambda opt: NPUOptimizer(opt, is_distributed=True)) == plain
-    assert _train(
-        lambda opt: NPUOptimizer(opt, FixedLossScaleManager(1024), is_loss_scale=True)
-    ) == plain
+    assert (
+        _train(lambda opt: NPUOptimizer(opt, FixedLossScaleManager(1024), is_loss_scale=True))
+        == plain
+    )
 
 
 def test_npu_optimizer_loss_scale_skips_overflow_steps() -> None:
@@ -106,8 +107,11 @@ def test_more_ranks_raise_when_gradients_are_built(monkeypatch) -> None:
     with tf.Graph().as_default():
         w = tf.compat.v1.Variable(1.0)
         opt = NPUDistributedOptimizer(tf.compat.v1.train.GradientDescentOptimizer(0.1))
-        with pytest.raises(Tf2NpuError, match=r"NPUDistributedOptimizer\.compute_gradients: "
-                           "RANK_SIZE='2' asks for 2 ranks"):
+        with pytest.raises(
+            Tf2NpuError,
+            match=r"NPUDistributedOptimizer\.compute_gradients: "
+            "RANK_SIZE=2 asks for 2 ranks, but this process was not started",
+        ):
             opt.minimize(w * 2.0)
 
 
@@ -155,3 +159,47 @@ def test_keras_distribute_optimizer_trains_like_the_wrapped_one() -> None:
     plain = fit(lambda opt: opt)
     wrapped = fit(KerasDistributeOptimizer)
     assert all(a.tobytes() == b.tobytes() for a, b in zip(plain, wrapped, strict=True))
+
+
+@pytest.fixture
+def two_ranks(monkeypatch):
+    """Rank 1 of a 2-rank job started by the launcher (graphs are built, never run here)."""
+    monkeypatch.setenv("RANK_SIZE", "2")
+    monkeypatch.setenv("RANK_ID", "1")
+    monkeypatch.setenv("TF2NPU_CLUSTER", "127.0.0.1:1,127.0.0.1:2")
+
+
+def _hcom(graph) -> list[tuple[str, bytes]]:
+    return sorted(
+        (op.name, op.get_attr("_npu_op"))
+        for op in graph.get_operations()
+        if op.node_def.attr["_npu_op"].s.startswith(b"Hcom")
+    )
+
+
+@pytest.mark.usefixtures("two_ranks")
+def test_several_ranks_average_dense_and_gather_sparse_gradients() -> None:
+    with tf.Graph().as_default() as graph:
+        table = tf.compat.v1.Variable(np.ones([5, 2], np.float32))
+        w = tf.compat.v1.Variable(1.0)
+        loss = tf.reduce_sum(tf.nn.embedding_lookup(table, [0, 3])) * w
+        opt = NPUDistributedOptimizer(tf.compat.v1.train.GradientDescentOptimizer(0.1))
+        (sparse, _), (dense, _) = opt.compute_gradients(loss, [table, w])
+        assert isinstance(sparse, tf.IndexedSlices)
+        assert _hcom(graph) == [
+            ("DistributedGradientDescentOptimizer_Allreduce/HcomAllGather", b"HcomAllGather"),
+            ("DistributedGradientDescentOptimizer_Allreduce/HcomAllGather_1", b"HcomAllGather"),
+            ("DistributedGradientDescentOptimizer_Allreduce/HcomAllReduce", b"HcomAllReduce"),
+        ]
+        # Sum over the ranks, divided by their number: the average.
+        assert dense.op.type == "RealDiv" and sparse.values.op.type == "RealDiv"
+        assert tf.get_static_value(dense.op.inputs[1]) == 2.0
+
+
+@pytest.mark.usefixtures("two_ranks")
+def test_npu_allreduce_mean_and_max() -> None:
+    with tf.Graph().as_default() as graph:
+        mean, top = npu_allreduce([tf.constant([1.0]), tf.constant([2.0])], "mean")[0], None
+        top = npu_allreduce(tf.constant([2.0]), "max")
+        assert mean.op.type == "RealDiv" and top.op.get_attr("_npu_op") == b"HcomAllReduce"
+        assert len(_hcom(graph)) == 3

@@ -1,0 +1,238 @@
+"""``tf2npu run --ranks N``: the multi-rank options of ``tf2npu run`` and their launch.
+
+The parsing and checking of ``tf2npu run`` stay in :mod:`tf2npu.cli.run`; this module turns a
+checked :class:`~tf2npu.cli.run.RunPlan` plus the rank options into a
+:class:`~tf2npu.runtime.distributed.launch.JobSpec`, launches it and prints the merged summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+
+from tf2npu.cli.console import make_console
+from tf2npu.cli.paths import check_input_file, path_arg
+from tf2npu.config.cluster import RankEntry, load_rank_table
+from tf2npu.errors import UsageError
+
+if TYPE_CHECKING:
+    from tf2npu.cli.run import RunPlan
+    from tf2npu.runtime.distributed.instrument import CollectiveCounter
+    from tf2npu.runtime.distributed.launch import JobResult, JobSpec
+
+__all__ = ["add_arguments", "collective_counter", "is_multi_rank", "run_ranks"]
+
+DEFAULT_JOB_TIMEOUT = 3600.0
+DEFAULT_GRACE = 10.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``multi-rank`` argument group of ``tf2npu run``."""
+    group = parser.add_argument_group(
+        "multi-rank jobs (docs/distributed.md): one process per rank on this machine"
+    )
+    group.add_argument(
+        "--ranks",
+        type=int,
+        metavar="N",
+        help="start N ranks of SCRIPT, each with RANK_ID, RANK_SIZE, DEVICE_ID, RANK_TABLE_FILE "
+        "and JOB_ID set; collectives run on TensorFlow's collective runtime over 127.0.0.1",
+    )
+    group.add_argument(
+        "--rank-table",
+        metavar="FILE",
+        type=path_arg,
+        help="an HCCL rank table (v1.0 server_list or the older group_list layout): one rank "
+        "per entry, DEVICE_ID from the table (default with --ranks: one is written)",
+    )
+    group.add_argument(
+        "--job-timeout",
+        type=float,
+        default=DEFAULT_JOB_TIMEOUT,
+        metavar="S",
+        help=f"stop every rank after S seconds (default {DEFAULT_JOB_TIMEOUT:g}; always on)",
+    )
+    group.add_argument(
+        "--grace",
+        type=float,
+        default=DEFAULT_GRACE,
+        metavar="S",
+        help="after a rank fails, the others get S seconds to end before they are stopped "
+        f"(default {DEFAULT_GRACE:g})",
+    )
+    group.add_argument(
+        "--base-port",
+        type=int,
+        metavar="P",
+        help="rank k listens on 127.0.0.1:P+k (default: free ports the system picks)",
+    )
+
+
+def is_multi_rank(args: argparse.Namespace) -> bool:
+    """Whether the command asks for a launch (``--ranks`` or ``--rank-table``)."""
+    return args.ranks is not None or args.rank_table is not None
+
+
+def job_spec(args: argparse.Namespace, plan: RunPlan) -> JobSpec:
+    """The launch the checked command line asks for.
+
+    Raises:
+        UsageError: a bad ``--ranks``, ``--rank-table``, timeout or port.
+        tf2npu.errors.ConfigError: a rank table that cannot be read.
+    """
+    from tf2npu.runtime.distributed.launch import JobSpec
+
+    ranks, table = _ranks(args)
+    if args.job_timeout <= 0 or args.grace < 0:
+        raise UsageError(
+            f"--job-timeout {args.job_timeout:g} / --grace {args.grace:g}: give a positive job "
+            "timeout and a grace of 0 or more seconds"
+        )
+    if args.base_port is not None and not 1024 <= args.base_port <= 65535 - len(ranks):
+        raise UsageError(f"--base-port {args.base_port}: give a port in 1024..{65535 - len(ranks)}")
+    return JobSpec(
+        script=plan.script,
+        script_args=plan.script_args,
+        ranks=ranks,
+        report_dir=plan.report_dir,
+        run_flags=_run_flags(args, plan),
+        rank_table=table,
+        job_timeout=args.job_timeout,
+        grace=args.grace,
+        env=_timeout_env(plan),
+        base_port=args.base_port,
+    )
+
+
+def _ranks(args: argparse.Namespace) -> tuple[tuple[RankEntry, ...], Path | None]:
+    if args.rank_table is None:
+        if args.ranks < 1:
+            raise UsageError(f"--ranks {args.ranks}: give the number of ranks, 1 or more")
+        return tuple(RankEntry(rank, rank) for rank in range(args.ranks)), None
+    check_input_file(args.rank_table, "--rank-table", "give the path of an HCCL rank table")
+    ranks = load_rank_table(args.rank_table)
+    if args.ranks is not None and args.ranks != len(ranks):
+        raise UsageError(
+            f"--ranks {args.ranks} but --rank-table {str(args.rank_table)!r} lists {len(ranks)} "
+            "ranks; give one of them, or make them agree"
+        )
+    return ranks, args.rank_table.resolve()
+
+
+def _run_flags(args: argparse.Namespace, plan: RunPlan) -> tuple[str, ...]:
+    """The ``tf2npu run`` options every rank gets; ``{rank}`` is replaced per rank."""
+    flags: list[str] = []
+    regenerated = _regenerated_options(plan)
+    for item in plan.options:
+        if item.partition("=")[0] not in regenerated:
+            flags += ["--option", item]
+    if not plan.npu:
+        flags.append("--no-npu")
+    flags += ["--execution", plan.execution]
+    if plan.strict_options:
+        flags.append("--strict-options")
+    if plan.golden_dump is not None:  # one folder per rank: every rank dumps the same names
+        flags += ["--dump", str(plan.golden_dump / "rank_{rank}")]
+        if plan.dump_step:
+            flags += ["--dump-step", plan.dump_step]
+    if plan.deterministic:
+        flags.append("--deterministic")
+    if plan.record:
+        flags.append("--record")
+    if plan.profile is not None:
+        flags += ["--profile", str(plan.profile / "rank_{rank}")]
+        if plan.profile_steps:
+            flags += ["--profile-steps", plan.profile_steps]
+    flags += _engine_flags(args)
+    if args.verbose:
+        flags.append("--verbose")
+    return tuple(flags)
+
+
+def _engine_flags(args: argparse.Namespace) -> list[str]:
+    """The trial flags (their variables reach the ranks through the environment anyway)."""
+    flags: list[str] = []
+    for flag in ("fusion_instances", "keep_fp32"):
+        path = getattr(args, flag, None)
+        if path is not None:
+            flags += ["--" + flag.replace("_", "-"), str(Path(path).resolve())]
+    for spec in getattr(args, "inject_fault", None) or ():
+        flags += ["--inject-fault", spec]
+    return flags
+
+
+def _regenerated_options(plan: RunPlan) -> frozenset[str]:
+    """Options a forwarded flag makes again in each rank (``--profile``: with its own folder)."""
+    names = {"deterministic"} if plan.deterministic else set()
+    if plan.profile is not None:
+        names |= {"profiling_mode", "profiling_options"}
+    return frozenset(names)
+
+
+def _timeout_env(plan: RunPlan) -> dict[str, str]:
+    """``--option hccl_timeout=S`` is the collectives' execution timeout, as on the device."""
+    for item in plan.options:
+        key, _, value = item.partition("=")
+        if key == "hccl_timeout":
+            return {"HCCL_EXEC_TIMEOUT": value}
+    return {}
+
+
+def collective_counter() -> CollectiveCounter | None:
+    """In a rank of a multi-rank job, a :class:`CollectiveCounter` added to the instruments."""
+    from tf2npu import runtime
+    from tf2npu.config.cluster import current
+    from tf2npu.runtime.distributed.instrument import CollectiveCounter
+
+    cluster = current()
+    if not cluster.distributed:
+        return None
+    counter = CollectiveCounter(cluster.rank, cluster.size)
+    runtime.context().extra_instruments.append(counter)
+    return counter
+
+
+def run_ranks(args: argparse.Namespace, plan: RunPlan) -> int:
+    """Launch the job, print the merged summary (unless ``--quiet``); the job's exit status."""
+    from tf2npu.runtime.distributed.launch import launch
+
+    spec = job_spec(args, plan)
+    result = launch(spec)
+    if result.message:
+        print(f"tf2npu run: error: {result.message}", file=sys.stderr)
+    if not args.quiet:
+        print_job_summary(result, spec)
+    return result.status
+
+
+def print_job_summary(result: JobResult, spec: JobSpec) -> None:
+    """One line per rank: status, steps, last loss, collectives run and bytes moved."""
+    console = make_console(stderr=True)
+    sys.stdout.flush()
+    head = Text.assemble(("tf2npu run", "bold"), f" {spec.script.name} on {spec.size} ranks: ")
+    head.append(f"exit status {result.status}", style="green" if result.status == 0 else "bold red")
+    console.print(head)
+    for rank in result.summary["per_rank"]:
+        console.print(Text(f"  rank {rank['rank']}: {_rank_line(rank)}"))
+    path = spec.report_dir / "run_summary.json"
+    console.print(Text.assemble(("Summary: ", "bold"), str(path)), soft_wrap=True)
+
+
+def _rank_line(rank: dict[str, Any]) -> str:
+    status = f"killed by {rank['signal']}" if rank["signal"] else f"exit {rank['status']}"
+    if rank["stopped"]:
+        status += " (stopped)"
+    loss = rank["loss"]
+    count = sum(f["count"] for f in rank["collectives"].values())
+    size = sum(f["bytes"] for f in rank["collectives"].values())
+    parts = [
+        status,
+        f"{rank['steps'] if rank['steps'] is not None else '?'} steps",
+        f"loss {loss:.6g}" if isinstance(loss, float) else "loss -",
+        f"{count} collectives, {size / 1e6:.2f} MB",
+    ]
+    return ", ".join(parts)

@@ -1,0 +1,7 @@
+"""Several ranks of one script on this machine, on TensorFlow's own collective runtime.
+
+:mod:`~tf2npu.runtime.distributed.launch` starts and watches the ranks (no TensorFlow);
+:mod:`~tf2npu.runtime.distributed.world` is each rank's gRPC server and session setup;
+:mod:`~tf2npu.runtime.distributed.collectives` builds the HCCL ops as TF collective ops.
+See ``docs/distributed.md``.
+"""

@@ -1,0 +1,123 @@
+"""Collective failures: what TensorFlow says, turned into what happened and to whom.
+
+A failed collective aborts TensorFlow's collective executor for the life of the process
+("Restart your program to reset"), so :class:`CollectiveError` is not an ``OpError``: scripts
+and ``MonitoredSession`` (which retries on ``UnavailableError``) cannot catch it as a run error
+and carry on into a hang. The message names the rank, the HCCL op and node, and the likely
+cause; the launcher quotes it (it looks for ``collective <Op> '<node>'``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tf2npu.config.cluster import Cluster
+from tf2npu.errors import Tf2NpuError
+
+__all__ = ["CollectiveError", "collective_failure", "fatal_failure", "is_collective_failure"]
+
+_NODE = re.compile(r"\{\{node ([^}]+)\}\}")
+
+
+class CollectiveError(Tf2NpuError):
+    """A collective op failed; this rank cannot run collectives any more."""
+
+    exit_code = 1
+
+
+_DEAD_PEER = "another rank died or cannot be reached"
+_CAUSES = (
+    ("is joining a group with size", "the ranks disagree on RANK_SIZE; start them all alike"),
+    (
+        "Shape mismatch in the collective instance",
+        "the ranks gave tensors of different shapes; every rank must pass the same shape",
+    ),
+    (
+        "expected type",
+        "the ranks gave tensors of different dtypes; every rank must pass the same dtype",
+    ),
+    ("Socket closed", _DEAD_PEER),
+    ("Connection reset", _DEAD_PEER),
+    ("failed to connect", _DEAD_PEER),
+    ("timed out", "another rank did not reach it within {timeout:g} s ({variable})"),
+    ("Collective ops is aborted", "an earlier collective of this rank failed"),
+)
+#: ``[[outer/HcomAllReduce_1]]``: the call node a function-body error happened in.
+_CALLER = re.compile(r"\[\[([^\[\]{}]+)\]\]")
+_HCOM_NAME = re.compile(r"(?:^|/)(Hcom[A-Za-z]+)(?:_\d+)?$")
+
+
+def is_collective_failure(err: Any) -> bool:
+    """Whether the ``OpError`` ``err`` comes from a collective op."""
+    text = str(getattr(err, "message", err))
+    op = getattr(err, "op", None)
+    return "Collective" in text or (op is not None and _hcom_type(op) is not None)
+
+
+def collective_failure(
+    err: Any, op_type: str | None, node: str | None, cluster: Cluster
+) -> CollectiveError:
+    """The :class:`CollectiveError` for ``err`` (an ``OpError``) at HCCL op ``node``."""
+    text = str(getattr(err, "message", err))
+    if node is None or op_type is None:
+        op_type, node = _failed_node(err, text)
+    cause = _cause(text, node, cluster)
+    return CollectiveError(
+        f"rank {cluster.rank}: collective {op_type} '{node}' failed: {cause} "
+        f"({type(err).__name__}: {_first_line(text)})"
+    )
+
+
+def _failed_node(err: Any, text: str) -> tuple[str, str]:
+    """``(HCCL op type, node name)`` of the collective ``err`` happened in."""
+    for name in _CALLER.findall(text):  # the call node, when the failure is in its body
+        found = _HCOM_NAME.search(name.strip())
+        if found:
+            return found.group(1), name.strip()
+    op = getattr(err, "op", None)
+    if op is not None:
+        return _hcom_type(op) or op.type, op.name
+    node = _NODE.search(text)
+    return "collective", node.group(1) if node else "?"
+
+
+def _first_line(text: str) -> str:
+    """The line that says what went wrong (not TensorFlow's "Graph execution error:" header)."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line and line != "Graph execution error:" and not line.startswith("From /job:"):
+            return line
+    return text.strip()
+
+
+def _cause(text: str, node: str, cluster: Cluster) -> str:
+    variable = "HCCL_CONNECT_TIMEOUT" if node == "HcomBarrier" else "HCCL_EXEC_TIMEOUT"
+    timeout = cluster.connect_timeout if node == "HcomBarrier" else cluster.exec_timeout
+    for needle, cause in _CAUSES:
+        if needle in text:
+            return cause.format(timeout=timeout, variable=variable)
+    return "see the TensorFlow error"
+
+
+def _hcom_type(op: Any) -> str | None:
+    """The HCCL op type ``op`` stands for (client ``_npu_op`` attr, or a lowered call's name)."""
+    try:
+        value = op.get_attr("_npu_op")
+    except (ValueError, AttributeError):
+        value = None
+    if isinstance(value, bytes) and value.startswith(b"Hcom"):
+        return value.decode()
+    op_type = str(getattr(op, "type", ""))
+    return op_type.partition("_")[0] if op_type.startswith("Hcom") else None
+
+
+def fatal_failure(err: Any) -> CollectiveError | None:
+    """The :class:`CollectiveError` to raise instead of ``err`` in a multi-rank job; None for
+    an error that is not a collective's, or with one rank."""
+    from tf2npu.config import cluster as cluster_lib
+
+    cluster = cluster_lib.current()
+    if not cluster.distributed or not is_collective_failure(err):
+        return None
+    return collective_failure(err, None, None, cluster)

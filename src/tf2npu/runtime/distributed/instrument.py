@@ -1,0 +1,110 @@
+"""What one rank's runs did across ranks: collectives executed, bytes they moved, the loss.
+
+:class:`CollectiveCounter` is a run instrument (NPU and stock sessions alike). When a run
+signature is planned it finds the ``Hcom*`` nodes the run executes (in the client graph, where
+they keep their HCCL op type in the ``_npu_op`` attr); after each run it adds one execution of
+each and the bytes of its input (static shape; unknown shapes count 0 bytes). A training step's
+first fetched float scalar is taken as the loss. ``tf2npu run`` puts :meth:`summary` under the
+key ``distributed`` of each rank's ``run_summary.json``; the launcher merges them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tf2npu.runtime.instruments import RunHook, RunInstrument, RunSignature
+
+__all__ = ["CollectiveCounter", "collectives_reached"]
+
+
+def collectives_reached(ops: Sequence[Any]) -> list[tuple[str, int]]:
+    """``(HCCL op type, input bytes)`` of the ``Hcom*`` nodes ``ops`` depend on (data, control)."""
+    seen: set[str] = set()
+    stack = list(ops)
+    found = []
+    while stack:
+        op = stack.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        kind = _hcom_type(op)
+        if kind is not None:  # what the op sends; a receive, what it gets
+            found.append((kind, _bytes(op.outputs[0] if kind == "HcomReceive" else op.inputs[0])))
+        stack.extend(t.op for t in op.inputs)
+        stack.extend(op.control_inputs)
+    return sorted(found)
+
+
+def _hcom_type(op: Any) -> str | None:
+    try:
+        value = op.get_attr("_npu_op")
+    except ValueError:
+        return None
+    return value.decode() if isinstance(value, bytes) and value.startswith(b"Hcom") else None
+
+
+def _bytes(tensor: Any) -> int:
+    shape = tensor.shape
+    if not shape.is_fully_defined():
+        return 0
+    return int(shape.num_elements()) * int(tensor.dtype.size)
+
+
+class CollectiveCounter(RunInstrument):
+    """Counts the collectives this rank ran and remembers the last training loss."""
+
+    def __init__(self, rank: int, size: int) -> None:
+        self.rank = rank
+        self.size = size
+        self.counts: dict[str, list[int]] = {}
+        self.loss: float | None = None
+        self._lock = threading.Lock()
+
+    def plan(self, run: RunSignature) -> RunHook | None:
+        reached = collectives_reached([*run.targets, *(t.op for t in run.fetches)])
+        if not reached and not run.step:
+            return None
+        return _CountHook(self, reached, run.step)
+
+    def summary(self) -> dict[str, Any]:
+        """``{rank, size, loss, collectives: {op: {count, bytes}}}``."""
+        with self._lock:
+            collectives = {
+                op: {"count": count, "bytes": size}
+                for op, (count, size) in sorted(self.counts.items())
+            }
+        return {"rank": self.rank, "size": self.size, "loss": self.loss, "collectives": collectives}
+
+    def add(self, reached: Sequence[tuple[str, int]]) -> None:
+        with self._lock:
+            for kind, size in reached:
+                figures = self.counts.setdefault(kind, [0, 0])
+                figures[0] += 1
+                figures[1] += size
+
+
+class _CountHook(RunHook):
+    def __init__(
+        self, counter: CollectiveCounter, reached: list[tuple[str, int]], step: bool
+    ) -> None:
+        self._counter = counter
+        self._reached = reached
+        self._step = step
+
+    def after_run(self, values: Sequence[Any], extras: Sequence[Any]) -> None:
+        if self._reached:
+            self._counter.add(self._reached)
+        if self._step:
+            loss = next((v for v in values if _is_float_scalar(v)), None)
+            if loss is not None:
+                self._counter.loss = float(loss)
+
+
+def _is_float_scalar(value: Any) -> bool:
+    return isinstance(value, (float, np.floating)) or (
+        isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind == "f"
+    )

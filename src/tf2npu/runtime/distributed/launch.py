@@ -1,0 +1,464 @@
+"""Start the ranks of a multi-rank job on this machine, watch them, stop them all on a failure.
+
+``tf2npu run --ranks N SCRIPT ARGS`` comes here. Each rank is a child ``python -m tf2npu run``
+(so every rank runs the script exactly as a one-rank ``tf2npu run`` does) with the environment a
+real Ascend cluster gives a process: ``RANK_ID``, ``RANK_SIZE``, ``DEVICE_ID``,
+``RANK_TABLE_FILE``, ``JOB_ID``; plus the gRPC address of every rank on 127.0.0.1
+(:data:`~tf2npu.config.cluster.ADDRESSES_VARIABLE`) for TensorFlow's collective runtime.
+
+The launcher is the job's watchdog, because some hangs ignore every timeout TensorFlow offers
+(a rank waiting for a step id from a dead leader retries forever). When a rank exits non-zero
+or is killed, the others get ``grace`` seconds to end on their own, then SIGTERM, then SIGKILL,
+each rank's whole process group, by id. A job timeout is always in force. The job exits with
+the first failing rank's status (a signal ``n`` as ``128 + n``, the job timeout as 124) and a
+message naming that rank, its error and the collective it was in.
+
+Nothing here imports TensorFlow: the launcher only starts processes and reads their output.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from tf2npu.atomic import write_text_atomic
+from tf2npu.config.cluster import ADDRESSES_VARIABLE, RankEntry
+
+__all__ = [
+    "JOB_TIMEOUT_STATUS",
+    "JobResult",
+    "JobSpec",
+    "RankOutcome",
+    "free_ports",
+    "launch",
+    "rank_table_json",
+]
+
+#: Exit status when the job timeout ends the job (as ``timeout(1)``).
+JOB_TIMEOUT_STATUS = 124
+#: The launcher retries a start whose gRPC server could not bind (another process took the
+#: free port between the pick and the bind).
+_PORT_RETRIES = 2
+_PORT_TAKEN = "Could not start gRPC server"
+_TERM_WAIT = 3.0
+_TAIL_LINES = 40
+_POLL = 0.05
+#: ``tf2npu run: error: ... collective HcomAllReduce 'node' ...`` (see distributed.errors).
+_COLLECTIVE = re.compile(r"collective (Hcom\w+) '([^']+)'")
+_RUN_ERROR = "tf2npu run: error: "
+_ABORT = re.compile(r"StartAbort (.*)$")
+_ERROR_LINE = re.compile(r"^(tf2npu run: error: .*|[A-Za-z_.]*(Error|Exception|Exit)\b.*)$")
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """What to start: the script, the ranks, the limits."""
+
+    script: Path
+    script_args: tuple[str, ...]
+    ranks: tuple[RankEntry, ...]
+    report_dir: Path
+    """Rank ``k`` reports into ``report_dir/rank_<k>``; the merged summary goes here."""
+    run_flags: tuple[str, ...] = ()
+    """``tf2npu run`` options every rank gets (``--option``, ``--no-npu`` ...)."""
+    rank_table: Path | None = None
+    """Given with ``--rank-table``; None: the launcher writes one into ``report_dir``."""
+    job_timeout: float = 3600.0
+    grace: float = 10.0
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Extra variables for every rank (``HCCL_EXEC_TIMEOUT`` from ``hccl_timeout`` ...)."""
+    base_port: int | None = None
+
+    @property
+    def size(self) -> int:
+        return len(self.ranks)
+
+
+@dataclass
+class RankOutcome:
+    """How one rank ended."""
+
+    rank: int
+    status: int | None = None
+    """Exit status (``128 + n`` for signal ``n``); None while running."""
+    signal: str = ""
+    """``SIGKILL`` ... when a signal ended it."""
+    stopped: bool = False
+    """The launcher stopped it (after another rank failed, or at the job timeout)."""
+    error: str = ""
+    """The last error line it printed."""
+    collective: str = ""
+    """``HcomAllReduce 'node'`` when its error names a collective."""
+    seconds: float = 0.0
+
+
+@dataclass
+class JobResult:
+    """How the job ended: the status to exit with, and each rank's outcome."""
+
+    status: int
+    ranks: list[RankOutcome]
+    failed: int | None = None
+    """The first rank that failed (None: all succeeded, or the job timeout ended it)."""
+    timed_out: bool = False
+    message: str = ""
+    summary: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
+    """``count`` distinct ports the kernel says are free on ``host`` (all held while picking)."""
+    sockets = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.bind((host, 0))
+            sockets.append(sock)
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def rank_table_json(ranks: Sequence[RankEntry]) -> dict[str, Any]:
+    """A v1.0 rank table (``server_list``) for ``ranks``, all on server 127.0.0.1."""
+    devices = [
+        {"device_id": str(r.device_id), "device_ip": r.device_ip or "127.0.0.1",
+         "rank_id": str(r.rank_id)}
+        for r in ranks
+    ]  # fmt: skip
+    return {
+        "version": "1.0",
+        "server_count": "1",
+        "server_list": [{"server_id": "127.0.0.1", "device": devices, "host_nic_ip": "reserve"}],
+        "status": "completed",
+    }
+
+
+def launch(spec: JobSpec, out: IO[str] | None = None) -> JobResult:
+    """Run the job to its end; every rank's output goes to ``out`` prefixed ``[rank k]``.
+
+    The merged summary is written to ``report_dir/run_summary.json`` and returned in the result.
+    """
+    stream = out if out is not None else sys.stdout
+    spec.report_dir.mkdir(parents=True, exist_ok=True)
+    table = spec.rank_table or _write_rank_table(spec)
+    started = time.monotonic()
+    for attempt in range(_PORT_RETRIES + 1):
+        ports = _ports(spec)
+        job = _Job(spec, table, ports, stream)
+        result = job.run()
+        if attempt < _PORT_RETRIES and job.port_taken():
+            print(f"tf2npu run: a rank could not bind its port; restarting ({ports})", file=stream)
+            continue
+        break
+    result.seconds = round(time.monotonic() - started, 3)
+    result.summary = merged_summary(spec, result)
+    write_text_atomic(spec.report_dir / "run_summary.json", json.dumps(result.summary, indent=2))
+    return result
+
+
+def _ports(spec: JobSpec) -> list[int]:
+    if spec.base_port is not None:
+        return [spec.base_port + r.rank_id for r in spec.ranks]
+    return free_ports(spec.size)
+
+
+def _write_rank_table(spec: JobSpec) -> Path:
+    path = spec.report_dir / "rank_table.json"
+    write_text_atomic(path, json.dumps(rank_table_json(spec.ranks), indent=2) + "\n")
+    return path
+
+
+class _Rank:
+    """One child process, its output pump and the tail of what it printed."""
+
+    def __init__(self, rank: int, argv: list[str], env: dict[str, str], out: IO[str]) -> None:
+        self.outcome = RankOutcome(rank)
+        self.tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
+        self.started = time.monotonic()
+        self.process = subprocess.Popen(
+            argv,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: stopping it stops its children
+        )
+        self._pump = threading.Thread(target=self._copy, args=(out,), daemon=True)
+        self._pump.start()
+
+    def _copy(self, out: IO[str]) -> None:
+        assert self.process.stdout is not None
+        prefix = f"[rank {self.outcome.rank}] "
+        for raw in iter(self.process.stdout.readline, b""):
+            line = raw.decode(errors="replace").rstrip("\n")
+            self.tail.append(line)
+            out.write(prefix + line + "\n")
+            out.flush()
+        self.process.stdout.close()
+
+    def poll(self) -> int | None:
+        code = self.process.poll()
+        if code is not None and self.outcome.status is None:
+            self.outcome.seconds = round(time.monotonic() - self.started, 3)
+            if code < 0:
+                self.outcome.signal = signal.Signals(-code).name
+                code = 128 - code
+            self.outcome.status = code
+        return self.outcome.status
+
+    def signal_group(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, sig)
+
+    def finish(self) -> None:
+        """Wait for the output to drain, then read the error out of it."""
+        self._pump.join(timeout=5)
+        self.signal_group(signal.SIGKILL)  # anything the rank left behind in its group
+        error = next(
+            (line.strip() for line in reversed(self.tail) if _ERROR_LINE.match(line.strip())), ""
+        )
+        if not error:  # killed inside TensorFlow (its abort path can crash): its own log line
+            error = next(
+                (f"TensorFlow: {m.group(1)}" for m in map(_ABORT.search, reversed(self.tail)) if m),
+                "",
+            )
+        self.outcome.error = error.removeprefix(_RUN_ERROR)
+        for line in reversed(self.tail):
+            found = _COLLECTIVE.search(line)
+            if found:
+                self.outcome.collective = f"{found.group(1)} '{found.group(2)}'"
+                break
+
+
+class _Job:
+    def __init__(self, spec: JobSpec, table: Path, ports: list[int], out: IO[str]) -> None:
+        self.spec = spec
+        self.table = table
+        self.ports = ports
+        self.out = out
+        self.ranks: list[_Rank] = []
+
+    def run(self) -> JobResult:
+        spec = self.spec
+        deadline = time.monotonic() + spec.job_timeout
+        previous = _forward_termination()
+        try:
+            for entry in spec.ranks:
+                self.ranks.append(
+                    _Rank(entry.rank_id, self._argv(entry), self._env(entry), self.out)
+                )
+            failed, timed_out = self._watch(deadline)
+        except KeyboardInterrupt:
+            self._stop()
+            raise
+        finally:
+            _restore_termination(previous)
+        self._stop()
+        return self._result(failed, timed_out)
+
+    def _watch(self, deadline: float) -> tuple[int | None, bool]:
+        failed: int | None = None
+        stop_at = deadline
+        while True:
+            statuses = [rank.poll() for rank in self.ranks]
+            if all(s is not None for s in statuses):
+                return failed, False
+            if failed is None:
+                failed = next((i for i, s in enumerate(statuses) if s not in (None, 0)), None)
+                if failed is not None:
+                    stop_at = min(deadline, time.monotonic() + self.spec.grace)
+                    self._note_failure(failed)
+            now = time.monotonic()
+            if now >= stop_at:
+                return failed, failed is None or now >= deadline
+            time.sleep(_POLL)
+
+    def _note_failure(self, rank: int) -> None:
+        outcome = self.ranks[rank].outcome
+        how = f"was killed by {outcome.signal}" if outcome.signal else f"exited {outcome.status}"
+        print(
+            f"tf2npu run: rank {rank} {how}; the other ranks get {self.spec.grace:g} s to end",
+            file=self.out,
+            flush=True,
+        )
+
+    def _stop(self) -> None:
+        running = [rank for rank in self.ranks if rank.poll() is None]
+        for rank in running:
+            rank.outcome.stopped = True
+            rank.signal_group(signal.SIGTERM)
+        end = time.monotonic() + _TERM_WAIT
+        while any(rank.poll() is None for rank in running) and time.monotonic() < end:
+            time.sleep(_POLL)
+        for rank in self.ranks:
+            if rank.poll() is None:
+                rank.signal_group(signal.SIGKILL)
+                rank.process.wait()
+                rank.poll()
+            rank.finish()
+
+    def port_taken(self) -> bool:
+        return any(_PORT_TAKEN in line for rank in self.ranks for line in rank.tail)
+
+    def _argv(self, entry: RankEntry) -> list[str]:
+        report = self.spec.report_dir / f"rank_{entry.rank_id}"
+        return [
+            sys.executable, "-m", "tf2npu", "run", "--quiet", "--report-dir", str(report),
+            *(flag.replace("{rank}", str(entry.rank_id)) for flag in self.spec.run_flags),
+            "--", str(self.spec.script), *self.spec.script_args,
+        ]  # fmt: skip
+
+    def _env(self, entry: RankEntry) -> dict[str, str]:
+        spec = self.spec
+        env = {k: v for k, v in os.environ.items() if k not in ("POD_NAME", "CM_WORKER_SIZE")}
+        device = str(entry.device_id)
+        env.update(
+            RANK_ID=str(entry.rank_id),
+            RANK_SIZE=str(spec.size),
+            DEVICE_ID=device,
+            ASCEND_DEVICE_ID=device,
+            RANK_TABLE_FILE=str(self.table.resolve()),
+            PYTHONUNBUFFERED="1",
+        )
+        env.setdefault("JOB_ID", str(os.getpid()))
+        env[ADDRESSES_VARIABLE] = ",".join(f"127.0.0.1:{port}" for port in self.ports)
+        # gRPC sends even 127.0.0.1 through http(s)_proxy; the ranks would never meet.
+        for name in ("no_proxy", "NO_PROXY"):
+            hosts = [h for h in env.get(name, "").split(",") if h]
+            env[name] = ",".join(
+                [*hosts, *(h for h in ("127.0.0.1", "localhost") if h not in hosts)]
+            )
+        env.update(spec.env)
+        return env
+
+    def _result(self, failed: int | None, timed_out: bool) -> JobResult:
+        outcomes = [rank.outcome for rank in self.ranks]
+        if timed_out and failed is None:
+            status = JOB_TIMEOUT_STATUS
+        elif failed is not None:
+            status = outcomes[failed].status or 1
+        else:
+            status = 0
+        result = JobResult(status, outcomes, failed, timed_out)
+        result.message = failure_message(result, self.spec)
+        return result
+
+
+def failure_message(result: JobResult, spec: JobSpec) -> str:
+    """Which rank ended the job, how, with what error, in which collective; then the others."""
+    if result.status == 0:
+        return ""
+    lines = []
+    if result.failed is not None:
+        first = result.ranks[result.failed]
+        how = (
+            f"was killed by {first.signal}"
+            if first.signal
+            else f"exited with status {first.status}"
+        )
+        where = f" in collective {first.collective}" if first.collective else ""
+        lines.append(f"rank {first.rank} {how}{where}")
+        if first.error:
+            lines.append(f"  error: {first.error}")
+    else:
+        lines.append(f"the job timeout ({spec.job_timeout:g} s, --job-timeout) ended the job")
+    for outcome in result.ranks:
+        if outcome.rank != result.failed:
+            lines.extend(_other_rank(outcome, result.failed is not None))
+    return "\n".join(lines)
+
+
+def _other_rank(outcome: RankOutcome, after_failure: bool) -> list[str]:
+    """What happened to a rank that did not end the job (its own error, if it printed one)."""
+    where = f" in collective {outcome.collective}" if outcome.collective else ""
+    if outcome.stopped:
+        hung = " (hung? it printed no error)" if after_failure and not outcome.error else ""
+        line = f"rank {outcome.rank} was still running{where} and was stopped{hung}"
+    elif outcome.status:
+        line = f"rank {outcome.rank} then failed{where}"
+    else:
+        return []
+    return [line] + ([f"  error: {outcome.error}"] if outcome.error else [])
+
+
+def merged_summary(spec: JobSpec, result: JobResult) -> dict[str, Any]:
+    """The job's ``run_summary.json``: each rank's own summary (read back), and how it ended."""
+    ranks = []
+    for outcome in result.ranks:
+        own = _read_summary(spec.report_dir / f"rank_{outcome.rank}" / "run_summary.json")
+        distributed = own.get("distributed") or {}
+        ranks.append(
+            {
+                "rank": outcome.rank,
+                "status": outcome.status,
+                "signal": outcome.signal or None,
+                "stopped": outcome.stopped,
+                "error": outcome.error or None,
+                "collective": outcome.collective or None,
+                "seconds": outcome.seconds,
+                "steps": own.get("steps"),
+                "loss": distributed.get("loss"),
+                "collectives": distributed.get("collectives", {}),
+                "report_dir": str(spec.report_dir / f"rank_{outcome.rank}"),
+            }
+        )
+    return {
+        "schema_version": 1,
+        "ranks": spec.size,
+        "exit_status": result.status,
+        "failed_rank": result.failed,
+        "timed_out": result.timed_out,
+        "message": result.message or None,
+        "wall_seconds": result.seconds,
+        "per_rank": ranks,
+        "collectives": _total_collectives(ranks),
+    }
+
+
+def _read_summary(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _total_collectives(ranks: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+    total: dict[str, dict[str, int]] = {}
+    for rank in ranks:
+        for op, figures in rank["collectives"].items():
+            into = total.setdefault(op, {"count": 0, "bytes": 0})
+            into["count"] += int(figures.get("count", 0))
+            into["bytes"] += int(figures.get("bytes", 0))
+    return dict(sorted(total.items()))
+
+
+def _forward_termination() -> Any:
+    """SIGTERM to the launcher becomes KeyboardInterrupt, so the ranks are stopped too."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, handler)
+
+
+def _restore_termination(previous: Any) -> None:
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,187 @@
+"""This rank's membership of the job: its gRPC server and the sessions that run on it.
+
+Every rank of a ``tf2npu run --ranks N`` job runs one ``tf.distribute.Server`` (job
+``worker``, task = ``RANK_ID``) on the address the launcher gave it. Sessions whose target is
+local are moved onto that server, with the config that lets TensorFlow's collective executor
+reach the other ranks: the collective group leader (rank 0), and a device filter so each rank's
+master sees only its own task. Collective ops (:mod:`tf2npu.graph.npu_ops.hcom`) placed on
+:attr:`World.device` then run ring all-reduce and friends over gRPC between the ranks.
+
+Facts this relies on (measured in the distributed spike, see ``docs/distributed.md``):
+
+* the **server's** config must name the group leader; the sessions' alone hangs;
+* a server session is a master session, which rejects per-session thread pools;
+* any collective error aborts the process's collective executor for good, so it is fatal.
+
+With one rank nothing here runs: sessions keep their target and config untouched.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from tf2npu.config import cluster as cluster_lib
+from tf2npu.config.cluster import JOB, Cluster, cpu_device
+from tf2npu.errors import Tf2NpuError
+
+__all__ = ["JOB", "World", "current_world", "session_args"]
+
+#: Group key of the world group (every rank); sub-groups and pairs get their own.
+WORLD_GROUP_KEY = 1
+
+
+@dataclass(frozen=True, eq=False)
+class World:
+    """The started server of this rank, and what sessions need to use it."""
+
+    cluster: Cluster
+    server: Any
+    """The ``tf.distribute.Server``."""
+
+    @property
+    def rank(self) -> int:
+        return self.cluster.rank
+
+    @property
+    def size(self) -> int:
+        return self.cluster.size
+
+    @property
+    def target(self) -> str:
+        """The session target of this rank's server (``grpc://127.0.0.1:PORT``)."""
+        return str(self.server.target)
+
+    @property
+    def device(self) -> str:
+        """Where this rank's collective ops run."""
+        return device_of(self.cluster.rank)
+
+    def session_config(self, config: Any = None) -> Any:
+        """A copy of ``config`` (or a new ``ConfigProto``) set up for this rank's server."""
+        return distributed_config(self.cluster, config)
+
+
+def device_of(rank: int) -> str:
+    """The CPU device of rank ``rank`` (collective ops are pinned there)."""
+    return cpu_device(rank)
+
+
+def distributed_config(cluster: Cluster, config: Any = None) -> Any:
+    """``config`` copied, with the collective group leader and this rank's device filter.
+
+    The per-session thread pool fields are dropped: a server session rejects them
+    ("Distributed session does not support session thread pool options"). Session state is
+    isolated, so that two sessions never share variables (as two local sessions never do).
+    """
+    from tensorflow.core.protobuf import config_pb2
+
+    copy = config_pb2.ConfigProto()
+    if config is not None:
+        copy.CopyFrom(config)
+    copy.experimental.collective_group_leader = f"/job:{JOB}/replica:0/task:0"
+    del copy.device_filters[:]
+    copy.device_filters.append(f"/job:{JOB}/task:{cluster.rank}")
+    copy.use_per_session_threads = False
+    del copy.session_inter_op_thread_pool[:]
+    # Variables live in the server's resource containers, shared by every session on it and
+    # kept after a session closes: a second graph's variable of the same name would be the
+    # first graph's. Each session gets its own, as a local session does.
+    copy.isolate_session_state = True
+    return copy
+
+
+_lock = threading.Lock()
+_worlds: dict[tuple[str, ...], World] = {}
+
+
+def current_world() -> World | None:
+    """This rank's world (its server started on first use); None with one rank.
+
+    None too when ``RANK_SIZE`` > 1 but the process was not started by ``tf2npu run --ranks``
+    (no address for the other ranks): its sessions stay local, and building a collective is
+    the error (:func:`~tf2npu.runtime.distributed.collectives.require_cluster`), so a script
+    that only reads its rank to shard data still runs.
+
+    Raises:
+        Tf2NpuError: the ranks did not meet within ``HCCL_CONNECT_TIMEOUT``, or disagree on the
+            job size.
+    """
+    cluster = cluster_lib.current()
+    if not cluster.distributed or not cluster.addresses:
+        return None
+    with _lock:
+        world = _worlds.get(cluster.addresses)
+        if world is None:
+            world = _worlds[cluster.addresses] = _start(cluster)
+    return world
+
+
+def session_args(target: str, config: Any) -> tuple[str, Any]:
+    """The target and config a session made with ``target``/``config`` really uses.
+
+    A local target (``""``) in a multi-rank job becomes this rank's server, with
+    :func:`distributed_config`; any other target, and every session of a one-rank job, is kept.
+    """
+    if target:
+        return target, config
+    world = current_world()
+    if world is None:
+        return target, config
+    return world.target, world.session_config(config)
+
+
+def _start(cluster: Cluster) -> World:
+    import tensorflow as tf
+
+    spec = tf.train.ClusterSpec({JOB: list(cluster.addresses)})
+    server = tf.distribute.Server(
+        spec,
+        job_name=JOB,
+        task_index=cluster.rank,
+        protocol="grpc",
+        config=distributed_config(cluster),  # the server's config is the one that counts
+        start=True,
+    )
+    world = World(cluster, server)
+    _barrier(world)
+    return world
+
+
+def _barrier(world: World) -> None:
+    """Wait (up to ``HCCL_CONNECT_TIMEOUT``) until every rank's server is up, and check that
+    they agree on the job size: an all-reduce of ``[1, RANK_SIZE]`` must give ``[N, N*N]``."""
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow.python.ops import collective_ops
+
+    from tf2npu.runtime.distributed.errors import collective_failure
+    from tf2npu.runtime.hook import stock_session
+
+    size = world.size
+    graph = tf.Graph()
+    with graph.as_default(), tf.device(world.device):
+        total = collective_ops.all_reduce_v2(
+            tf.constant([1, size], tf.int32),
+            group_size=size,
+            group_key=WORLD_GROUP_KEY,
+            instance_key=1,
+            merge_op="Add",
+            final_op="Id",
+            timeout=world.cluster.connect_timeout,
+            name="HcomBarrier",
+        )
+    session = stock_session(world.target, graph, world.session_config())
+    try:
+        got = session.run(total)
+    except tf.errors.OpError as err:
+        raise collective_failure(err, "HcomBarrier", "HcomBarrier", world.cluster) from None
+    finally:
+        session.close()
+    if not np.array_equal(got, [size, size * size]):
+        raise Tf2NpuError(
+            f"rank {world.rank}: the ranks disagree on the job size (this rank has "
+            f"RANK_SIZE={size}, the start-up all-reduce gave {got.tolist()}); start every rank "
+            "with the same RANK_SIZE"
+        )

@@ -1,0 +1,51 @@
+"""hcom: the HCCL op definitions, and their CPU bodies (TF collectives) on a group of one.
+
+Across ranks they are checked by the 2-rank job of tests/runtime/distributed/test_launch.py.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tf2npu.graph.npu_ops.catalogue import NPU_OPS
+from tf2npu.graph.npu_ops.hcom import HCOM_OPS, MERGE_OPS
+
+pytestmark = pytest.mark.tf
+tf = pytest.importorskip("tensorflow")
+
+X = np.array([[1.0, -2.0], [3.0, 4.5]], np.float32)
+
+
+def test_every_hcom_op_is_in_the_catalogue_with_its_keys() -> None:
+    assert sorted(op.name for op in HCOM_OPS) == [
+        "HcomAllGather", "HcomAllReduce", "HcomBroadcast", "HcomReceive", "HcomReduce",
+        "HcomReduceScatter", "HcomSend",
+    ]  # fmt: skip
+    for op in HCOM_OPS:
+        assert NPU_OPS[op.name] is op
+        names = [attr.name for attr in op.attrs]
+        assert names[-4:] == ["group_size", "group_key", "instance_key", "timeout"], op.name
+    assert MERGE_OPS == {"sum": "Add", "prod": "Mul", "max": "Max", "min": "Min"}
+
+
+@pytest.mark.parametrize(
+    ("op", "attrs"),
+    [
+        ("HcomAllReduce", {"reduction": "sum"}),
+        ("HcomAllReduce", {"reduction": "min"}),
+        ("HcomAllGather", {}),
+        ("HcomBroadcast", {"root_rank": 0, "rank": 0}),
+        ("HcomReduce", {"reduction": "prod", "root_rank": 0}),
+        ("HcomReduceScatter", {"reduction": "max", "rank": 0}),
+    ],
+)
+def test_a_group_of_one_gives_the_tensor_back(op: str, attrs: dict[str, object]) -> None:
+    from tf2npu.graph.npu_ops.client import NPU_OP_ATTR, emit
+
+    keys = {"group_size": 1, "group_key": 9, "instance_key": 100 + len(attrs), "timeout": 5.0}
+    with tf.Graph().as_default():
+        (out,) = emit(op, [tf.constant(X)], {**attrs, **keys})
+        assert out.op.get_attr(NPU_OP_ATTR) == op.encode()
+        with tf.compat.v1.Session() as session:
+            assert session.run(out).tobytes() == X.tobytes()

@@ -1,0 +1,44 @@
+"""distributed.instrument: collectives and bytes per run, the last training loss."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from npu_bridge.hccl import hccl_ops
+from tf2npu.runtime.distributed.instrument import CollectiveCounter, collectives_reached
+from tf2npu.runtime.instruments import RunSignature, SessionInfo
+
+
+@pytest.mark.usefixtures("rank_one_of_two")
+def test_counts_what_a_run_reaches() -> None:
+    with tf.Graph().as_default() as graph:
+        x = tf.constant(np.ones([4, 8], np.float32))
+        summed = hccl_ops.allreduce(x, "sum")
+        gathered = hccl_ops.allgather(tf.constant([1, 2], tf.int64), 2)
+        with tf.control_dependencies([gathered]):
+            loss = tf.reduce_sum(summed)
+        unrelated = hccl_ops.allreduce(x, "max")
+        received = hccl_ops.receive([3], tf.float32, 1, 0)
+    assert collectives_reached([loss.op]) == [("HcomAllGather", 16), ("HcomAllReduce", 128)]
+    assert collectives_reached([unrelated.op, unrelated.op]) == [("HcomAllReduce", 128)]
+    assert collectives_reached([received.op]) == [("HcomReceive", 12)]  # what it gets
+
+    counter = CollectiveCounter(1, 2)
+    run = RunSignature(SessionInfo(1, False, graph), (), (loss,), step=True)
+    hook = counter.plan(run)
+    assert hook is not None
+    hook.after_run([np.float32(0.5)], [])
+    hook.after_run([np.float32(0.25)], [])
+    assert counter.summary() == {
+        "rank": 1,
+        "size": 2,
+        "loss": 0.25,
+        "collectives": {
+            "HcomAllGather": {"count": 2, "bytes": 32},
+            "HcomAllReduce": {"count": 2, "bytes": 256},
+        },
+    }
+    plain = RunSignature(SessionInfo(1, False, graph), (), (x,), step=False)
+    assert counter.plan(plain) is None

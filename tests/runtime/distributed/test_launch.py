@@ -1,0 +1,191 @@
+"""distributed.launch: rank tables, messages, merged summaries; then real jobs of 2 ranks.
+
+The multi-process tests start 2 ranks of ``scripts/mlp.py`` (each imports TensorFlow, about
+10-20 s on a loaded machine): one that must end with identical weights, and one per fault.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tf2npu.config.cluster import RankEntry, parse_rank_table
+from tf2npu.runtime.distributed.launch import (
+    JobResult,
+    JobSpec,
+    RankOutcome,
+    failure_message,
+    free_ports,
+    launch,
+    merged_summary,
+    rank_table_json,
+)
+
+SCRIPT = Path(__file__).parent / "scripts" / "mlp.py"
+RANKS = (RankEntry(0, 0), RankEntry(1, 1))
+
+
+def _spec(tmp_path: Path, *args: str, **kwargs: object) -> JobSpec:
+    fields: dict[str, object] = {"job_timeout": 240.0, "grace": 2.0, **kwargs}
+    return JobSpec(SCRIPT, args, RANKS, tmp_path / "report", **fields)  # type: ignore[arg-type]
+
+
+def test_written_rank_table_reads_back() -> None:
+    ranks = (RankEntry(0, 4), RankEntry(1, 5))
+    assert parse_rank_table(rank_table_json(ranks)) == (
+        RankEntry(0, 4, "127.0.0.1", "127.0.0.1"),
+        RankEntry(1, 5, "127.0.0.1", "127.0.0.1"),
+    )
+
+
+def test_free_ports_are_distinct() -> None:
+    ports = free_ports(4)
+    assert len(set(ports)) == 4 and all(1024 <= p < 65536 for p in ports)
+
+
+def test_failure_message(tmp_path: Path) -> None:
+    killed = RankOutcome(1, status=137, signal="SIGKILL")
+    other = RankOutcome(
+        0, status=143, stopped=True, error="rank 0: collective HcomAllReduce 'a' failed: x",
+        collective="HcomAllReduce 'a'",
+    )  # fmt: skip
+    result = JobResult(137, [other, killed], failed=1)
+    assert failure_message(result, _spec(tmp_path)) == (
+        "rank 1 was killed by SIGKILL\n"
+        "rank 0 was still running in collective HcomAllReduce 'a' and was stopped\n"
+        "  error: rank 0: collective HcomAllReduce 'a' failed: x"
+    )
+    hung = JobResult(
+        1, [RankOutcome(0, 1, error="ValueError: no"), RankOutcome(1, 143, stopped=True)], failed=0
+    )
+    assert failure_message(hung, _spec(tmp_path)) == (
+        "rank 0 exited with status 1\n  error: ValueError: no\n"
+        "rank 1 was still running and was stopped (hung? it printed no error)"
+    )
+    timeout = JobResult(124, [RankOutcome(0, 143, stopped=True)], timed_out=True)
+    assert failure_message(timeout, _spec(tmp_path, job_timeout=9.0)).startswith(
+        "the job timeout (9 s, --job-timeout) ended the job"
+    )
+    assert failure_message(JobResult(0, []), _spec(tmp_path)) == ""
+
+
+def test_merged_summary_reads_each_rank(tmp_path: Path) -> None:
+    spec = _spec(tmp_path)
+    for rank in (0, 1):
+        folder = spec.report_dir / f"rank_{rank}"
+        folder.mkdir(parents=True)
+        own = {"steps": 8, "distributed": {"loss": 0.5 + rank,
+               "collectives": {"HcomAllReduce": {"count": 4, "bytes": 64}}}}  # fmt: skip
+        (folder / "run_summary.json").write_text(json.dumps(own))
+    result = JobResult(0, [RankOutcome(0, 0), RankOutcome(1, 0)])
+    summary = merged_summary(spec, result)
+    assert [(r["rank"], r["steps"], r["loss"]) for r in summary["per_rank"]] == [
+        (0, 8, 0.5), (1, 8, 1.5),
+    ]  # fmt: skip
+    assert summary["collectives"] == {"HcomAllReduce": {"count": 8, "bytes": 128}}
+    assert (summary["exit_status"], summary["failed_rank"], summary["message"]) == (0, None, None)
+
+
+# -- real jobs ------------------------------------------------------------------------------
+
+
+def _alive(out: Path) -> list[int]:
+    pids = [int(p.read_text()) for p in out.glob("pid_*")]
+    alive = []
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        alive.append(pid)
+    return alive
+
+
+@pytest.mark.slow
+def test_two_ranks_end_identical_and_match_one_process(tmp_path: Path) -> None:
+    out, single = tmp_path / "out", tmp_path / "single"
+    out.mkdir()
+    single.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RANK_", "TF2NPU_CLUSTER"))}
+    one = subprocess.Popen(  # the one-process reference, run alongside the job
+        [sys.executable, "-m", "tf2npu", "run", "--quiet", "--report-dir", str(tmp_path / "one"),
+         str(SCRIPT), str(single)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        stream = io.StringIO()
+        result = launch(_spec(tmp_path, str(out)), stream)
+        _, errors = one.communicate(timeout=240)
+    finally:
+        one.kill()
+    assert result.status == 0, result.message
+    assert one.returncode == 0, errors[-2000:]
+    # allgather, broadcast, reduce_scatter, send/receive, a sub-group: checked in the script.
+    expected = "collectives ok ['bcast', 'gather', 'group_sum', 'max', "
+    assert stream.getvalue().count(expected) == 2
+    rank0, rank1 = np.load(out / "weights_0.npz"), np.load(out / "weights_1.npz")
+    reference = np.load(single / "weights_0.npz")
+    assert sorted(rank0) == sorted(reference) == ["dense.bias", "dense.kernel", "dense_1.bias",
+                                                   "dense_1.kernel"]  # fmt: skip
+    for name in rank0:
+        assert rank0[name].tobytes() == rank1[name].tobytes(), name
+        assert np.abs(rank0[name] - reference[name]).max() <= 1e-6, name
+    per_rank = result.summary["per_rank"]
+    assert [r["steps"] for r in per_rank] == [8, 8]
+    # 4 gradients x 8 steps + 2 checks, 4 broadcasts of rank 0's variables + 1 check.
+    assert per_rank[0]["collectives"]["HcomAllReduce"]["count"] == 34
+    assert per_rank[1]["collectives"]["HcomBroadcast"]["count"] == 5
+    assert per_rank[0]["collectives"]["HcomSend"] == {"count": 1, "bytes": 16}
+    assert per_rank[1]["collectives"]["HcomReceive"] == {"count": 1, "bytes": 16}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", ["raise", "kill", "hang"])
+def test_a_failing_rank_ends_the_job(tmp_path: Path, fault: str) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    stream = io.StringIO()
+    spec = _spec(tmp_path, str(out), "--fault", fault, env={"HCCL_EXEC_TIMEOUT": "5"})
+    result = launch(spec, stream)
+    ended = time.time()
+    fault_at = float(re.search(r"FAULT \w+ at ([\d.]+)", stream.getvalue()).group(1))
+    # The job ends within the exec timeout + 10 s of the fault, and leaves nothing behind.
+    assert ended - fault_at <= 5 + 10, stream.getvalue()[-3000:]
+    assert _alive(out) == []
+    first = result.message.splitlines()[0]
+    if fault == "raise":
+        assert (result.status, result.failed) == (1, 1)
+        assert first == "rank 1 exited with status 1"
+        assert "  error: ValueError: rank 1 gave up" in result.message
+    elif fault == "kill":
+        assert (result.status, result.failed) == (137, 1)
+        assert first == "rank 1 was killed by SIGKILL"
+    else:  # rank 0 times out in the all-reduce rank 1 never reaches
+        assert result.failed == 0
+        if result.status == 139:  # TensorFlow's abort path can crash (the spike saw it too)
+            assert first.startswith("rank 0 was killed by SIGSEGV")
+            assert (
+                "error: TensorFlow: DEADLINE_EXCEEDED: Collective has timed out" in result.message
+            )
+        else:
+            assert result.status == 1
+            assert re.match(
+                r"rank 0 exited with status 1 in collective HcomAllReduce '\S+HcomAllReduce\w*'$",
+                first,
+            ), first
+            assert "within 5 s (HCCL_EXEC_TIMEOUT)" in result.message
+        assert "rank 1 was still running and was stopped (hung? it printed no error)" in (
+            result.message
+        )
+    assert json.loads((tmp_path / "report" / "run_summary.json").read_text())["exit_status"] == (
+        result.status
+    )

@@ -1,0 +1,42 @@
+"""distributed.world: the config a rank's sessions get, and when there is no world."""
+
+from __future__ import annotations
+
+import pytest
+from tensorflow.core.protobuf import config_pb2
+
+from tf2npu.config.cluster import Cluster
+from tf2npu.runtime.distributed import world
+
+
+def test_distributed_config_copies_and_adds_the_cluster_fields() -> None:
+    user = config_pb2.ConfigProto(use_per_session_threads=True, allow_soft_placement=True)
+    user.session_inter_op_thread_pool.add().num_threads = 2
+    user.device_filters.append("/job:localhost")
+    config = world.distributed_config(Cluster(rank=1, size=2), user)
+    assert config.experimental.collective_group_leader == "/job:worker/replica:0/task:0"
+    assert list(config.device_filters) == ["/job:worker/task:1"]
+    # A server (master) session rejects per-session thread pools.
+    assert not config.use_per_session_threads and not config.session_inter_op_thread_pool
+    assert config.allow_soft_placement and config.isolate_session_state
+    assert user.use_per_session_threads and list(user.device_filters) == ["/job:localhost"]
+
+
+def test_device_of() -> None:
+    assert world.device_of(3) == "/job:worker/replica:0/task:3/device:CPU:0"
+
+
+@pytest.mark.usefixtures("one_rank")
+def test_one_rank_keeps_sessions_as_they_are() -> None:
+    config = config_pb2.ConfigProto()
+    assert world.current_world() is None
+    assert world.session_args("", config) == ("", config)
+
+
+@pytest.mark.usefixtures("rank_one_of_two")
+def test_a_given_target_is_kept_and_no_launcher_means_no_world(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert world.session_args("grpc://elsewhere:1", None) == ("grpc://elsewhere:1", None)
+    monkeypatch.delenv("TF2NPU_CLUSTER")
+    assert world.current_world() is None  # sessions stay local; collectives are the error
