@@ -105,10 +105,12 @@ def npu_resource_init(
         )
         return
     _resource_options = options
-    if options.no_effect:
+    if options.explicit:
+        # Sessions read their own options, never these GE-global ones: every option given here
+        # is without effect, even one (profiling_mode) that a session's config would honour.
         tf.compat.v1.logging.info(
             "npu_resource_init: recorded, no effect off the device: %s",
-            ", ".join(options.no_effect),
+            ", ".join(sorted(options.explicit)),
         )
 
 
