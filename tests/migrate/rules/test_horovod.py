@@ -440,10 +440,62 @@ def test_mixed_import_statement_is_kept_and_reported():
 
 
 # -- imports in try / except ImportError ------------------------------------------------------
-def test_import_in_try_becomes_pass():
-    fallback = "except ImportError:\n    import _stub as hvd\n"
-    before = TF + "try:\n    import horovod.tensorflow as hvd\n" + fallback + "r = hvd.rank()\n"
-    after = NPU + TF + "try:\n    pass\n" + fallback + "r = get_rank_id()\n"
+OPTIONAL = "try:\n    import horovod.tensorflow as hvd\n"
+
+
+def test_optional_horovod_try_is_removed_with_its_fallback():
+    fallback = "except ImportError:\n    sys.path.insert(0, here)\n    import _stub as hvd\n"
+    before = TF + "import sys\n\n" + OPTIONAL + fallback + "\n\nr = hvd.rank()\n"
+    after = NPU + TF + "import sys\n\n\nr = get_rank_id()\n"
+    migrated = assert_migrates(before, after)
+    [info] = [f for f in rule_findings(migrated, "horovod") if "try" in f.message]
+    assert info.severity is Severity.INFO and "fallback" in info.message and info.line == 4
+
+
+@pytest.mark.parametrize(
+    "caught", ["ImportError", "ModuleNotFoundError", "(ImportError, ModuleNotFoundError)"]
+)
+def test_optional_horovod_try_catching_import_errors_only(caught):
+    before = OPTIONAL + f"except {caught}:\n    import _stub as hvd\nx = 1\n"
+    assert_migrates(before, "x = 1\n")
+
+
+def test_optional_horovod_try_alone_in_a_block_becomes_pass():
+    before = "if multi:\n    " + OPTIONAL.replace("\n    ", "\n        ")
+    before += "    except ImportError as e:\n        print(e)\n"
+    assert_migrates(before, "if multi:\n    pass\n")
+
+
+def test_import_in_try_becomes_pass_when_the_fallback_name_is_used():
+    fallback = "except ImportError:\n    import _stub as hvd\n    HAVE_HVD = False\n"
+    before = TF + "HAVE_HVD = True\n" + OPTIONAL + fallback + "r = hvd.rank() if HAVE_HVD else 0\n"
+    after = NPU + TF + "HAVE_HVD = True\ntry:\n    pass\n" + fallback
+    after += "r = get_rank_id() if HAVE_HVD else 0\n"
+    migrated = assert_migrates(before, after)
+    [info] = [f for f in rule_findings(migrated, "horovod") if "kept" in f.message]
+    assert "`HAVE_HVD`" in info.message and "by hand" in info.fix and info.line == 3
+
+
+@pytest.mark.parametrize(
+    "rest",
+    [
+        "except Exception:\n    pass\n",  # catches more than a missing module
+        "except:\n    pass\n",
+        "except ImportError:\n    import _stub as hvd\nelse:\n    print('horovod')\n",
+        "except ImportError:\n    import _stub as hvd\nfinally:\n    done()\n",
+    ],
+)
+def test_other_try_statements_keep_their_handlers(rest):
+    before = OPTIONAL + rest + "r = hvd.rank()\n"
+    after = NPU + "try:\n    pass\n" + rest + "r = get_rank_id()\n"
+    migrated = assert_migrates(before, after)
+    assert not [f for f in rule_findings(migrated, "horovod") if "try" in f.message]
+
+
+def test_try_with_other_statements_keeps_its_handler():
+    before = "try:\n    import horovod.tensorflow as hvd\n    import mpi4py\n"
+    before += "except ImportError:\n    pass\nr = hvd.rank()\n"
+    after = NPU + "try:\n    import mpi4py\nexcept ImportError:\n    pass\nr = get_rank_id()\n"
     assert_migrates(before, after)
 
 
@@ -526,7 +578,8 @@ def test_example_script_is_fully_migrated():
     migrated = migrate_text(EXAMPLE.read_text(), path="horovod_style.py")
     text = migrated.output.decode()
     assert "hvd." not in text.replace("hvd.DistributedOptimizer, and", "")  # docstring only
-    assert "try:\n    pass\nexcept ImportError:" in text
+    assert "import tensorflow as tf\n\n\ndef make_dataset" in text  # the try went whole
+    assert "_hvd_standin" not in text and "ImportError" not in text
     assert "opt = NPUDistributedOptimizer(opt)" in text
     assert f"NPUBroadcastGlobalVariablesHook(0, index={INDEX})" in text
     assert "visible_device_list" not in text

@@ -22,6 +22,18 @@ def test_distributed_config_copies_and_adds_the_cluster_fields() -> None:
     assert user.use_per_session_threads and list(user.device_filters) == ["/job:localhost"]
 
 
+def test_distributed_config_turns_tfg_off_unless_its_code_motion_is_asked_for() -> None:
+    # TFG leaves `tfg.legacy_call` on function-call nodes; every worker then logs an error.
+    user = config_pb2.ConfigProto()
+    config = world.distributed_config(Cluster(rank=0, size=2), user)
+    assert config.graph_options.rewrite_options.disable_tfg_optimizer
+    assert not user.graph_options.rewrite_options.disable_tfg_optimizer
+    rewrite = user.graph_options.rewrite_options
+    rewrite.experimental_conditional_code_motion = rewrite.ON
+    config = world.distributed_config(Cluster(rank=0, size=2), user)
+    assert not config.graph_options.rewrite_options.disable_tfg_optimizer
+
+
 def test_device_of() -> None:
     assert world.device_of(3) == "/job:worker/replica:0/task:3/device:CPU:0"
 

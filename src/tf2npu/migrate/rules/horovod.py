@@ -15,6 +15,12 @@ from tf2npu.migrate.options import Distributed
 from tf2npu.migrate.rule import Example, Rule, register
 from tf2npu.migrate.rules._horovod_handles import Handles, find_handles, is_argument, scope_of
 from tf2npu.migrate.rules._keras_names import KerasNames, keras_names, standalone_keras
+from tf2npu.migrate.rules._optional_import import (
+    handler_names,
+    optional_import_try,
+    remove_lines,
+    used_after,
+)
 from tf2npu.migrate.rules._patches import clash, removed
 from tf2npu.migrate.rules._renames import apply_renames
 from tf2npu.migrate.tables.horovod import (
@@ -273,8 +279,7 @@ class _Migration:
                             "Horovod import kept (--keep-horovod-import) although no Horovod "
                             "use is left")  # fmt: skip
         else:
-            for stmt in self.imports:
-                self._remove_import(stmt)
+            self._remove_imports()
 
     # -- the name bound to Horovod ------------------------------------------------------------
     def _ambiguous_names(self) -> set[str]:
@@ -758,6 +763,50 @@ class _Migration:
         if clash(ctx, [edit]) is not None:
             edit = ctx.replace(stmt, "pass")  # e.g. another rule re-indents the line
         return self._patch(stmt, [edit])
+
+    def _remove_imports(self) -> None:
+        """Remove the Horovod imports; an optional-Horovod ``try`` goes with its fallback."""
+        index = self.ctx.index
+        only_horovod = [s for s in self.imports if all(h for _, h in _import_names(s))]
+        done: set[int] = set()
+        for stmt in self.imports:
+            if id(stmt) in done:
+                continue
+            parent = index.parent(stmt)
+            group = [s for s in only_horovod if index.parent(s) is parent]
+            block = optional_import_try(self.ctx, group) if stmt in group else None
+            if block is not None and self._remove_try(block):
+                done.update(id(s) for s in block.body)
+            else:
+                self._remove_import(stmt)
+
+    def _remove_try(self, block: ast.Try) -> bool:
+        """Remove ``try: import horovod... / except ImportError: <stand-in>`` as a whole.
+
+        Kept (False) when code after it reads a name its handler binds, other than the Horovod
+        names, whose uses are all rewritten by now.
+        """
+        ctx = self.ctx
+        horovod = {n for s in block.body if isinstance(s, (ast.Import, ast.ImportFrom))
+                   for n, _ in _import_names(s)}  # fmt: skip
+        used = used_after(ctx, self.handles.parents, block, handler_names(block) - horovod)
+        if used:
+            names = ", ".join(f"`{n}`" for n in used)
+            ctx.finding(self.rule, block, Severity.INFO,
+                        "the `except ImportError` branch of the removed Horovod import is kept: "
+                        f"{names}, which it binds, is used later",
+                        f"if {names} only stood for 'Horovod is missing', remove the try "
+                        "statement and its uses by hand")  # fmt: skip
+            return False
+        others = [s for s in ctx.block_of(block) if s is not block]
+        left = any(not removed(ctx, *ctx.span(s)) for s in others)
+        edit = remove_lines(ctx, block) if left else ctx.replace(block, "pass")
+        if not self._patch(block, [edit]):
+            return False
+        ctx.finding(self.rule, block, Severity.INFO,
+                    "optional-Horovod `try` removed with its `except ImportError` fallback: the "
+                    "migrated script does not use Horovod")  # fmt: skip
+        return True
 
     def _remove_import(self, stmt: ast.Import | ast.ImportFrom) -> None:
         if all(horovod for _, horovod in _import_names(stmt)):

@@ -89,7 +89,25 @@ def distributed_config(cluster: Cluster, config: Any = None) -> Any:
     # kept after a session closes: a second graph's variable of the same name would be the
     # first graph's. Each session gets its own, as a local session does.
     copy.isolate_session_state = True
+    _without_tfg(copy.graph_options.rewrite_options)
     return copy
+
+
+def _without_tfg(rewrite: Any) -> None:
+    """Turn grappler's TFG optimizer off unless the config asks for its code motion.
+
+    TFG marks a node that calls a function by its op name (how materialized NPU ops, the Hcom*
+    ones included, are called) with ``tfg.legacy_call`` and leaves that attr in the graph it
+    hands back; each worker then logs "NodeDef mentions attribute tfg.legacy_call which is not
+    in the op definition" for every such node. The attr is ignored, but the message alarms
+    users. TFG is where grappler does conditional code motion (moving ops into the branch that
+    uses them), which does not change what is computed: examples/tf1/horovod_style.py on two
+    ranks gives the same losses with and without it.
+    """
+    from tensorflow.core.protobuf import rewriter_config_pb2
+
+    if rewrite.experimental_conditional_code_motion != rewriter_config_pb2.RewriterConfig.ON:
+        rewrite.disable_tfg_optimizer = True
 
 
 _lock = threading.Lock()
