@@ -63,6 +63,7 @@ class RuntimeContext:
         from tf2npu.runtime.compile import CheckResult, PrintModelDumps
         from tf2npu.runtime.determinism import Determinism
         from tf2npu.runtime.dump import GraphJsonDumps
+        from tf2npu.runtime.precision_record import PrecisionRecord
         from tf2npu.runtime.watch import StatsRecorder
 
         self.check_result = CheckResult(self)
@@ -73,6 +74,7 @@ class RuntimeContext:
             self.check_result,
             PrintModelDumps(self),
             GraphJsonDumps(),
+            PrecisionRecord(self),
         ]
 
     @property
