@@ -1,0 +1,87 @@
+"""A trial's overrides as files and environment, and the readers of a trial's folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tf2npu.debug.bisect import Config
+from tf2npu.debug.bisect_lab import overrides, read_instances, read_lowered
+from tf2npu.debug.bisect_metric import FusionInstance, LoweredNode
+
+
+def test_a_plain_trial_only_records_and_is_deterministic(tmp_path: Path) -> None:
+    options, env = overrides(Config(), tmp_path, ["enable_dump=false"])
+    assert options == ("enable_dump=false", "deterministic=1")
+    assert env == {"TF2NPU_RECORD": "1", "TF2NPU_RECORD_PRECISION": "1"}
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_users_deterministic_wins(tmp_path: Path) -> None:
+    assert overrides(Config(), tmp_path, ["deterministic=0"])[0] == ("deterministic=0",)
+
+
+def test_fusions_off_go_into_the_instance_switch_file(tmp_path: Path) -> None:
+    config = Config(fusion_off=(("gelu_tanh", ""), ("matmul_biasadd", "l0/MatMul")))
+    _, env = overrides(config, tmp_path, [])
+    path = Path(env["TF2NPU_FUSION_INSTANCES"])
+    assert path == (tmp_path / "fusion_instances_off.json").absolute()
+    assert json.loads(path.read_text()) == {
+        "off": [{"rule": "gelu_tanh"}, {"rule": "matmul_biasadd", "root": "l0/MatMul"}]
+    }
+
+
+def test_precision_mode_and_black_list_replace_the_users_and_merge_the_mixlist(
+    tmp_path: Path,
+) -> None:
+    user = tmp_path / "mine.json"
+    user.write_text(json.dumps({
+        "black-list": {"to-add": ["Exp"], "to-remove": ["ReduceSumD", "Log"]},
+        "white-list": {"to-add": ["ReduceSumD", "Tanh"]},
+    }))  # fmt: skip
+    folder = tmp_path / "t"
+    folder.mkdir()
+    config = Config(precision_mode="allow_mix_precision", black_list=("ReduceSumD",))
+    options, _ = overrides(config, folder, ["precision_mode=force_fp32", f"modify_mixlist={user}"])
+    assert options == (
+        "deterministic=1",
+        "precision_mode=allow_mix_precision",
+        f"modify_mixlist={(folder / 'modify_mixlist.json').absolute()}",
+    )
+    assert json.loads((folder / "modify_mixlist.json").read_text()) == {
+        "black-list": {"to-add": ["Exp", "ReduceSumD"], "to-remove": ["Log"]},
+        "white-list": {"to-add": ["Tanh"]},
+    }
+
+
+def test_kept_nodes_go_into_the_keep_file(tmp_path: Path) -> None:
+    _, env = overrides(Config(keep_fp32=("a/Sum", "b/Exp")), tmp_path, [])
+    assert json.loads(Path(env["TF2NPU_KEEP_FP32"]).read_text()) == {"nodes": ["a/Sum", "b/Exp"]}
+
+
+def test_read_instances(tmp_path: Path) -> None:
+    path = tmp_path / "fusion_instances.json"
+    assert read_instances(path) == ()
+    path.write_text(json.dumps([
+        {"graph": 1, "rule": "matmul_biasadd", "root": "d/MatMul", "nodes": ["d/MatMul", "d/BiasAdd"],
+         "where": "train.py:3"},
+        {"graph": 2, "rule": "gelu_tanh", "root": "g/mul", "nodes": ["g/mul"], "where": None},
+    ]))  # fmt: skip
+    assert read_instances(path) == (
+        FusionInstance("matmul_biasadd", "d/MatMul", ("d/MatMul", "d/BiasAdd"), "train.py:3"),
+        FusionInstance("gelu_tanh", "g/mul", ("g/mul",), None),
+    )
+
+
+def test_read_lowered(tmp_path: Path) -> None:
+    path = tmp_path / "precision_lowered.json"
+    path.write_text(json.dumps([
+        {"graph": 1, "node": "s", "type": "Sum", "ge_type": "ReduceSumD", "dtype": "float16",
+         "reason": "gray", "where": "t.py:1 in f"},
+    ]))  # fmt: skip
+    assert read_lowered(path) == (LoweredNode("s", "Sum", "ReduceSumD", "t.py:1 in f"),)
+    path.write_text("{}")
+    with pytest.raises(ValueError, match="expected a JSON list, got dict"):
+        read_lowered(path)
