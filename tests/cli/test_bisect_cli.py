@@ -45,9 +45,11 @@ def lab(monkeypatch: pytest.MonkeyPatch) -> FakeLab:
     made: list[dict[str, Any]] = []
 
     def factory(
-        script: Path, args: tuple[str, ...], options: tuple[str, ...], *rest: Any
+        script: Path, args: tuple[str, ...], options: tuple[str, ...], *rest: Any, clean: Any
     ) -> FakeLab:
         made.append({"script": script, "args": args, "options": options})
+        if clean:
+            made[-1]["clean"] = clean
         return fake
 
     monkeypatch.setattr("tf2npu.debug.bisect_lab.ScriptLab", factory)
@@ -179,6 +181,41 @@ def test_usage_errors(
     code, _, err = bisect(capsys, *argv)
     assert code == 2
     assert message in err
+
+
+def test_clean_folders_reach_the_lab(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, script: Path, lab: FakeLab
+) -> None:
+    argv = ("fusion", "--clean", str(tmp_path / "model"), "--out", str(tmp_path / "o"))
+    code, _, _ = bisect(capsys, *argv, "--", str(script))
+    assert code == 0
+    assert lab.made[0]["clean"] == ((tmp_path / "model").resolve(),)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("clean", "message"),
+    [
+        (".", "would remove the current folder"),
+        ("{tmp}", "would remove SCRIPT"),
+        ("{tmp}/o/trials", "would remove --out"),
+        ("{tmp}/train.py", "would remove SCRIPT"),
+    ],
+)
+def test_clean_refuses_folders_that_must_stay(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    script: Path,
+    clean: str,
+    message: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    clean = clean.replace("{tmp}", str(tmp_path))
+    code, _, err = bisect(
+        capsys, "fusion", "--clean", clean, "--out", str(tmp_path / "o"), "--", str(script)
+    )
+    assert code == 2 and message in err
 
 
 def test_a_script_that_is_not_python(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -44,7 +44,8 @@ A trial matches the reference when its metric is within --tolerance of it: `loss
 loss the script fetched at every step (or only at the end), `variables` the trainable variables
 at the end (largest relative difference). Every trial runs with deterministic=1. Finished
 trials are kept in --out/bisect_state.json: run the same command again to resume an
-interrupted bisection without running them again.
+interrupted bisection without running them again. Trials run in the current folder; a
+script that restores a checkpoint from a fixed folder needs --clean FOLDER.
 """
 EPILOG = """\
 examples:
@@ -52,6 +53,7 @@ examples:
   tf2npu bisect fusion --metric variables --out bisect-run1 -- train.py
   tf2npu bisect precision --mode allow_mix_precision -- train.py
   tf2npu bisect precision --option fusion_switch_file=sw.json --json -- train.py > found.json
+  tf2npu bisect fusion --clean /tmp/out -- run_pretraining.py --output_dir /tmp/out
   tf2npu run --option fusion_switch_file=tf2npu-bisect-fusion/fusion_switch.json train.py
 
 files written (into --out, default ./tf2npu-bisect-fusion or ./tf2npu-bisect-precision):
@@ -108,7 +110,8 @@ def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
     parser.usage = (
         f"%(prog)s [-h]{' [--mode MODE]' if kind == 'precision' else ''} "
         "[--metric {loss,variables}] [--tolerance T]\n"
-        "          [--out DIR] [--option KEY=VALUE ...] [--timeout S] [--json] -- SCRIPT [ARGS]"
+        "          [--out DIR] [--option KEY=VALUE ...] [--clean DIR ...] [--timeout S] [--json]\n"
+        "          -- SCRIPT [ARGS]"
     )
     parser.add_argument(
         "script_argv",
@@ -146,6 +149,15 @@ def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
         help="an NpuOptimizer option for every trial, as tf2npu run --option; repeat",
     )
     parser.add_argument(
+        "--clean",
+        action="append",
+        default=[],
+        type=path_arg,
+        metavar="DIR",
+        help="remove DIR before every trial: the folder the script writes checkpoints to "
+        "(model_dir, --output_dir), so no trial resumes from another's; repeat",
+    )
+    parser.add_argument(
         "--timeout",
         type=float,
         metavar="S",
@@ -164,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
     _check_args(args)
     out: Path = (args.out or Path(f"tf2npu-bisect-{args.kind}")).resolve()
     check_output_dir(out, "--out")
+    _check_clean(args.clean, script, out)
     return _bisect(args, script, script_args, out)
 
 
@@ -219,6 +232,23 @@ def _check_args(args: argparse.Namespace) -> None:
             )
 
 
+def _check_clean(folders: list[Path], script: Path, out: Path) -> None:
+    """Each ``--clean`` folder is one the script writes, never one holding what must stay."""
+    keep = {"SCRIPT": script, "--out": out, "the current folder": Path.cwd()}
+    for folder in folders:
+        path = folder.resolve()
+        for what, kept in keep.items():
+            inside_out = what == "--out" and kept in path.parents
+            if kept == path or path in kept.parents or inside_out:
+                raise UsageError(
+                    f"--clean {str(folder)!r} would remove {what} ({kept}) before every "
+                    "trial; give the folder the script writes its checkpoints to, e.g. "
+                    "--clean /tmp/model_dir"
+                )
+        if path.exists() and not path.is_dir():
+            raise UsageError(f"--clean {str(folder)!r} is a file; give a folder the script writes")
+
+
 def _bisect(args: argparse.Namespace, script: Path, script_args: tuple[str, ...], out: Path) -> int:
     from tf2npu.debug.bisect import Bench, Store
     from tf2npu.debug.bisect_lab import ScriptLab
@@ -235,7 +265,8 @@ def _bisect(args: argparse.Namespace, script: Path, script_args: tuple[str, ...]
     }
     if args.kind == "precision":
         identity["mode"] = args.mode
-    lab = ScriptLab(script, script_args, tuple(args.option), metric, args.timeout)
+    clean = tuple(path.resolve() for path in args.clean)
+    lab = ScriptLab(script, script_args, tuple(args.option), metric, args.timeout, clean=clean)
     bench = Bench(lab, Store(out, identity), progress=lambda t: _progress(t, metric))
     known = known_rules()
     try:

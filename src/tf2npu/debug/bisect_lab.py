@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,9 +60,14 @@ class ScriptLab:
     timeout: float | None = None
     runner: Callable[[Any, float | None], Any] | None = None
     """``run_trial(trial, timeout)``; default :func:`tf2npu.debug.trials.run_trial`."""
+    clean: tuple[Path, ...] = ()
+    """Folders removed before each trial (the script's checkpoint folder: a trial must not
+    resume from the previous trial's checkpoint)."""
 
     def run(self, config: Config, folder: Path) -> Evidence:
         trials = _verify_module("trials")
+        for path in self.clean:
+            shutil.rmtree(path, ignore_errors=True)
         options, env = overrides(config, folder, self.options)
         trial = trials.Trial(
             script=self.script,
