@@ -103,6 +103,7 @@ def test_no_culprit_when_on_matches_off(tmp_path: Path) -> None:
     assert result.verdict == "on_matches_off" and not result.found
     assert "fusions do not change the loss" in result.message
     assert bench.runs == 2
+    assert [t.distance for t in bench.trials] == [pytest.approx(5e-5, rel=0.01), 0.0]
 
 
 def test_off_does_not_fix_when_the_off_run_fails(tmp_path: Path) -> None:

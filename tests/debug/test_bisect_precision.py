@@ -34,7 +34,8 @@ def test_finds_the_one_type_and_its_one_node(tmp_path: Path) -> None:
     result, bench = run(tmp_path, lab)
     assert result.verdict == "found"
     assert result.types == ("ReduceSumD",)
-    assert result.candidates == ("MatMulV2", "Exp", "ReduceSumD", "Square", "ReduceMeanD")
+    # latest first: the search prefers the fix closest to the overflow
+    assert result.candidates == ("ReduceMeanD", "Square", "ReduceSumD", "Exp", "MatMulV2")
     # both Sum nodes must be kept: the fake breaks while any node of a bad type is float16
     assert [n.node for n in result.nodes] == ["l0/Sum", "l1/Sum"]
     assert result.rerun is not None and result.rerun.config.black_list == ("ReduceSumD",)
@@ -50,6 +51,21 @@ def test_finds_two_types_that_are_both_needed(tmp_path: Path) -> None:
     lab = FakeLab(lowered=LOWERED, bad_types=frozenset({"Exp", "ReduceMeanD"}))
     result, _ = run(tmp_path, lab)
     assert result.types == ("Exp", "ReduceMeanD")
+
+
+def test_of_several_fixes_the_latest_type_is_preferred(tmp_path: Path) -> None:
+    """Float32 spreads forward: black-listing the MatMul also fixes the Sum after it. The
+    search must name the Sum (the op that overflows), not the MatMul."""
+
+    class Spreading(FakeLab):
+        def evidence(self, config: Config, seconds: float):  # type: ignore[no-untyped-def]
+            if config.black_list and "MatMulV2" in config.black_list:
+                config = Config(config.fusion_off, config.precision_mode,
+                                (*config.black_list, "ReduceSumD"), config.keep_fp32)  # fmt: skip
+            return super().evidence(config, seconds)
+
+    result, _ = run(tmp_path, Spreading(lowered=LOWERED, bad_types=frozenset({"ReduceSumD"})))
+    assert result.types == ("ReduceSumD",)
 
 
 def test_node_level_culprit_gives_one_node(tmp_path: Path) -> None:

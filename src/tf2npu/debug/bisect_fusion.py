@@ -81,8 +81,6 @@ def bisect_fusion(
     if stop is not None:
         return stop
     judge = Judge(metric, tolerance, off.evidence)
-    on.judge(judge)
-    off.judge(judge)
     rule = halve(rules, lambda part: _fixed(bench, judge, "rules-off", [(r, "") for r in part]))
     members = tuple(i for i in instances if i.rule == rule)
     culprit = halve(
@@ -119,6 +117,7 @@ def _check_reference(
             rules_fired=rules,
         )
     judge = Judge(metric, tolerance, off.evidence)
+    off.judge(judge)
     if on.judge(judge):
         return FusionResult(
             "on_matches_off",

@@ -9,7 +9,12 @@ Against the ``must_keep_origin_dtype`` run (the reference: every op in its own d
    one trial with all of them in the ``modify_mixlist`` black list must match the reference,
    else no list edit can restore the run;
 3. :func:`~tf2npu.debug.bisect.minimal_set` over the op types: a smallest black list that
-   restores the run (what seed 004's ``modify_mixlist`` fix writes);
+   restores the run (what seed 004's ``modify_mixlist`` fix writes). Several lists of one type
+   often restore it: float32 spreads forward from a black-listed op through the gray ops after
+   it, so black-listing the MatMul that feeds an overflowing Sum fixes the Sum too, at the cost
+   of a whole float32 branch. The search prefers the types that appear *last* (it orders the
+   candidates by their first node, latest first): the fix closest to the overflow, which moves
+   the fewest ops to float32;
 4. the same over the nodes of those types kept in float32 one by one (``TF2NPU_KEEP_FP32``,
    what ``npu_scope.keep_dtype_scope()`` does): the finer alternative. A black-listed type
    also makes float32 spread through the gray ops after it, a kept node does not, so the
@@ -45,7 +50,7 @@ class PrecisionResult:
     """The smallest set of nodes to keep in float32, empty when keeping nodes is not enough."""
     nodes_note: str = ""
     candidates: tuple[str, ...] = ()
-    """Every GE op type the mode computed in float16."""
+    """Every GE op type the mode computed in float16, in search order (latest first)."""
     rerun: Trial | None = None
 
     @property
@@ -73,7 +78,7 @@ def bisect_precision(bench: Bench, metric: Metric, tolerance: float, mode: str) 
             f"<= tolerance {tolerance:g}): float16 does not change the {metric.value}",
             mode,
         )
-    lowered = _unique(base.evidence.lowered)
+    lowered = _unique(base.evidence.lowered)[::-1]  # latest first: see the module docstring
     types = tuple(dict.fromkeys(n.ge_type for n in lowered))
     if not types:
         return PrecisionResult(
@@ -97,8 +102,9 @@ def bisect_precision(bench: Bench, metric: Metric, tolerance: float, mode: str) 
             mode,
             candidates=types,
         )
-    chosen = minimal_set(types, restores)
+    chosen = minimal_set(types, restores)[::-1]  # graph order
     nodes, note = _nodes(bench, judge, mode, [n for n in lowered if n.ge_type in chosen])
+    nodes = nodes[::-1]  # back in graph order
     return _rerun(bench, judge, mode, chosen, nodes, note, types)
 
 
