@@ -10,10 +10,12 @@ with it. Under must_keep_origin_dtype every op is float32 and the loss is finite
 
 Usage: tf2npu run [--option precision_mode=MODE] fp16_overflow.py [--steps N]
 """
+
 import argparse
 
 import numpy as np
 import tensorflow as tf
+
 from npu_bridge.npu_init import npu_config_proto
 
 FEATURES, HIDDEN, BATCH = 16, 64, 32
