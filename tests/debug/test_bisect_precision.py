@@ -68,6 +68,19 @@ def test_of_several_fixes_the_latest_type_is_preferred(tmp_path: Path) -> None:
     assert result.types == ("ReduceSumD",)
 
 
+def test_ops_that_only_move_data_and_pass_made_nodes_are_no_candidates(tmp_path: Path) -> None:
+    extra = (
+        LoweredNode("grads/tuple/control_dependency", "Identity", "Identity"),
+        LoweredNode("l0/Reshape", "Reshape", "Reshape"),
+        LoweredNode("l0/Sum/_tf2npu_fp16", "Sum", "ReduceSumD"),
+    )
+    lab = FakeLab(lowered=(*LOWERED, *extra), bad_types=frozenset({"ReduceSumD"}))
+    result, _ = run(tmp_path, lab)
+    assert "Identity" not in result.candidates and "Reshape" not in result.candidates
+    assert [n.node for n in result.nodes] == ["l0/Sum", "l1/Sum"]
+    assert not [n for c in lab.runs for n in c.keep_fp32 if "/_tf2npu_" in n]
+
+
 def test_node_level_culprit_gives_one_node(tmp_path: Path) -> None:
     lab = FakeLab(lowered=LOWERED, bad_nodes=frozenset({"l1/Exp"}))
     result, _ = run(tmp_path, lab)

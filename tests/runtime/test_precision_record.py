@@ -43,6 +43,7 @@ def test_lowered_nodes_are_written_when_asked(monkeypatch: Any) -> None:
     assert by_node["mm"]["where"].startswith(f"{__file__}:")
     assert by_node["mm"]["graph"] >= 1
     assert all(row["dtype"] == "float16" for row in rows)
+    assert not [row["node"] for row in rows if "/_tf2npu_" in row["node"]]
 
 
 def test_nothing_is_written_without_the_variable_or_without_lowering(monkeypatch: Any) -> None:

@@ -5,7 +5,8 @@ Against the ``must_keep_origin_dtype`` run (the reference: every op in its own d
 1. run the reference, then the script under the mixed mode (``--mode``, default
    ``allow_mix_precision``); if the mode already matches the reference, or the reference
    itself fails, stop and say so;
-2. the candidates are the op types the mode computed in float16 (the mode run records them);
+2. the candidates are the op types the mode computed in float16 (the mode run records them),
+   except those that only move data (:data:`MOVES_DATA`);
    one trial with all of them in the ``modify_mixlist`` black list must match the reference,
    else no list edit can restore the run;
 3. :func:`~tf2npu.debug.bisect.minimal_set` over the op types: a smallest black list that
@@ -30,9 +31,18 @@ from dataclasses import dataclass
 from tf2npu.debug.bisect import Bench, Config, Judge, Trial, minimal_set
 from tf2npu.debug.bisect_metric import LoweredNode, Metric
 
-__all__ = ["REFERENCE_MODE", "PrecisionResult", "bisect_precision"]
+__all__ = ["MOVES_DATA", "REFERENCE_MODE", "PrecisionResult", "bisect_precision"]
 
 REFERENCE_MODE = "must_keep_origin_dtype"
+MOVES_DATA = frozenset({
+    "Identity", "IdentityN", "Snapshot", "StopGradient", "PreventGradient", "Cast",
+    "Reshape", "Squeeze", "ExpandDims", "Transpose", "BroadcastTo", "Tile",
+    "Pack", "Unpack", "ConcatV2", "Split", "SplitV", "Slice", "StridedSlice", "GatherV2",
+})  # fmt: skip
+"""TF op types that only move or reshape data: in float16 they lose nothing and cannot
+overflow, so they are never candidates. Black-listing one is a fix by side effect only: a
+variable's ``read`` is an ``Identity``, and float32 spreading from every read makes most of the
+model float32 (measured on the overflow model: ``Identity`` was the black list found before)."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +89,7 @@ def bisect_precision(bench: Bench, metric: Metric, tolerance: float, mode: str) 
             mode,
         )
     lowered = _unique(base.evidence.lowered)[::-1]  # latest first: see the module docstring
+    lowered = tuple(n for n in lowered if n.type not in MOVES_DATA and "/_tf2npu_" not in n.node)
     types = tuple(dict.fromkeys(n.ge_type for n in lowered))
     if not types:
         return PrecisionResult(

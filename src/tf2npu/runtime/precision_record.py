@@ -8,6 +8,7 @@ lowered nodes to ``precision_lowered.json`` in the report folder::
     [{"graph": 1, "node": "bert/l0/MatMul", "type": "MatMul", "ge_type": "MatMulV2",
       "dtype": "float16", "reason": "allow: ...", "where": "train.py:41 in layer"}]
 
+Only the user's nodes are listed, not those a pass made (``.../_tf2npu_...``: casts, clones).
 ``ge_type`` is the name a ``modify_mixlist`` uses (:mod:`tf2npu.graph.opinfo`); ``where`` is
 the line of the user's script that created the node, ``""`` when unknown. The file is rewritten
 after each compile that adds a node, so a run that crashes still leaves it.
@@ -62,6 +63,7 @@ class PrecisionRecord(RunInstrument):
 
 
 def _lowered(event: CompileEvent) -> list[dict[str, Any]]:
+    from tf2npu.graph.ir import RESERVED_SUFFIX
     from tf2npu.graph.opinfo import load_default
 
     library = load_default()
@@ -69,6 +71,8 @@ def _lowered(event: CompileEvent) -> list[dict[str, Any]]:
     for name, decision in event.summary.precision.items():
         node = event.graph.get(name)
         if not decision.changed or node is None or name in (event.stubs or ()):
+            continue
+        if RESERVED_SUFFIX in name:  # made by a pass (a clone, a cast): not the user's node
             continue
         rows.append(
             {

@@ -66,7 +66,8 @@ class FakeLab:
             bad_nodes -= fixed
         elif self.bad_types and config.keep_fp32:
             kept = {n.ge_type for n in self.lowered if n.node in config.keep_fp32}
-            nodes_of = {t: {n.node for n in self.lowered if n.ge_type == t} for t in kept}
+            users = [n for n in self.lowered if "/_tf2npu_" not in n.node]  # not pass-made
+            nodes_of = {t: {n.node for n in users if n.ge_type == t} for t in kept}
             bad_types -= {t for t, nodes in nodes_of.items() if nodes <= set(config.keep_fp32)}
         loss = BAD if bad_types or bad_nodes else (GOOD[0], GOOD[1] * (1 + self.noise))
         return Evidence(loss=loss, lowered=tuple(self.lowered), seconds=seconds)
