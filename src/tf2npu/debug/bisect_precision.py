@@ -88,9 +88,14 @@ def bisect_precision(bench: Bench, metric: Metric, tolerance: float, mode: str) 
             f"<= tolerance {tolerance:g}): float16 does not change the {metric.value}",
             mode,
         )
-    lowered = _unique(base.evidence.lowered)[::-1]  # latest first: see the module docstring
-    lowered = tuple(n for n in lowered if n.type not in MOVES_DATA and "/_tf2npu_" not in n.node)
-    types = tuple(dict.fromkeys(n.ge_type for n in lowered))
+    lowered = tuple(
+        n
+        for n in _unique(base.evidence.lowered)
+        if n.type not in MOVES_DATA and "/_tf2npu_" not in n.node
+    )
+    # by first node, latest first: see the module docstring
+    types = tuple(dict.fromkeys(n.ge_type for n in lowered))[::-1]
+    lowered = lowered[::-1]
     if not types:
         return PrecisionResult(
             "nothing_lowered",
