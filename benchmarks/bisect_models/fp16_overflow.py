@@ -1,12 +1,13 @@
 """A small regression whose activity penalty overflows in float16 (for bisect precision).
 
 A migrated TF 1.15 Session script: two dense layers fit a linear target, plus a small penalty on
-the squared hidden activations, summed per example. The inputs are large (scale 40), so the
-hidden activations reach the hundreds: their squares still fit float16 (max 65504), but their
-sum over 64 units does not. Under allow_mix_precision the MatMul is float16 (allow list) and
-the Relu, Square and Sum after it follow it (gray list): the sum overflows to Inf and the loss
-with it. Under must_keep_origin_dtype every op is float32 and the loss is finite. Moving Sum
-(GE ``ReduceSumD``) to float32 (the black list) restores the loss.
+the squared hidden activations, summed per example. The inputs are large (scale 80), so the
+hidden activations reach about 50 (at most ~200): each square fits float16 (max 65504), but
+their sum over the 64 units of one example (~80000) does not. Under allow_mix_precision the
+MatMul is float16 (allow list) and the BiasAdd, Relu, Square and Sum after it follow it (gray
+list): the sum overflows to Inf and the loss with it. Under must_keep_origin_dtype every op is
+float32 and the loss is finite. Moving Sum (GE ``ReduceSumD``) to float32 (the black list)
+restores the loss; moving only the Mean after it does not (its input is Inf already).
 
 Usage: tf2npu run [--option precision_mode=MODE] fp16_overflow.py [--steps N]
 """
@@ -23,7 +24,8 @@ FEATURES, HIDDEN, BATCH = 16, 64, 32
 
 def build(x, y):
     hidden = tf.layers.dense(x, HIDDEN, activation=tf.nn.relu, name="hidden")
-    pred = tf.layers.dense(hidden, 1, name="out")
+    # zero-initialised: the squared error stays small, only the penalty can overflow
+    pred = tf.layers.dense(hidden, 1, kernel_initializer=tf.zeros_initializer(), name="out")
     with tf.name_scope("penalty"):
         energy = tf.reduce_sum(tf.square(hidden), axis=1)
         penalty = 1e-7 * tf.reduce_mean(energy)
@@ -37,7 +39,7 @@ def main():
     parser.add_argument("--steps", type=int, default=6)
     args = parser.parse_args()
     rng = np.random.RandomState(0)
-    x_data = (rng.randn(BATCH, FEATURES) * 40).astype(np.float32)
+    x_data = (rng.randn(BATCH, FEATURES) * 80).astype(np.float32)
     y_data = (x_data @ rng.randn(FEATURES, 1) * 0.01).astype(np.float32)
     with tf.Graph().as_default():
         tf.set_random_seed(0)
