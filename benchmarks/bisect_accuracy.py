@@ -6,7 +6,9 @@ fusion|precision|all] [--draws N] [--fault KIND] [--steps N] [--seed S] [--work 
 
 *fusion*: the BERT-style pretraining script of ``tests/e2e/bert_style`` (our own model: an
 Estimator with a hand-written AdamW, tanh GELU, layer norm; the tiny configuration, dropout 0),
-migrated with ``tf2npu migrate``. One recorded run lists the fusion instances that fire
+migrated with ``tf2npu migrate``; the benchmark adds ``tf_random_seed=0`` to the migrated
+script's run config (the script has no seed, so its input shuffles differ from run to run and
+no bisection could work). One recorded run lists the fusion instances that fire
 (``fusion_instances.json``). Then, for each rule that fired, ``--draws`` times: pick one of
 its instances at random (``random.Random(--seed)``), inject a fault into it
 (``TF2NPU_INJECT_FAULT=fusion:RULE@ROOT=KIND``, ``--fault``, default ``scale:1.5``), run
@@ -59,12 +61,24 @@ def prepare_bert(work: Path, steps: int) -> tuple[Path, list[str], Path]:
         done = tf2npu("migrate", str(BERT), "-o", str(migrated), "--report", str(work / "mreport"))
         if done.returncode != 0:
             sys.exit(f"tf2npu migrate failed:\n{done.stderr[-3000:]}")
+        _seed(migrated / "run_pretraining.py")
     config = work / "tiny_config.json"
     config.write_text(json.dumps(TINY))
     model = work / "model"
     args = ["--output_dir", str(model), "--num_train_steps", str(steps)]
     args += ["--config_file", str(config)]
     return migrated / "run_pretraining.py", args, model
+
+
+def _seed(script: Path) -> None:
+    """Give the migrated run config a graph seed: the script has none, so its shuffles draw
+    other orders in every run and no two runs are alike (tf2npu run says so: deterministic
+    "no: the graph has no random seed")."""
+    text = script.read_text()
+    old = "save_checkpoints_steps=FLAGS.save_checkpoints_steps)"
+    if old not in text:
+        sys.exit(f"{script}: no {old!r} to add tf_random_seed to; update this benchmark")
+    script.write_text(text.replace(old, old[:-1] + ", tf_random_seed=0)"))
 
 
 def fired_instances(work: Path, script: Path, args: list[str], model: Path) -> dict[str, list[str]]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tf2npu.debug.bisect import STATE_FILE, Bench, Config, Store
-from tf2npu.debug.bisect_fusion import bisect_fusion, bound
+from tf2npu.debug.bisect_fusion import bisect_fusion, bound, grown
 from tf2npu.debug.bisect_metric import FusionInstance, Metric
 from tf2npu.errors import UsageError
 from tf2npu.testing.fake_lab import FakeLab
@@ -96,6 +96,34 @@ def test_the_all_off_trial_switches_every_rule_off(tmp_path: Path) -> None:
     assert lab.runs[1] == Config(fusion_off=tuple((r, "") for r in RULES))
     # the first rule trial switches off the first half of the rules that fired
     assert lab.runs[2].fusion_off == (("matmul_biasadd", ""), ("gelu_tanh", ""))
+
+
+GROWN = [
+    FusionInstance("matmul_biasadd", "l0/BiasAdd", ("l0/BiasAdd", "l0/MatMul")),
+    FusionInstance("matmul_biasadd", "l0/Relu", ("l0/Relu", "l0/BiasAdd", "l0/MatMul")),
+    FusionInstance("matmul_biasadd", "l1/BiasAdd", ("l1/BiasAdd", "l1/MatMul")),
+    FusionInstance("matmul_biasadd", "l2/BiasAdd", ("l2/BiasAdd", "l2/MatMul")),
+]
+
+
+def test_grown_instances_are_one_candidate_with_every_root() -> None:
+    assert grown(GROWN) == {
+        GROWN[1]: ("l0/Relu", "l0/BiasAdd"),
+        GROWN[2]: ("l1/BiasAdd",),
+        GROWN[3]: ("l2/BiasAdd",),
+    }
+
+
+def test_a_culprit_grown_from_another_instance_is_named_with_both_roots(tmp_path: Path) -> None:
+    lab = FakeLab(GROWN, frozenset({("matmul_biasadd", "l0/Relu")}))
+    result, bench = run(tmp_path, lab)
+    assert result.verdict == "instance" and result.instance == GROWN[1]
+    assert result.roots == ("l0/Relu", "l0/BiasAdd")
+    assert result.bound == bound(1, 3) and bench.runs <= result.bound
+    assert lab.runs[-1].fusion_off == (
+        ("matmul_biasadd", "l0/Relu"),
+        ("matmul_biasadd", "l0/BiasAdd"),
+    )
 
 
 def test_no_culprit_when_on_matches_off(tmp_path: Path) -> None:

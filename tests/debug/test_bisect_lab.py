@@ -61,6 +61,25 @@ def test_kept_nodes_go_into_the_keep_file(tmp_path: Path) -> None:
     assert json.loads(Path(env["TF2NPU_KEEP_FP32"]).read_text()) == {"nodes": ["a/Sum", "b/Exp"]}
 
 
+def test_the_loss_is_the_training_series_then_the_last_evaluation() -> None:
+    from types import SimpleNamespace
+
+    from tf2npu.debug.bisect_lab import _losses
+
+    def step(train: bool, value: float) -> SimpleNamespace:
+        return SimpleNamespace(train=train, scalars={"loss:0": value})
+
+    def loss_series(steps: list[SimpleNamespace]) -> list[float]:  # records.loss_series, in short
+        train = [s for s in steps if s.train]
+        return [s.scalars["loss:0"] for s in (train or steps[-1:])]
+
+    records = SimpleNamespace(loss_series=loss_series)
+    trains_and_evaluates = [step(True, 3.0), step(True, 2.0), step(False, 2.5)]
+    assert _losses(records, trains_and_evaluates) == [3.0, 2.0, 2.5]
+    assert _losses(records, [step(True, 3.0), step(True, 2.0)]) == [3.0, 2.0]
+    assert _losses(records, [step(False, 2.5)]) == [2.5]  # evaluates only: counted once
+
+
 def test_read_instances(tmp_path: Path) -> None:
     path = tmp_path / "fusion_instances.json"
     assert read_instances(path) == ()

@@ -37,6 +37,15 @@ def test_the_switch_file_turns_every_alias_of_the_rule_off_and_the_engine_reads_
     }
 
 
+def test_a_grown_instance_switches_every_root_off(tmp_path: Path) -> None:
+    instance = FusionInstance("matmul_biasadd", "d/Relu", ("d/Relu", "d/BiasAdd", "d/MatMul"))
+    result = FusionResult("instance", "", "matmul_biasadd", instance, roots=("d/Relu", "d/BiasAdd"))
+    files = write_fusion_files(result, tmp_path, KNOWN)
+    assert json.loads(files.instances_file.read_text()) == {"off": [
+        {"rule": "matmul_biasadd", "root": "d/Relu"}, {"rule": "matmul_biasadd", "root": "d/BiasAdd"},
+    ]}  # fmt: skip
+
+
 def test_a_rule_verdict_switches_the_whole_rule_off(tmp_path: Path) -> None:
     files = write_fusion_files(FusionResult("rule", "", "layer_norm"), tmp_path, KNOWN)
     assert json.loads(files.instances_file.read_text()) == {"off": [{"rule": "layer_norm"}]}

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from tf2npu.debug.bisect import Bench, Config, Judge, Trial, halve, log2_runs
 from tf2npu.debug.bisect_metric import FusionInstance, Metric
 
-__all__ = ["FOUND", "FusionResult", "bisect_fusion", "bound"]
+__all__ = ["FOUND", "FusionResult", "bisect_fusion", "bound", "grown"]
 
 FOUND = ("instance", "rule")
 """Verdicts that name a culprit whose fix was verified."""
@@ -45,6 +45,9 @@ class FusionResult:
     instances_of_rule: int = 0
     bound: int | None = None
     """The run bound for the rules and instances this run has, None before they are known."""
+    roots: tuple[str, ...] = ()
+    """Every root to switch off for the instance: its own, and those of the instances it grew
+    from (see :func:`grown`)."""
 
     @property
     def found(self) -> bool:
@@ -82,18 +85,18 @@ def bisect_fusion(
         return stop
     judge = Judge(metric, tolerance, off.evidence)
     rule = halve(rules, lambda part: _fixed(bench, judge, "rules-off", [(r, "") for r in part]))
-    members = tuple(i for i in instances if i.rule == rule)
+    members = grown(tuple(i for i in instances if i.rule == rule))
     culprit = halve(
-        members,
-        lambda part: _fixed(bench, judge, f"{rule}-off", [(rule, i.root) for i in part]),
+        tuple(members),
+        lambda part: _fixed(bench, judge, f"{rule}-off", _off(rule, part, members)),
     )
     limit = bound(len(rules), len(members))
-    if _fixed(bench, judge, "verify", [(rule, culprit.root)]):
+    if _fixed(bench, judge, "verify", _off(rule, [culprit], members)):
         return FusionResult(
             "instance",
             f"fusion rule {rule!r}, instance at {culprit.root!r}: with only it off the run "
             f"matches the all-off run",
-            rule, culprit, rules, len(members), limit,
+            rule, culprit, rules, len(members), limit, members[culprit],
         )  # fmt: skip
     return _rule_only(bench, judge, rule, culprit, rules, len(members), limit)
 
@@ -160,6 +163,35 @@ def _rule_only(
 def _fixed(bench: Bench, judge: Judge, label: str, off: Sequence[tuple[str, str]]) -> bool:
     trial = bench.trial(label, Config(fusion_off=tuple(off)))
     return trial.judge(judge)
+
+
+def grown(instances: Sequence[FusionInstance]) -> dict[FusionInstance, tuple[str, ...]]:
+    """The instances of one rule a graph ends with -> the roots to switch off for each.
+
+    The fusion pass runs to a fixpoint, so an instance can grow out of another: the dense
+    layer's ``MatMul`` + ``BiasAdd`` fuse (root ``BiasAdd``), then the ``Relu`` joins them (root
+    ``Relu``, whose nodes include the first's). Only the grown instance is a node of the
+    final graph, and switching it off alone would leave the first fused; so an instance whose
+    nodes are a strict subset of another's is not a candidate of its own, and its root is
+    switched off with the other's.
+    """
+    nodes = {i: set(i.nodes) for i in instances}
+    roots: dict[FusionInstance, list[str]] = {}
+    for instance in instances:
+        if not any(nodes[instance] < nodes[other] for other in instances):
+            roots[instance] = [instance.root]
+    for instance in instances:
+        if instance in roots:
+            continue
+        owner = next(i for i in roots if nodes[instance] < nodes[i])
+        roots[owner].append(instance.root)
+    return {instance: tuple(found) for instance, found in roots.items()}
+
+
+def _off(
+    rule: str, part: Sequence[FusionInstance], members: dict[FusionInstance, tuple[str, ...]]
+) -> list[tuple[str, str]]:
+    return [(rule, root) for instance in part for root in members[instance]]
 
 
 def _unique(instances: Sequence[FusionInstance]) -> tuple[FusionInstance, ...]:

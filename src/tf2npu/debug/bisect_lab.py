@@ -88,13 +88,22 @@ class ScriptLab:
             variables = records.read_variables(folder)
         return Evidence(
             status=status,
-            loss=tuple(_finite(v) for v in records.loss_series(steps)),
+            loss=tuple(_finite(v) for v in _losses(records, steps)),
             variables=variables,
             instances=read_instances(folder / FUSION_INSTANCES),
             lowered=read_lowered(folder / LOWERED),
             seconds=seconds,
             extras=_summary_extras(folder / SUMMARY),
         )
+
+
+def _losses(records: Any, steps: Sequence[Any]) -> list[float]:
+    """The loss per training step, then the loss of the script's last evaluation (if any): a
+    fusion that only fires in the evaluation graph changes only the latter."""
+    series: list[float] = list(records.loss_series(steps))
+    if any(step.train and step.scalars for step in steps):
+        series += records.loss_series([step for step in steps if not step.train])
+    return series
 
 
 def _verify_module(name: str) -> Any:

@@ -4,8 +4,9 @@
 ``must_keep_origin_dtype``): a trial *matches* when its :func:`distance` to the reference is at
 most the tolerance. Two metrics:
 
-* ``loss``: the loss series the script fetched (one value per training step; for a script that
-  only evaluates at the end, those final values), compared step by step; the distance is the
+* ``loss``: the loss series the script fetched (one value per training step, then the values
+  of its last evaluation if it evaluates; for a script that fetches nothing while it trains,
+  the evaluation's values alone), compared step by step; the distance is the
   largest relative difference ``|a - b| / max(|b|, FLOOR)``. A non-finite value against a
   finite one, or series of different lengths (a run that stopped early), is infinitely far.
 * ``variables``: the trainable variables at the end; for each variable the largest absolute

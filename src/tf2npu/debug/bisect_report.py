@@ -72,12 +72,11 @@ def write_fusion_files(result: FusionResult, out: Path, known: KnownRules) -> Fi
     category = known.get(result.rule, ("GraphFusion", ()))[0]
     switch: dict[str, dict[str, dict[str, str]]] = {"Switch": {"GraphFusion": {}, "UBFusion": {}}}
     switch["Switch"][category] = dict.fromkeys(aliases(result.rule, known), "off")
-    off: dict[str, str] = {"rule": result.rule}
-    if result.instance is not None:
-        off["root"] = result.instance.root
+    roots = result.roots or ((result.instance.root,) if result.instance else ())
+    off = [{"rule": result.rule, "root": root} for root in roots] or [{"rule": result.rule}]
     return Files(
         switch_file=_write(out / SWITCH_FILE, switch),
-        instances_file=_write(out / INSTANCES_FILE, {"off": [off]}),
+        instances_file=_write(out / INSTANCES_FILE, {"off": off}),
     )
 
 

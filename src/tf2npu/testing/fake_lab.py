@@ -50,6 +50,11 @@ class FakeLab:
         off_rules = {rule for rule, root in config.fusion_off if not root}
         off = set(config.fusion_off)
         on = [i for i in self.instances if i.rule not in off_rules and (i.rule, i.root) not in off]
+        # an instance grown out of another (its nodes a superset) needs that one fused first
+        on = [
+            i for i in on
+            if all(j in on for j in self.instances if set(j.nodes) < set(i.nodes))
+        ]  # fmt: skip
         bad = any((i.rule, i.root) in self.culprits for i in on)
         status = self.off_status if off_rules and not on else 0
         loss = BAD if bad else (GOOD[0], GOOD[1] + self.noise * len(config.fusion_off))
