@@ -104,3 +104,44 @@ def test_read_lowered(tmp_path: Path) -> None:
     path.write_text("{}")
     with pytest.raises(ValueError, match="expected a JSON list, got dict"):
         read_lowered(path)
+
+
+def test_script_lab_runs_one_trial_and_reads_its_folder(tmp_path: Path) -> None:
+    from tf2npu.debug.bisect_lab import ScriptLab
+    from tf2npu.debug.bisect_metric import Metric
+    from tf2npu.debug.trials import TrialResult
+
+    checkpoints = tmp_path / "model"
+    (checkpoints / "old").mkdir(parents=True)
+    seen = []
+
+    def runner(trial, timeout):  # type: ignore[no-untyped-def]
+        seen.append((trial, timeout, checkpoints.exists()))
+        step = {"run": 0, "signature": 1, "train": True, "step": 1, "npu": True,
+                "scalars": {"loss:0": 2.5}, "nonfinite": []}  # fmt: skip
+        (trial.report_dir / "steps.jsonl").write_text(json.dumps(step) + "\n")
+        (trial.report_dir / "fusion_instances.json").write_text(
+            json.dumps(
+                [{"graph": 1, "rule": "gelu_tanh", "root": "g", "nodes": ["g"], "where": None}]
+            )
+        )
+        (trial.report_dir / "run_summary.json").write_text(json.dumps({"injected_faults": []}))
+        return TrialResult(0, trial.report_dir, {}, 1.5)
+
+    folder = tmp_path / "t"
+    folder.mkdir()
+    lab = ScriptLab(tmp_path / "train.py", ("--steps", "2"), ("enable_dump=false",), Metric.LOSS,
+                    timeout=30.0, runner=runner, clean=(checkpoints,))  # fmt: skip
+    evidence = lab.run(Config(fusion_off=(("gelu_tanh", "g"),)), folder)
+    trial, timeout, checkpoints_left = seen[0]
+    assert (trial.script, tuple(trial.args), trial.report_dir, trial.npu) == (
+        tmp_path / "train.py", ("--steps", "2"), folder, True
+    )  # fmt: skip
+    assert tuple(trial.options) == ("enable_dump=false", "deterministic=1")
+    assert trial.deterministic and timeout == 30.0 and not checkpoints_left
+    assert trial.env["TF2NPU_FUSION_INSTANCES"] == str(
+        (folder / "fusion_instances_off.json").absolute()
+    )
+    assert evidence.loss == (2.5,) and evidence.seconds == 1.5 and evidence.status == 0
+    assert evidence.instances == (FusionInstance("gelu_tanh", "g", ("g",), None),)
+    assert lab.load(folder, 0, 1.5) == evidence

@@ -17,7 +17,6 @@ two runs of one configuration give the same numbers, and with ``TF2NPU_RECORD_PR
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import shutil
@@ -65,7 +64,8 @@ class ScriptLab:
     resume from the previous trial's checkpoint)."""
 
     def run(self, config: Config, folder: Path) -> Evidence:
-        trials = _verify_module("trials")
+        from tf2npu.debug import trials
+
         for path in self.clean:
             shutil.rmtree(path, ignore_errors=True)
         options, env = overrides(config, folder, self.options)
@@ -81,7 +81,8 @@ class ScriptLab:
         return self.load(folder, int(result.status), float(result.seconds))
 
     def load(self, folder: Path, status: int, seconds: float) -> Evidence:
-        records = _verify_module("records")
+        from tf2npu.debug import records
+
         steps = records.read_steps(folder) if (folder / "steps.jsonl").exists() else []
         variables = None
         if self.metric is Metric.VARIABLES and (folder / "variables.npz").exists():
@@ -104,11 +105,6 @@ def _losses(records: Any, steps: Sequence[Any]) -> list[float]:
     if any(step.train and step.scalars for step in steps):
         series += records.loss_series([step for step in steps if not step.train])
     return series
-
-
-def _verify_module(name: str) -> Any:
-    """``tf2npu.debug.trials`` / ``tf2npu.debug.records`` (the run records of issue 12 §1)."""
-    return importlib.import_module(f"tf2npu.debug.{name}")
 
 
 def overrides(
