@@ -94,6 +94,7 @@ def test_fusion_json_has_the_stable_keys(
         "fusion", "matmul_biasadd", ["MatMulBiasAddFusionPass"], "l2/dense/MatMul"
     )  # fmt: skip
     assert data["where"] == "train.py:12"
+    assert data["tolerance"] == 1e-4  # the fusion default
     assert data["runs"] == len(data["trials"]) == len(data["metric_by_run"]) == 5
     assert data["metric_by_run"]["01-all-on"] == 2.0
     assert data["metric_by_run"]["02-all-off"] == pytest.approx(1.0, abs=1e-3)
@@ -130,6 +131,7 @@ def test_precision_writes_the_mixlist_and_the_keep_dtype_alternative(
     assert "with npu_scope.keep_dtype_scope():" in data["keep_dtype_scope"]
     assert "'l0/Sum' (Sum)  # train.py:7" in data["keep_dtype_scope"]
     assert data["rerun"]["matches"] is True
+    assert data["tolerance"] == 0.01  # the precision default
 
 
 def test_running_again_resumes(

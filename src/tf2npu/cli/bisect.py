@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from tf2npu.cli import exit_codes
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
+from tf2npu.debug.bisect_metric import DEFAULT_TOLERANCES
 from tf2npu.errors import UsageError
 
 if TYPE_CHECKING:
@@ -40,9 +41,11 @@ types that ran in float16, and finds a smallest set of them whose move to float3
 modify_mixlist black list) restores the run, then the fewest nodes of those types
 (keep_dtype_scope); then it runs once more with the mixlist it wrote.
 
-A trial matches the reference when its metric is within --tolerance of it: `loss` compares the
-loss the script fetched at every step (or only at the end), `variables` the trainable variables
-at the end (largest relative difference). Every trial runs with deterministic=1. Finished
+A trial matches the reference when its metric is within --tolerance of it (default 1e-4 for
+fusion: fused ops compute what their ops did, up to float32 rounding; 1e-2 for precision:
+float16 rounding): `loss` compares the loss the script fetched at every step (or only at the
+end), `variables` the trainable variables at the end (largest relative difference). Every
+trial runs with deterministic=1 (the script needs a graph seed to be reproducible). Finished
 trials are kept in --out/bisect_state.json: run the same command again to resume an
 interrupted bisection without running them again. Trials run in the current folder; a
 script that restores a checkpoint from a fixed folder needs --clean FOLDER.
@@ -73,7 +76,6 @@ the cause, the reference run fails, or the search is inconclusive: the message s
 2 bad usage (no SCRIPT, a bad --option or --tolerance, an --out holding another bisection).
 """
 
-DEFAULT_TOLERANCE = 0.01
 REFERENCE_MODE = "must_keep_origin_dtype"
 _SELF_SET = {"fusion": (), "precision": ("precision_mode", "precision_mode_v2")}
 """Options a kind of bisection sets itself in its trials (use its flags instead)."""
@@ -129,10 +131,9 @@ def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
     parser.add_argument(
         "--tolerance",
         type=float,
-        default=DEFAULT_TOLERANCE,
         metavar="T",
         help="largest relative difference from the reference run that still matches "
-        f"(default: {DEFAULT_TOLERANCE:g}, i.e. 1%%)",
+        f"(default: {DEFAULT_TOLERANCES[kind]:g})",
     )
     parser.add_argument(
         "--out",
@@ -205,6 +206,8 @@ def _check_args(args: argparse.Namespace) -> None:
     from tf2npu.config.options import PRECISION_MODES
     from tf2npu.config.sources import from_cli
 
+    if args.tolerance is None:
+        args.tolerance = DEFAULT_TOLERANCES[args.kind]
     tolerance: float = args.tolerance
     if not math.isfinite(tolerance) or tolerance <= 0:
         raise UsageError(
