@@ -1,8 +1,8 @@
 """Measures whether ``tf2npu bisect`` finds injected faults, in how many runs and how long.
 
 Usage: ``TF_CPP_MIN_LOG_LEVEL=2 .venv/bin/python benchmarks/bisect_accuracy.py [--part
-fusion|precision|all] [--draws N] [--fault KIND] [--steps N] [--seed S] [--work DIR]
-[--json OUT]``.
+fusion|precision|all] [--draws N] [--fault KIND] [--metric loss|variables] [--steps N]
+[--seed S] [--work DIR] [--json OUT]``.
 
 *fusion*: the BERT-style pretraining script of ``tests/e2e/bert_style`` (our own model: an
 Estimator with a hand-written AdamW, tanh GELU, layer norm; the tiny configuration, dropout 0),
@@ -129,8 +129,9 @@ def fusion_part(opts: argparse.Namespace) -> list[dict[str, Any]]:
             out = work / f"{rule}-{draw}"
             subprocess.run(["rm", "-rf", str(out)], check=True)
             start = time.perf_counter()
-            done = tf2npu("bisect", "fusion", "--json", "--out", str(out), "--clean", str(model),
-                          "--", str(script), *args, env={"TF2NPU_INJECT_FAULT": fault})  # fmt: skip
+            done = tf2npu("bisect", "fusion", "--json", "--metric", opts.metric, "--out", str(out),
+                          "--clean", str(model), "--", str(script), *args,
+                          env={"TF2NPU_INJECT_FAULT": fault})  # fmt: skip
             seconds = time.perf_counter() - start
             rows.append(_fusion_row(rule, root, fault, done, seconds, len(fired), len(roots)))
             print(json.dumps(rows[-1]), file=sys.stderr)
@@ -213,6 +214,12 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=2, help="random instances per rule")
     parser.add_argument("--fault", default="scale:1.5", help="KIND of TF2NPU_INJECT_FAULT")
     parser.add_argument("--steps", type=int, default=4, help="training steps of the BERT run")
+    parser.add_argument(
+        "--metric",
+        choices=("loss", "variables"),
+        default="variables",
+        help="bisect fusion's --metric (default variables: see docs/benchmarks.md)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", type=Path, default=Path("/tmp/tf2npu-bisect-bench"))
     parser.add_argument("--json", type=Path)
