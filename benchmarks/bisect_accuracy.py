@@ -4,11 +4,15 @@ Usage: ``TF_CPP_MIN_LOG_LEVEL=2 .venv/bin/python benchmarks/bisect_accuracy.py [
 fusion|precision|all] [--draws N] [--fault KIND] [--metric loss|variables] [--steps N]
 [--seed S] [--work DIR] [--json OUT]``.
 
-*fusion*: the BERT-style pretraining script of ``tests/e2e/bert_style`` (our own model: an
-Estimator with a hand-written AdamW, tanh GELU, layer norm; the tiny configuration, dropout 0),
-migrated with ``tf2npu migrate``; the benchmark makes the migrated copy reproducible
-(``tf_random_seed=0`` in its run config, ``sloppy=False`` in its input's interleave: see
-``_seed``), as a bisection requires. One recorded run lists the fusion instances that fire
+*fusion*: a BERT-style model of our own, ``--model``: ``session`` (default),
+``bisect_models/bert_session.py``: ``tf2npu.testing.bert_graph`` trained in a Session, then
+evaluated in a forward-only copy (matmul_biasadd fires in both graphs, layer_norm and
+gelu_tanh in the forward-only one), reproducible bit for bit; or ``estimator``: the BERT-style
+pretraining script of ``tests/e2e/bert_style`` (an Estimator with a hand-written AdamW, so the
+adam_apply_one rules fire too; tiny configuration, dropout 0), migrated with ``tf2npu
+migrate``, made as reproducible as the benchmark can (``tf_random_seed=0`` in its run config,
+``sloppy=False`` in its input's interleave: see ``_seed``; some runs still differ under load).
+One recorded run lists the fusion instances that fire
 (``fusion_instances.json``). Then, for each rule that fired, ``--draws`` times: pick one of
 its instances at random (``random.Random(--seed)``), inject a fault into it
 (``TF2NPU_INJECT_FAULT=fusion:RULE@ROOT=KIND``, ``--fault``, default ``scale:1.5``), run
@@ -41,6 +45,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 BERT = ROOT / "tests" / "e2e" / "bert_style"
 OVERFLOW = ROOT / "benchmarks" / "bisect_models" / "fp16_overflow.py"
+SESSION = ROOT / "benchmarks" / "bisect_models" / "bert_session.py"
 TINY = {"vocab_size": 100, "width": 64, "depth": 2, "heads": 2, "ffn_width": 128, "act": "gelu",
         "hidden_drop": 0.0, "attention_drop": 0.0, "max_positions": 64, "segment_vocab": 2,
         "init_stddev": 0.02}  # fmt: skip
@@ -115,9 +120,12 @@ def bound(rules: int, instances: int) -> int:
 
 
 def fusion_part(opts: argparse.Namespace) -> list[dict[str, Any]]:
-    work = opts.work / "fusion"
+    work = opts.work / f"fusion-{opts.model}"
     work.mkdir(parents=True, exist_ok=True)
-    script, args, model = prepare_bert(work, opts.steps)
+    if opts.model == "estimator":
+        script, args, model = prepare_bert(work, opts.steps)
+    else:
+        script, args, model = SESSION, ["--steps", str(opts.steps)], work / "model"
     fired = fired_instances(work, script, args, model)
     print(f"rules fired: {', '.join(f'{r} x{len(v)}' for r, v in fired.items())}", file=sys.stderr)
     rng = random.Random(opts.seed)
