@@ -19,6 +19,9 @@ import tf2npu.debug.profile_report, tf2npu.debug.profile_page, tf2npu.cli.profil
 import tf2npu.config.profiling
 import tf2npu.config.faults
 import tf2npu.config.cluster, tf2npu.runtime.distributed.launch
+import tf2npu.debug.bisect, tf2npu.debug.bisect_fusion, tf2npu.debug.bisect_precision
+import tf2npu.debug.bisect_metric, tf2npu.debug.bisect_report, tf2npu.debug.bisect_lab
+import tf2npu.cli.bisect, tf2npu.testing.fake_lab
 from tf2npu.testing.migration import migrate_text
 out = migrate_text("import tensorflow as tf\\nsess = tf.Session()\\n").output
 assert b"npu_config_proto" in out, out

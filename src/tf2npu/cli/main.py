@@ -7,10 +7,21 @@ import sys
 from collections.abc import Sequence
 
 from tf2npu import __version__
-from tf2npu.cli import compare, doctor, exit_codes, graph, migrate, overflow, profile, run, verify
+from tf2npu.cli import (
+    bisect,
+    compare,
+    doctor,
+    exit_codes,
+    graph,
+    migrate,
+    overflow,
+    profile,
+    run,
+    verify,
+)
 from tf2npu.errors import Tf2NpuError
 
-COMMANDS = (migrate, graph, run, compare, overflow, verify, doctor, profile)
+COMMANDS = (migrate, graph, run, compare, overflow, verify, bisect, doctor, profile)
 """Subcommand modules; each has NAME, HELP, add_arguments(parser) and run(args) -> int."""
 
 DESCRIPTION = """\
@@ -22,6 +33,8 @@ tf2npu moves TensorFlow 1.x training scripts onto Huawei Ascend NPUs.
   tf2npu compare A B     compare two tensor dumps as msaccucmp does; find the first divergent op
   tf2npu overflow DUMP   the first ops that overflowed in an overflow dump, and the fix
   tf2npu verify A B      check that migrated script B trains like original A
+  tf2npu bisect K -- S   K = fusion: the fusion instance that breaks script S's training;
+                         K = precision: the ops that must stay float32 in it
   tf2npu doctor LOG      diagnose a failed run from its log, run folder or script
   tf2npu profile -- S    profile a script's NPU sessions: msprof-style tables, timeline, advice
 

@@ -65,6 +65,7 @@ class RuntimeContext:
         from tf2npu.runtime.dump import GraphJsonDumps
         from tf2npu.runtime.faults import InjectedFaults
         from tf2npu.runtime.instances import FusionInstances
+        from tf2npu.runtime.precision_record import PrecisionRecord
         from tf2npu.runtime.watch import StatsRecorder
 
         self.check_result = CheckResult(self)
@@ -79,6 +80,7 @@ class RuntimeContext:
             GraphJsonDumps(),
             self.fusion_instances,
             self.injected_faults,
+            PrecisionRecord(self),
         ]
 
     @property

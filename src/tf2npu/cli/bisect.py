@@ -1,0 +1,316 @@
+"""``tf2npu bisect fusion|precision``: find what breaks a run, in a bounded number of runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tf2npu.cli import exit_codes
+from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
+from tf2npu.debug.bisect_metric import DEFAULT_TOLERANCES
+from tf2npu.errors import UsageError
+
+if TYPE_CHECKING:
+    from tf2npu.debug.bisect import Bench, Trial
+    from tf2npu.debug.bisect_metric import Metric
+    from tf2npu.debug.bisect_report import KnownRules
+
+NAME = "bisect"
+HELP = "find the fusion instance, or the ops that need float32, that break a training run"
+DESCRIPTION = """\
+Run a script many times, each time in a fresh `tf2npu run` process with one engine override,
+and narrow down what makes it train differently:
+
+  tf2npu bisect fusion -- SCRIPT [ARGS]      which fusion rule, then which single instance of
+                                             it (named by its root node), breaks the run
+  tf2npu bisect precision -- SCRIPT [ARGS]   which op types (then nodes) must stay float32 under
+                                             a mixed precision mode
+
+fusion: runs the script with every fusion on and every fusion off (seed 001, step 1); the off
+run is the reference. If they match, or the off run fails too, fusions are not the cause and
+it stops there. Otherwise it halves the rules that fired until one is left, then the instances
+of that rule, and checks the answer with one run with only that instance off. Runs: at most
+ceil(log2(rules fired)) + ceil(log2(instances of the rule)) + 3.
+
+precision: the reference is the must_keep_origin_dtype run. It runs --mode, collects the op
+types that ran in float16, and finds a smallest set of them whose move to float32 (a
+modify_mixlist black list) restores the run, then the fewest nodes of those types
+(keep_dtype_scope); then it runs once more with the mixlist it wrote.
+
+A trial matches the reference when its metric is within --tolerance of it (default 1e-4 for
+fusion: fused ops compute what their ops did, up to float32 rounding; 1e-2 for precision:
+float16 rounding): `loss` compares the loss the script fetched at every step (or only at the
+end), `variables` the trainable variables at the end (largest relative difference). Every
+trial runs with deterministic=1 (the script needs a graph seed to be reproducible). Finished
+trials are kept in --out/bisect_state.json: run the same command again to resume an
+interrupted bisection without running them again. Trials run in the current folder; a
+script that restores a checkpoint from a fixed folder needs --clean FOLDER.
+"""
+EPILOG = """\
+examples:
+  tf2npu bisect fusion -- train.py --steps 20
+  tf2npu bisect fusion --metric variables --out bisect-run1 -- train.py
+  tf2npu bisect precision --mode allow_mix_precision -- train.py
+  tf2npu bisect precision --option fusion_switch_file=sw.json --json -- train.py > found.json
+  tf2npu bisect fusion --clean /tmp/out -- run_pretraining.py --output_dir /tmp/out
+  tf2npu run --option fusion_switch_file=tf2npu-bisect-fusion/fusion_switch.json train.py
+
+files written (into --out, default ./tf2npu-bisect-fusion or ./tf2npu-bisect-precision):
+  fusion_switch.json         the guilty rule off, in Ascend's fusion_switch_file format
+  fusion_instances_off.json  only the guilty instance off (TF2NPU_FUSION_INSTANCES=FILE)
+  modify_mixlist.json        {"black-list": {"to-add": [GE op types]}} (modify_mixlist=FILE)
+  keep_fp32.json             the nodes alternative (TF2NPU_KEEP_FP32=FILE)
+  bisect_state.json          finished trials, by configuration (resume)
+  trials/NN-LABEL/           each trial's report folder (run_summary.json, steps.jsonl, ...)
+
+--json keys: kind, verdict, found, message, rule, aliases, instance, where, nodes, types, runs,
+bound, metric, tolerance, switch_file, instances_file, mixlist_file, keep_file,
+metric_by_run, trials. Details: docs/debugging.md#bisect.
+
+exit codes: 0 a culprit found and its fix checked; 1 none found (fusions or float16 are not
+the cause, the reference run fails, or the search is inconclusive: the message says which);
+2 bad usage (no SCRIPT, a bad --option or --tolerance, an --out holding another bisection).
+"""
+
+REFERENCE_MODE = "must_keep_origin_dtype"
+_SELF_SET = {"fusion": (), "precision": ("precision_mode", "precision_mode_v2")}
+"""Options a kind of bisection sets itself in its trials (use its flags instead)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="kind", metavar="KIND")
+    fusion = sub.add_parser(
+        "fusion",
+        help="the fusion rule and the single instance of it that break the run",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_common(fusion, "fusion")
+    precision = sub.add_parser(
+        "precision",
+        help="the op types (then nodes) that must stay float32 under a mixed precision mode",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    precision.add_argument(
+        "--mode",
+        default="allow_mix_precision",
+        metavar="MODE",
+        help="the precision_mode under test (default: allow_mix_precision); the reference is "
+        f"{REFERENCE_MODE}",
+    )
+    _add_common(precision, "precision")
+
+
+def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
+    parser.usage = (
+        f"%(prog)s [-h]{' [--mode MODE]' if kind == 'precision' else ''} "
+        "[--metric {loss,variables}] [--tolerance T]\n"
+        "          [--out DIR] [--option KEY=VALUE ...] [--clean DIR ...] [--timeout S] [--json]\n"
+        "          -- SCRIPT [ARGS]"
+    )
+    parser.add_argument(
+        "script_argv",
+        metavar="SCRIPT [ARGS]",
+        nargs=argparse.REMAINDER,
+        help="the script and its arguments, after `--`",
+    )
+    parser.add_argument(
+        "--metric",
+        choices=("loss", "variables"),
+        default="loss",
+        help="what a run is judged by: the loss the script fetches (every step, or only at "
+        "the end), or the final trainable variables (default: loss)",
+    )
+    parser.add_argument(
+        "--tolerance",
+        type=float,
+        metavar="T",
+        help="largest relative difference from the reference run that still matches "
+        f"(default: {DEFAULT_TOLERANCES[kind]:g})",
+    )
+    parser.add_argument(
+        "--out",
+        type=path_arg,
+        metavar="DIR",
+        help="folder for the fix files, the trials and the state "
+        f"(default: ./tf2npu-bisect-{kind})",
+    )
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an NpuOptimizer option for every trial, as tf2npu run --option; repeat",
+    )
+    parser.add_argument(
+        "--clean",
+        action="append",
+        default=[],
+        type=path_arg,
+        metavar="DIR",
+        help="remove DIR before every trial: the folder the script writes checkpoints to "
+        "(model_dir, --output_dir), so no trial resumes from another's; repeat",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="stop a trial that runs longer than S seconds (it counts as failed)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object (keys above)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if not getattr(args, "kind", None):
+        raise UsageError(
+            "give what to bisect: tf2npu bisect fusion -- SCRIPT, or tf2npu bisect precision "
+            "-- SCRIPT (tf2npu bisect --help explains both)"
+        )
+    script, script_args = _script(args)
+    _check_args(args)
+    out: Path = (args.out or Path(f"tf2npu-bisect-{args.kind}")).resolve()
+    check_output_dir(out, "--out")
+    _check_clean(args.clean, script, out)
+    return _bisect(args, script, script_args, out)
+
+
+def _script(args: argparse.Namespace) -> tuple[Path, tuple[str, ...]]:
+    command = list(args.script_argv)
+    if command[:1] == ["--"]:
+        del command[0]
+    example = f"tf2npu bisect {args.kind} -- train.py --steps 20"
+    if not command:
+        raise UsageError(f"no SCRIPT given; put it after `--`, e.g. {example}")
+    script = Path(command[0])
+    fix = f"give the path of the training script, e.g. {example}"
+    if not script.exists():
+        raise UsageError(f"SCRIPT {str(script)!r} does not exist; {fix}")
+    check_input_file(script, "SCRIPT", fix)
+    if script.suffix != ".py":
+        raise UsageError(
+            f"SCRIPT {str(script)!r} is not a .py file; bisect's options go before `--`, the "
+            "script and its arguments after it"
+        )
+    return script.resolve(), tuple(command[1:])
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    from tf2npu.cli.npu_flags import check_option_files
+    from tf2npu.config.options import PRECISION_MODES
+    from tf2npu.config.sources import from_cli
+
+    if args.tolerance is None:
+        args.tolerance = DEFAULT_TOLERANCES[args.kind]
+    tolerance: float = args.tolerance
+    if not math.isfinite(tolerance) or tolerance <= 0:
+        raise UsageError(
+            f"--tolerance {tolerance:g}: give a relative difference > 0, e.g. --tolerance 0.01 (1%)"
+        )
+    if args.timeout is not None and not args.timeout > 0:
+        raise UsageError(f"--timeout {args.timeout:g}: give seconds > 0, e.g. --timeout 600")
+    values = from_cli(args.option)
+    check_option_files(values)
+    for key in _SELF_SET[args.kind]:
+        if key in values:
+            raise UsageError(
+                f"--option {key}=...: bisect precision sets {key} in its trials; give the mode "
+                f"to test with --mode (the reference is {REFERENCE_MODE})"
+            )
+    if args.kind == "precision":
+        if args.mode not in PRECISION_MODES:
+            from tf2npu.config.names import unknown
+
+            raise unknown("precision_mode", args.mode, PRECISION_MODES)
+        if args.mode == REFERENCE_MODE:
+            raise UsageError(
+                f"--mode {REFERENCE_MODE} is the reference itself; give the mode that trains "
+                "worse, e.g. --mode allow_mix_precision"
+            )
+
+
+def _check_clean(folders: list[Path], script: Path, out: Path) -> None:
+    """Each ``--clean`` folder is one the script writes, never one holding what must stay."""
+    keep = {"SCRIPT": script, "--out": out, "the current folder": Path.cwd()}
+    for folder in folders:
+        path = folder.resolve()
+        for what, kept in keep.items():
+            inside_out = what == "--out" and kept in path.parents
+            if kept == path or path in kept.parents or inside_out:
+                raise UsageError(
+                    f"--clean {str(folder)!r} would remove {what} ({kept}) before every "
+                    "trial; give the folder the script writes its checkpoints to, e.g. "
+                    "--clean /tmp/model_dir"
+                )
+        if path.exists() and not path.is_dir():
+            raise UsageError(f"--clean {str(folder)!r} is a file; give a folder the script writes")
+
+
+def _bisect(args: argparse.Namespace, script: Path, script_args: tuple[str, ...], out: Path) -> int:
+    from tf2npu.debug.bisect import Bench, Store
+    from tf2npu.debug.bisect_lab import ScriptLab
+    from tf2npu.debug.bisect_metric import Metric, NoMetricError
+    from tf2npu.debug.bisect_report import text_lines
+    from tf2npu.graph.fusion import known_rules
+
+    metric = Metric(args.metric)
+    identity: dict[str, Any] = {
+        "kind": args.kind,
+        "script": str(script),
+        "args": list(script_args),
+        "options": list(args.option),
+    }
+    if args.kind == "precision":
+        identity["mode"] = args.mode
+    clean = tuple(path.resolve() for path in args.clean)
+    lab = ScriptLab(script, script_args, tuple(args.option), metric, args.timeout, clean=clean)
+    bench = Bench(lab, Store(out, identity), progress=lambda t: _progress(t, metric))
+    known = known_rules()
+    try:
+        data = _search(args, bench, metric, out, known)
+    except NoMetricError as err:
+        raise UsageError(f"{err} (the trials are in {out})") from None
+    if args.json:
+        sys.stdout.write(json.dumps(data, indent=1) + "\n")
+    else:
+        print("\n".join(text_lines(data)))
+    return exit_codes.OK if data["found"] else exit_codes.FINDINGS
+
+
+def _search(
+    args: argparse.Namespace,
+    bench: Bench,
+    metric: Metric,
+    out: Path,
+    known: KnownRules,
+) -> dict[str, Any]:
+    from tf2npu.debug import bisect_report as report
+    from tf2npu.debug.bisect_fusion import bisect_fusion
+    from tf2npu.debug.bisect_precision import bisect_precision
+
+    if args.kind == "fusion":
+        fusion = bisect_fusion(bench, metric, args.tolerance, tuple(known))
+        files = report.write_fusion_files(fusion, out, known)
+        return report.to_json(fusion, bench, files, metric, args.tolerance, known)
+    precision = bisect_precision(bench, metric, args.tolerance, args.mode)
+    files = report.write_precision_files(precision, out)
+    return report.to_json(precision, bench, files, metric, args.tolerance, known)
+
+
+def _progress(trial: Trial, metric: Metric) -> None:
+    from tf2npu.debug.bisect_metric import headline
+
+    value = headline(trial.evidence, metric)
+    shown = "-" if value is None else f"{value:.6g}"
+    state = "resumed" if trial.resumed else f"{trial.evidence.seconds:.1f}s"
+    print(
+        f"tf2npu bisect: {trial.folder.name}: exit {trial.evidence.status}, "
+        f"{metric.value} {shown} ({state})",
+        file=sys.stderr,
+    )

@@ -1,0 +1,236 @@
+"""``tf2npu bisect``: usage errors, and the report, files and exit codes over a fake lab."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tf2npu.cli.main import main
+from tf2npu.debug.bisect_metric import FusionInstance, LoweredNode
+from tf2npu.testing.fake_lab import FakeLab
+
+FIRED = [
+    FusionInstance("matmul_biasadd", f"l{i}/dense/MatMul", (f"l{i}/dense/MatMul", f"l{i}/dense/BiasAdd"),
+                   f"train.py:{10 + i}")
+    for i in range(4)
+] + [FusionInstance("gelu_tanh", "l0/gelu/mul_3", ("l0/gelu/mul_3",), "train.py:30")]  # fmt: skip
+
+
+def bisect(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["bisect", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Path:
+    path = tmp_path / "train.py"
+    path.write_text("print('loss', 1.0)\n")
+    return path
+
+
+@pytest.fixture
+def lab(monkeypatch: pytest.MonkeyPatch) -> FakeLab:
+    """The CLI's lab replaced by a fake whose fault is instance l2/dense/MatMul."""
+    fake = FakeLab(
+        FIRED,
+        frozenset({("matmul_biasadd", "l2/dense/MatMul")}),
+        lowered=(LoweredNode("l0/Sum", "Sum", "ReduceSumD", "train.py:7"),
+                 LoweredNode("l0/MatMul", "MatMul", "MatMulV2", "train.py:5")),
+        bad_types=frozenset({"ReduceSumD"}),
+    )  # fmt: skip
+    made: list[dict[str, Any]] = []
+
+    def factory(
+        script: Path, args: tuple[str, ...], options: tuple[str, ...], *rest: Any, clean: Any
+    ) -> FakeLab:
+        made.append({"script": script, "args": args, "options": options})
+        if clean:
+            made[-1]["clean"] = clean
+        return fake
+
+    monkeypatch.setattr("tf2npu.debug.bisect_lab.ScriptLab", factory)
+    fake.made = made  # type: ignore[attr-defined]
+    return fake
+
+
+def test_fusion_names_the_instance_and_writes_both_switch_files(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, script: Path, lab: FakeLab
+) -> None:
+    out = tmp_path / "out"
+    code, stdout, stderr = bisect(
+        capsys, "fusion", "--out", str(out), "--", str(script), "--steps", "3"
+    )
+    assert code == 0
+    assert lab.made == [{"script": script, "args": ("--steps", "3"), "options": ()}]  # type: ignore[attr-defined]
+    assert "tf2npu bisect fusion: instance" in stdout
+    assert "rule      matmul_biasadd (Ascend: MatMulBiasAddFusionPass)" in stdout
+    assert "instance  root l2/dense/MatMul  created at train.py:12" in stdout
+    assert "nodes     l2/dense/MatMul, l2/dense/BiasAdd" in stdout
+    assert "runs 5 (bound 6)" in stdout
+    assert "tf2npu bisect: 01-all-on: exit 0, loss 2 (0.5s)" in stderr
+    assert json.loads((out / "fusion_switch.json").read_text()) == {
+        "Switch": {"GraphFusion": {"MatMulBiasAddFusionPass": "off"}, "UBFusion": {}}
+    }
+    assert json.loads((out / "fusion_instances_off.json").read_text()) == {
+        "off": [{"rule": "matmul_biasadd", "root": "l2/dense/MatMul"}]
+    }
+
+
+def test_fusion_json_has_the_stable_keys(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, script: Path, lab: FakeLab
+) -> None:
+    code, stdout, _ = bisect(
+        capsys, "fusion", "--json", "--out", str(tmp_path / "o"), "--", str(script)
+    )
+    data = json.loads(stdout)
+    assert code == 0
+    assert {"kind", "rule", "aliases", "instance", "nodes", "runs", "switch_file", "mixlist_file",
+            "metric_by_run"} <= set(data)  # fmt: skip
+    assert (data["kind"], data["rule"], data["aliases"], data["instance"]) == (
+        "fusion", "matmul_biasadd", ["MatMulBiasAddFusionPass"], "l2/dense/MatMul"
+    )  # fmt: skip
+    assert data["where"] == "train.py:12"
+    assert data["tolerance"] == 1e-4  # the fusion default
+    assert data["runs"] == len(data["trials"]) == len(data["metric_by_run"]) == 5
+    assert data["metric_by_run"]["01-all-on"] == 2.0
+    assert data["metric_by_run"]["02-all-off"] == pytest.approx(1.0, abs=1e-3)
+    assert data["mixlist_file"] is None
+    assert data["trials"][0]["distance"] == pytest.approx(1.0, rel=1e-3)
+    assert data["trials"][0]["matches"] is False
+
+
+def test_fusion_not_the_cause_exits_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, script: Path, lab: FakeLab
+) -> None:
+    lab.culprits = frozenset()
+    code, stdout, _ = bisect(capsys, "fusion", "--out", str(tmp_path / "o"), "--", str(script))
+    assert code == 1
+    assert "tf2npu bisect fusion: on_matches_off" in stdout
+    assert not (tmp_path / "o" / "fusion_switch.json").exists()
+
+
+def test_precision_writes_the_mixlist_and_the_keep_dtype_alternative(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, script: Path, lab: FakeLab
+) -> None:
+    out = tmp_path / "p"
+    code, stdout, _ = bisect(capsys, "precision", "--json", "--out", str(out), "--", str(script))
+    data = json.loads(stdout)
+    assert code == 0, data["message"]
+    assert (data["kind"], data["verdict"], data["types"], data["nodes"]) == (
+        "precision", "found", ["ReduceSumD"], ["l0/Sum"]
+    )  # fmt: skip
+    assert json.loads((out / "modify_mixlist.json").read_text()) == {
+        "black-list": {"to-add": ["ReduceSumD"]}
+    }
+    assert json.loads((out / "keep_fp32.json").read_text()) == {"nodes": ["l0/Sum"]}
+    assert data["mixlist_file"] == str(out / "modify_mixlist.json")
+    assert "with npu_scope.keep_dtype_scope():" in data["keep_dtype_scope"]
+    assert "'l0/Sum' (Sum)  # train.py:7" in data["keep_dtype_scope"]
+    assert data["rerun"]["matches"] is True
+    assert data["tolerance"] == 0.01  # the precision default
+
+
+def test_running_again_resumes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, script: Path, lab: FakeLab
+) -> None:
+    argv = ("fusion", "--out", str(tmp_path / "o"), "--", str(script))
+    bisect(capsys, *argv)
+    runs = len(lab.runs)
+    code, stdout, stderr = bisect(capsys, *argv)
+    assert code == 0 and len(lab.runs) == runs
+    assert stderr.count("(resumed)") == 5 and "(resumed)" in stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ((), "give what to bisect: tf2npu bisect fusion -- SCRIPT"),
+        (("fusion",), "no SCRIPT given; put it after `--`, e.g. tf2npu bisect fusion -- train.py"),
+        (("fusion", "--", "missing.py"), "SCRIPT 'missing.py' does not exist"),
+        (
+            ("fusion", "--tolerance", "0", "--", "{script}"),
+            "--tolerance 0: give a relative difference > 0",
+        ),
+        (("fusion", "--tolerance", "nan", "--", "{script}"), "--tolerance nan"),
+        (("fusion", "--timeout", "-1", "--", "{script}"), "--timeout -1: give seconds > 0"),
+        (
+            ("fusion", "--option", "precison_mode=x", "--", "{script}"),
+            "did you mean 'precision_mode'",
+        ),
+        (("fusion", "--option", "modify_mixlist=/nope.json", "--", "{script}"), "/nope.json"),
+        (
+            ("precision", "--option", "precision_mode=force_fp16", "--", "{script}"),
+            "bisect precision sets precision_mode in its trials; give the mode to test with --mode",
+        ),
+        (
+            ("precision", "--mode", "must_keep_origin_dtype", "--", "{script}"),
+            "is the reference itself",
+        ),
+        (
+            ("precision", "--mode", "allow_mix", "--", "{script}"),
+            "unknown precision_mode 'allow_mix'",
+        ),
+    ],
+)
+def test_usage_errors(
+    capsys: pytest.CaptureFixture[str], script: Path, argv: tuple[str, ...], message: str
+) -> None:
+    argv = tuple(a.replace("{script}", str(script)) for a in argv)
+    code, _, err = bisect(capsys, *argv)
+    assert code == 2
+    assert message in err
+
+
+def test_clean_folders_reach_the_lab(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, script: Path, lab: FakeLab
+) -> None:
+    argv = ("fusion", "--clean", str(tmp_path / "model"), "--out", str(tmp_path / "o"))
+    code, _, _ = bisect(capsys, *argv, "--", str(script))
+    assert code == 0
+    assert lab.made[0]["clean"] == ((tmp_path / "model").resolve(),)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("clean", "message"),
+    [
+        (".", "would remove the current folder"),
+        ("{tmp}", "would remove SCRIPT"),
+        ("{tmp}/o/trials", "would remove --out"),
+        ("{tmp}/train.py", "would remove SCRIPT"),
+    ],
+)
+def test_clean_refuses_folders_that_must_stay(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    script: Path,
+    clean: str,
+    message: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+    clean = clean.replace("{tmp}", str(tmp_path))
+    code, _, err = bisect(
+        capsys, "fusion", "--clean", clean, "--out", str(tmp_path / "o"), "--", str(script)
+    )
+    assert code == 2 and message in err
+
+
+def test_a_script_that_is_not_python(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    other = tmp_path / "train.sh"
+    other.write_text("")
+    code, _, err = bisect(capsys, "fusion", "--", str(other))
+    assert code == 2 and "is not a .py file" in err
+
+
+def test_an_out_holding_another_bisection(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, script: Path, lab: FakeLab
+) -> None:
+    bisect(capsys, "fusion", "--out", str(tmp_path / "o"), "--", str(script))
+    code, _, err = bisect(capsys, "fusion", "--out", str(tmp_path / "o"), "--", str(script), "--x")
+    assert code == 2
+    assert "holds the state of another bisection (args was [], now ['--x'])" in err
