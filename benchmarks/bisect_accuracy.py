@@ -1,7 +1,8 @@
 """Measures whether ``tf2npu bisect`` finds injected faults, in how many runs and how long.
 
 Usage: ``TF_CPP_MIN_LOG_LEVEL=2 .venv/bin/python benchmarks/bisect_accuracy.py [--part
-fusion|precision|all] [--draws N] [--fault KIND] [--metric loss|variables] [--steps N]
+fusion|precision|all] [--draws N] [--fault KIND] [--model session|estimator]
+[--metric loss|variables] [--steps N]
 [--seed S] [--work DIR] [--json OUT]``.
 
 *fusion*: a BERT-style model of our own, ``--model``: ``session`` (default),
@@ -223,10 +224,14 @@ def main() -> None:
     parser.add_argument("--fault", default="scale:1.5", help="KIND of TF2NPU_INJECT_FAULT")
     parser.add_argument("--steps", type=int, default=4, help="training steps of the BERT run")
     parser.add_argument(
-        "--metric",
-        choices=("loss", "variables"),
-        default="variables",
-        help="bisect fusion's --metric (default variables: see docs/benchmarks.md)",
+        "--model",
+        choices=("session", "estimator"),
+        default="session",
+        help="the BERT-style script: bisect_models/bert_session.py, or the Estimator "
+        "pretraining script of tests/e2e/bert_style",
+    )
+    parser.add_argument(
+        "--metric", choices=("loss", "variables"), default="loss", help="bisect fusion's --metric"
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", type=Path, default=Path("/tmp/tf2npu-bisect-bench"))
