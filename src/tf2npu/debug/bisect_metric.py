@@ -38,8 +38,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-import numpy as np
-
 __all__ = [
     "DEFAULT_TOLERANCES",
     "FLOOR",
@@ -133,6 +131,8 @@ def headline(evidence: Evidence, metric: Metric) -> float | None:
         return evidence.loss[-1] if evidence.loss else None
     if not evidence.variables:
         return None
+    import numpy as np  # not at the CLI's start-up
+
     values = evidence.variables.values()
     return max(float(np.max(np.abs(np.asarray(v)), initial=0.0)) for v in values)
 
@@ -165,6 +165,8 @@ def _variables_distance(
         )
     if trial is None or set(trial) != set(reference):
         return math.inf
+    import numpy as np  # not at the CLI's start-up
+
     worst = 0.0
     for name, ref in reference.items():
         a = np.asarray(trial[name], dtype=np.float64)
