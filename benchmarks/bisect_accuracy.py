@@ -138,8 +138,9 @@ def fusion_part(opts: argparse.Namespace) -> list[dict[str, Any]]:
             out = work / f"{rule}-{draw}"
             subprocess.run(["rm", "-rf", str(out)], check=True)
             start = time.perf_counter()
-            done = tf2npu("bisect", "fusion", "--json", "--metric", opts.metric, "--out", str(out),
-                          "--clean", str(model), "--", str(script), *args,
+            tolerance = ["--tolerance", str(opts.tolerance)] if opts.tolerance else []
+            done = tf2npu("bisect", "fusion", "--json", "--metric", opts.metric, *tolerance,
+                          "--out", str(out), "--clean", str(model), "--", str(script), *args,
                           env={"TF2NPU_INJECT_FAULT": fault})  # fmt: skip
             seconds = time.perf_counter() - start
             rows.append(_fusion_row(rule, root, fault, done, seconds, len(fired), len(roots)))
@@ -233,6 +234,7 @@ def main() -> None:
     parser.add_argument(
         "--metric", choices=("loss", "variables"), default="loss", help="bisect fusion's --metric"
     )
+    parser.add_argument("--tolerance", type=float, help="bisect fusion's --tolerance")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--work", type=Path, default=Path("/tmp/tf2npu-bisect-bench"))
     parser.add_argument("--json", type=Path)
