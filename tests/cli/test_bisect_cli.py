@@ -95,6 +95,7 @@ def test_fusion_json_has_the_stable_keys(
     )  # fmt: skip
     assert data["where"] == "train.py:12"
     assert data["tolerance"] == 1e-4  # the fusion default
+    assert data["roots"] == ["l2/dense/MatMul"]
     assert data["runs"] == len(data["trials"]) == len(data["metric_by_run"]) == 5
     assert data["metric_by_run"]["01-all-on"] == 2.0
     assert data["metric_by_run"]["02-all-off"] == pytest.approx(1.0, abs=1e-3)

@@ -98,6 +98,16 @@ def test_minimal_set_checks_the_whole_set_when_asked() -> None:
         minimal_set("abc", lambda part: False, known_good=False)
 
 
+def test_a_configuration_in_another_order_is_the_same_trial(tmp_path: Path) -> None:
+    from tf2npu.debug.bisect import Bench
+    from tf2npu.testing.fake_lab import FakeLab
+
+    bench = Bench(FakeLab(), Store(tmp_path, {"kind": "fusion"}))
+    first = bench.trial("a", Config(fusion_off=(("r", "x"), ("r", "y"))))
+    assert bench.trial("b", Config(fusion_off=(("r", "y"), ("r", "x")))) is first
+    assert bench.runs == 1
+
+
 def test_store_refuses_an_unreadable_state(tmp_path: Path) -> None:
     (tmp_path / STATE_FILE).write_text("{not json")
     with pytest.raises(UsageError, match=rf"holds a {STATE_FILE} that cannot be read .*delete it"):

@@ -265,7 +265,7 @@ class Bench:
     def trial(self, label: str, config: Config) -> Trial:
         """The trial of ``config``: from the store when it finished before, else run now."""
         for done in self.trials:
-            if done.config == config:
+            if done.config.key() == config.key():
                 return done
         record = self.store.get(config)
         if record is not None:

@@ -156,6 +156,7 @@ def _fusion_keys(result: FusionResult, known: KnownRules) -> dict[str, Any]:
         "instance": instance.root if instance else None,
         "where": instance.where if instance else None,
         "nodes": list(instance.nodes) if instance else [],
+        "roots": list(result.roots),
         "bound": result.bound,
         "rules_fired": list(result.rules_fired),
         "instances_of_rule": result.instances_of_rule,
