@@ -24,8 +24,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 
-from tf2npu.config.jsonfile import load_json, parse_json
-from tf2npu.config.names import unknown
+from tf2npu.config.jsonfile import load_json, parse_json, short_repr
+from tf2npu.config.names import KnownRules, alias_index, unknown
 from tf2npu.config.overrides import FusionOverride
 from tf2npu.errors import ConfigError
 
@@ -34,9 +34,6 @@ _LOG = logging.getLogger("tf2npu.config")
 _VENDOR_PASS = re.compile(r"^[A-Z][A-Za-z0-9]*(Pass|Fusion|Switch)$")
 """Ascend's pass names end in ``Pass`` (most), ``Fusion`` (``ConstToAttrReduceSumFusion``,
 ``AutomaticUbFusion``) or ``Switch`` (``FusionVirtualOpSetSwitch``)."""
-
-KnownRules = Mapping[str, tuple[str, tuple[str, ...]]]
-"""Canonical rule name -> (category, Ascend pass-name aliases)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,9 +76,9 @@ class FusionSwitch:
         ):
             raise ConfigError(
                 f'{source}: expected {{"Switch": {{"GraphFusion": {{...}}, "UBFusion": {{...}}}}}}'
-                f", got {_short(data)}"
+                f", got {short_repr(data)}"
             )
-        aliases = _alias_index(known_rules)
+        aliases = alias_index(known_rules)
         states = dict.fromkeys(known_rules, True)
         foreign: list[str] = []
         for category, entries in data["Switch"].items():
@@ -121,7 +118,7 @@ def _apply_category(
     if not isinstance(entries, dict):
         raise ConfigError(
             f'{source}: Switch.{category} must be an object like {{"ALL": "off"}}, '
-            f"got {_short(entries)}"
+            f"got {short_repr(entries)}"
         )
     if "ALL" in entries:
         on = _on_off(source, f"{category}.ALL", entries["ALL"])
@@ -179,17 +176,3 @@ def _on_off(source: str, where: str, value: object) -> bool:
     if isinstance(value, str) and value.lower() in ("on", "off"):
         return value.lower() == "on"
     raise ConfigError(f'{source}: {where} = {value!r} is not valid; use "on" or "off"')
-
-
-def _alias_index(known_rules: KnownRules) -> dict[str, str]:
-    index: dict[str, str] = {}
-    for name, (_, aliases) in known_rules.items():
-        index[name] = name
-        for alias in aliases:
-            index[alias] = name
-    return index
-
-
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."

@@ -69,3 +69,9 @@ def _utf8(data: bytes, source: str) -> str:
         f"{source}: the file is {encoding} text (it starts with a {encoding} byte-order mark); "
         "save it as UTF-8"
     )
+
+
+def short_repr(value: object) -> str:
+    """``repr(value)`` cut to 60 characters, for an error message about a file's content."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,15 +1,30 @@
-"""Unknown-name errors: the close-match suggestion first, then a short list."""
+"""Names in configuration files: fusion-rule aliases, and unknown-name errors (the close-match
+suggestion first, then a short list)."""
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from tf2npu.errors import UnknownNameError
 
 LISTED_IN_FULL = 12
 """Up to this many valid names, the message lists them all; beyond, only the close ones."""
 CLOSE_SHOWN = 3
+
+KnownRules = Mapping[str, tuple[str, tuple[str, ...]]]
+"""Canonical fusion rule name -> (category, Ascend pass-name aliases), as ``known_rules()``
+gives."""
+
+
+def alias_index(known_rules: KnownRules) -> dict[str, str]:
+    """Every name a fusion rule answers to (its own and its Ascend aliases) -> its own name."""
+    index: dict[str, str] = {}
+    for name, (_, aliases) in known_rules.items():
+        index[name] = name
+        for alias in aliases:
+            index[alias] = name
+    return index
 
 
 def unknown(

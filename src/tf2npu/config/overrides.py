@@ -23,13 +23,12 @@ differ from the one the list was made from); the run summary lists it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tf2npu.config.faults import FaultSpec
-from tf2npu.config.jsonfile import load_json
-from tf2npu.config.names import unknown
+from tf2npu.config.jsonfile import load_json, short_repr
+from tf2npu.config.names import KnownRules, alias_index, unknown
 from tf2npu.errors import ConfigError
 
 __all__ = [
@@ -42,9 +41,6 @@ __all__ = [
 
 FUSION_INSTANCES_ENV = "TF2NPU_FUSION_INSTANCES"
 KEEP_FP32_ENV = "TF2NPU_KEEP_FP32"
-
-KnownRules = Mapping[str, tuple[str, tuple[str, ...]]]
-"""Canonical rule name -> (category, Ascend pass-name aliases), as ``known_rules()`` gives."""
 
 _FUSION_SHAPE = '{"off": [{"rule": "<rule>"}, {"rule": "<rule>", "root": "<node name>"}]}'
 _KEEP_SHAPE = '{"nodes": ["<node name>", ...]}'
@@ -69,8 +65,8 @@ class FusionOverride:
     def from_json(cls, data: object, known_rules: KnownRules, source: str) -> FusionOverride:
         """Validate decoded JSON (see the module docstring for the shape)."""
         if not isinstance(data, dict) or set(data) != {"off"} or not isinstance(data["off"], list):
-            raise ConfigError(f"{source}: expected {_FUSION_SHAPE}, got {_short(data)}")
-        aliases = _alias_index(known_rules)
+            raise ConfigError(f"{source}: expected {_FUSION_SHAPE}, got {short_repr(data)}")
+        aliases = alias_index(known_rules)
         rules: set[str] = set()
         instances: set[tuple[str, str]] = set()
         for position, entry in enumerate(data["off"]):
@@ -95,7 +91,7 @@ def _entry(source: str, position: int, entry: object) -> tuple[str, str | None]:
     where = f"{source}: off[{position}]"
     if not isinstance(entry, dict) or "rule" not in entry or set(entry) - {"rule", "root"}:
         raise ConfigError(
-            f'{where} = {_short(entry)} is not valid; give {{"rule": "<rule>"}} or '
+            f'{where} = {short_repr(entry)} is not valid; give {{"rule": "<rule>"}} or '
             f'{{"rule": "<rule>", "root": "<node name>"}}'
         )
     rule, root = entry["rule"], entry.get("root")
@@ -137,7 +133,7 @@ class KeepFp32:
             or set(data) != {"nodes"}
             or not isinstance(data["nodes"], list)
         ):
-            raise ConfigError(f"{source}: expected {_KEEP_SHAPE}, got {_short(data)}")
+            raise ConfigError(f"{source}: expected {_KEEP_SHAPE}, got {short_repr(data)}")
         for position, name in enumerate(data["nodes"]):
             if not isinstance(name, str) or not name:
                 raise ConfigError(
@@ -161,17 +157,3 @@ class EngineOverrides:
 
     def __bool__(self) -> bool:
         return bool(self.fusion or self.keep_fp32 or self.faults)
-
-
-def _alias_index(known_rules: KnownRules) -> dict[str, str]:
-    index: dict[str, str] = {}
-    for name, (_, aliases) in known_rules.items():
-        index[name] = name
-        for alias in aliases:
-            index[alias] = name
-    return index
-
-
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."

@@ -15,7 +15,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import ClassVar, TypeVar
 
-from tf2npu.config.fusion_switch import CATEGORIES, KnownRules
+from tf2npu.config.fusion_switch import CATEGORIES
+from tf2npu.config.names import KnownRules
 from tf2npu.errors import InternalError
 from tf2npu.graph.fusion.rewrite import Fusion, rewrite
 from tf2npu.graph.ir import Graph, Node
