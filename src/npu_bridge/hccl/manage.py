@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from tf2npu.config import cluster as _cluster
 from tf2npu.runtime.distributed import collectives as _collectives
+from tf2npu.runtime.distributed.split import DEFAULT_SPLIT, SplitStrategy
 
 __all__ = [
     "create_group",
@@ -29,14 +30,15 @@ __all__ = [
     "get_world_rank_from_group_rank",
     "set_split_strategy_by_idx",
     "set_split_strategy_by_size",
+    "split_strategy",
 ]
 
 WORLD_GROUP = "hccl_world_group"
 
 #: Groups made by create_group: name -> world rank ids (in group-rank order).
 _groups: dict[str, tuple[int, ...]] = {}
-#: Gradient split strategies by group, as the last set_split_strategy_* call gave them.
-_split_strategies: dict[str, tuple[str, tuple[int | float, ...]]] = {}
+#: Gradient split strategies by group and kind ("size", "idx"), as the last call of each gave.
+_split_strategies: dict[str, dict[str, SplitStrategy]] = {}
 
 
 def world_rank_size() -> int:
@@ -161,10 +163,11 @@ def get_group_rank_from_world_rank(world_rank_id: int, group: str) -> int:
 
 
 def set_split_strategy_by_idx(idxList: Sequence[int], group: str = WORLD_GROUP) -> None:
-    """Record gradient-fusion split points by gradient index (increasing, non-negative).
+    """Cut the gradients of ``group`` into fused all-reduces after these gradient indices.
 
-    The adapter fuses all-reduces between split points; with one rank there is nothing to
-    fuse, so the strategy is validated and recorded only.
+    ``[20, 100, 159]``: gradients 0–20 travel as one all-reduce, 21–100 as another, 101–159 as
+    a third (the index is the gradient's position in the optimizer's list). A split by size set
+    for the same group wins (see :func:`split_strategy`).
     """
     _members(group)
     idx = tuple(idxList)
@@ -173,15 +176,17 @@ def set_split_strategy_by_idx(idxList: Sequence[int], group: str = WORLD_GROUP) 
             f"set_split_strategy_by_idx: idxList={list(idx)!r} must be increasing non-negative "
             "gradient indices, e.g. [20, 100, 159]"
         )
-    _split_strategies[group] = ("idx", idx)
+    strategy = SplitStrategy.by_index(idx, "set_split_strategy_by_idx")
+    _split_strategies.setdefault(group, {})["idx"] = strategy
 
 
 def set_split_strategy_by_size(
     dataSizeList: Sequence[int | float], group: str = WORLD_GROUP
 ) -> None:
-    """Record gradient-fusion split points by percentages of the gradient data (sum 100).
+    """Cut the gradients of ``group`` into fused all-reduces by shares of their bytes.
 
-    Validated and recorded only, as :func:`set_split_strategy_by_idx`.
+    ``[60, 20, 20]``: the first all-reduce carries the gradients up to 60% of the bytes, the
+    second up to 80%, the third the rest.
     """
     _members(group)
     sizes = tuple(dataSizeList)
@@ -190,4 +195,13 @@ def set_split_strategy_by_size(
             f"set_split_strategy_by_size: dataSizeList={list(sizes)!r} must be positive "
             "percentages summing to 100, e.g. [60, 20, 20]"
         )
-    _split_strategies[group] = ("size", sizes)
+    strategy = SplitStrategy.by_size(sizes, "set_split_strategy_by_size")
+    _split_strategies.setdefault(group, {})["size"] = strategy
+
+
+def split_strategy(group: str = WORLD_GROUP) -> SplitStrategy:
+    """The split the distributed optimizers use for ``group``: by size when set (it wins over
+    by index, as on the device), else by index, else HCCL's default ``[96.54, 3.46]``."""
+    _members(group)
+    chosen = _split_strategies.get(group, {})
+    return chosen.get("size") or chosen.get("idx") or DEFAULT_SPLIT

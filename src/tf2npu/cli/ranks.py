@@ -229,10 +229,12 @@ def _rank_line(rank: dict[str, Any]) -> str:
     loss = rank["loss"]
     count = sum(f["count"] for f in rank["collectives"].values())
     size = sum(f["bytes"] for f in rank["collectives"].values())
+    tensors = sum(f.get("tensors", f["count"]) for f in rank["collectives"].values())
+    fused = f" carrying {tensors} tensors" if tensors != count else ""
     parts = [
         status,
         f"{rank['steps'] if rank['steps'] is not None else '?'} steps",
         f"loss {loss:.6g}" if isinstance(loss, float) else "loss -",
-        f"{count} collectives, {size / 1e6:.2f} MB",
+        f"{count} collectives{fused}, {size / 1e6:.2f} MB",
     ]
     return ", ".join(parts)

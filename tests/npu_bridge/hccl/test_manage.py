@@ -75,11 +75,22 @@ def test_world_group_cannot_be_destroyed() -> None:
         manage.destroy_group("hccl_world_group")
 
 
-def test_split_strategies_are_validated_and_recorded() -> None:
+def test_split_strategy_default_then_by_index_then_by_size_which_wins() -> None:
+    assert manage.split_strategy().describe() == "by size [96.54, 3.46] (default)"
     manage.set_split_strategy_by_idx([20, 100, 159])
-    assert manage._split_strategies["hccl_world_group"] == ("idx", (20, 100, 159))
+    assert manage.split_strategy().describe() == (
+        "by index [20, 100, 159] (set_split_strategy_by_idx)"
+    )
     manage.set_split_strategy_by_size([60, 20, 20])
-    assert manage._split_strategies["hccl_world_group"] == ("size", (60, 20, 20))
+    manage.set_split_strategy_by_idx([1, 2])  # a split by size, once set, wins (as on the device)
+    assert manage.split_strategy().describe() == (
+        "by size [60, 20, 20] (set_split_strategy_by_size)"
+    )
+    with pytest.raises(ValueError, match="group 'nope' does not exist"):
+        manage.split_strategy("nope")
+
+
+def test_split_strategies_are_validated() -> None:
     with pytest.raises(ValueError, match="increasing non-negative"):
         manage.set_split_strategy_by_idx([5, 2])
     with pytest.raises(ValueError, match="summing to 100"):

@@ -122,3 +122,15 @@ def test_without_the_launcher_collectives_are_an_error(monkeypatch: pytest.Monke
         "the launcher (TF2NPU_CLUSTER is unset), so it cannot reach the other ranks; run tf2npu "
         "run --ranks 2 SCRIPT, or set RANK_SIZE=1 for one rank"
     )
+
+
+@pytest.mark.usefixtures("rank_one_of_two")
+def test_a_fused_all_reduce_needs_several_static_tensors() -> None:
+    found = manage._collective_group(manage.WORLD_GROUP, "test")
+    assert found is not None
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match=r"two or more tensors of static shape, got \(2,\)$"):
+            collectives.all_reduce_fused([tf.ones([2])], "sum", *found)
+        unknown = tf.compat.v1.placeholder(tf.float32, [None])
+        with pytest.raises(ValueError, match="static shape"):
+            collectives.all_reduce_fused([tf.ones([2]), unknown], "sum", *found)

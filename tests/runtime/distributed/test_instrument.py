@@ -21,9 +21,9 @@ def test_counts_what_a_run_reaches() -> None:
             loss = tf.reduce_sum(summed)
         unrelated = hccl_ops.allreduce(x, "max")
         received = hccl_ops.receive([3], tf.float32, 1, 0)
-    assert collectives_reached([loss.op]) == [("HcomAllGather", 16), ("HcomAllReduce", 128)]
-    assert collectives_reached([unrelated.op, unrelated.op]) == [("HcomAllReduce", 128)]
-    assert collectives_reached([received.op]) == [("HcomReceive", 12)]  # what it gets
+    assert collectives_reached([loss.op]) == [("HcomAllGather", 16, 1), ("HcomAllReduce", 128, 1)]
+    assert collectives_reached([unrelated.op, unrelated.op]) == [("HcomAllReduce", 128, 1)]
+    assert collectives_reached([received.op]) == [("HcomReceive", 12, 1)]  # what it gets
 
     counter = CollectiveCounter(1, 2)
     run = RunSignature(SessionInfo(1, False, graph), (), (loss,), step=True)
@@ -36,9 +36,23 @@ def test_counts_what_a_run_reaches() -> None:
         "size": 2,
         "loss": 0.25,
         "collectives": {
-            "HcomAllGather": {"count": 2, "bytes": 32},
-            "HcomAllReduce": {"count": 2, "bytes": 256},
+            "HcomAllGather": {"count": 2, "bytes": 32, "tensors": 2},
+            "HcomAllReduce": {"count": 2, "bytes": 256, "tensors": 2},
         },
     }
     plain = RunSignature(SessionInfo(1, False, graph), (), (x,), step=False)
     assert counter.plan(plain) is None
+
+
+@pytest.mark.usefixtures("rank_one_of_two")
+def test_a_fused_all_reduce_counts_the_tensors_it_carries() -> None:
+    from npu_bridge.hccl.manage import _collective_group
+    from tf2npu.runtime.distributed.collectives import all_reduce_fused
+
+    with tf.Graph().as_default():
+        parts = [tf.ones([2, 3]), tf.ones([5])]
+        found = _collective_group("hccl_world_group", "test")
+        assert found is not None
+        out = all_reduce_fused(parts, "sum", *found)
+        assert [t.shape.as_list() for t in out] == [[2, 3], [5]]
+        assert collectives_reached([t.op for t in out]) == [("HcomAllReduce", 44, 2)]

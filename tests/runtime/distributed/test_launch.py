@@ -91,7 +91,8 @@ def test_merged_summary_reads_each_rank(tmp_path: Path) -> None:
     assert [(r["rank"], r["steps"], r["loss"]) for r in summary["per_rank"]] == [
         (0, 8, 0.5), (1, 8, 1.5),
     ]  # fmt: skip
-    assert summary["collectives"] == {"HcomAllReduce": {"count": 8, "bytes": 128}}
+    # A rank summary without "tensors" (one tensor per collective) counts one per execution.
+    assert summary["collectives"] == {"HcomAllReduce": {"count": 8, "bytes": 128, "tensors": 8}}
     assert (summary["exit_status"], summary["failed_rank"], summary["message"]) == (0, None, None)
 
 
@@ -142,11 +143,14 @@ def test_two_ranks_end_identical_and_match_one_process(tmp_path: Path) -> None:
         assert np.abs(rank0[name] - reference[name]).max() <= 1e-6, name
     per_rank = result.summary["per_rank"]
     assert [r["steps"] for r in per_rank] == [8, 8]
-    # 4 gradients x 8 steps + 2 checks, 4 broadcasts of rank 0's variables + 1 check.
-    assert per_rank[0]["collectives"]["HcomAllReduce"]["count"] == 34
+    # 4 gradients fused by the default split into 2 all-reduces (kernel+bias of the first
+    # layer are 80.5% of the bytes) x 8 steps + 2 checks; 4 broadcasts of rank 0's variables
+    # + 1 check.
+    assert per_rank[0]["collectives"]["HcomAllReduce"]["count"] == 18
+    assert per_rank[0]["collectives"]["HcomAllReduce"]["tensors"] == 34
     assert per_rank[1]["collectives"]["HcomBroadcast"]["count"] == 5
-    assert per_rank[0]["collectives"]["HcomSend"] == {"count": 1, "bytes": 16}
-    assert per_rank[1]["collectives"]["HcomReceive"] == {"count": 1, "bytes": 16}
+    assert per_rank[0]["collectives"]["HcomSend"] == {"count": 1, "bytes": 16, "tensors": 1}
+    assert per_rank[1]["collectives"]["HcomReceive"] == {"count": 1, "bytes": 16, "tensors": 1}
 
 
 @pytest.mark.slow

@@ -25,8 +25,14 @@ import tensorflow as tf
 from npu_bridge.estimator.npu.npu_loss_scale_manager import LossScaleManager
 from npu_bridge.estimator.npu.npu_loss_scale_optimizer import NPULossScaleOptimizer
 from npu_bridge.hccl import hccl_ops
-from npu_bridge.hccl.manage import WORLD_GROUP, get_rank_size, world_rank_size
-from tf2npu.runtime.distributed.collectives import require_cluster
+from npu_bridge.hccl.manage import (
+    WORLD_GROUP,
+    _collective_group,
+    get_rank_size,
+    split_strategy,
+    world_rank_size,
+)
+from tf2npu.runtime.distributed import collectives as _collectives
 
 __all__ = [
     "KerasDistributeOptimizer",
@@ -79,15 +85,50 @@ def reduce(
 
 def _average_all(what: str, grads_and_vars: Any, name: str = "Distributed") -> Any:
     """Each gradient averaged over the ranks (in a name scope ``<name>_Allreduce``, as the
-    adapter's); with one rank the gradients as given (no ops added)."""
-    if world_rank_size() == 1:
+    adapter's); with one rank the gradients as given (no ops added).
+
+    Dense gradients are fused as HCCL fuses them on the device: the world group's split
+    strategy (:func:`npu_bridge.hccl.manage.split_strategy`) cuts them, in list order, into
+    segments that each travel as one all-reduce. ``IndexedSlices`` are gathered one by one.
+    """
+    found = _collective_group(WORLD_GROUP, what)
+    if found is None:
         return grads_and_vars
-    require_cluster(what)
-    averaged = []
+    pairs = list(grads_and_vars)
+    averaged: list[Any] = [grad for grad, _ in pairs]
+    dense = [i for i, grad in enumerate(averaged) if _is_dense(grad)]
     with tf.name_scope(f"{name}_Allreduce"):
-        for grad, var in grads_and_vars:
-            averaged.append((None if grad is None else allreduce(grad, True), var))
-    return averaged
+        for i, grad in enumerate(averaged):
+            if grad is not None and i not in dense:
+                averaged[i] = allreduce(grad, True)
+        grads = [tf.convert_to_tensor(averaged[i]) for i in dense]
+        plan = split_strategy(WORLD_GROUP).plan(
+            [_static_bytes(g) for g in grads], [g.dtype for g in grads]
+        )
+        for members in plan:
+            means = _mean([grads[m] for m in members], *found)
+            for position, value in zip(members, means, strict=True):
+                averaged[dense[position]] = value
+    return [(grad, var) for grad, (_, var) in zip(averaged, pairs, strict=True)]
+
+
+def _is_dense(grad: Any) -> bool:
+    return grad is not None and not isinstance(grad, tf.IndexedSlices)
+
+
+def _static_bytes(tensor: Any) -> int | None:
+    shape = tensor.shape
+    if not shape.is_fully_defined():
+        return None
+    return int(shape.num_elements()) * int(tensor.dtype.size)
+
+
+def _mean(grads: Sequence[Any], group: Any, cluster: Any) -> list[Any]:
+    """The world-group average of ``grads``: one all-reduce for several, else its own."""
+    if len(grads) == 1:
+        return [allreduce(grads[0], True)]
+    summed = _collectives.all_reduce_fused(grads, "sum", group, cluster)
+    return [value / tf.cast(group.size, value.dtype) for value in summed]
 
 
 class NPUDistributedOptimizer(_Optimizer):  # type: ignore[misc]

@@ -16,13 +16,15 @@ from typing import Any
 
 import numpy as np
 
+from tf2npu.runtime.distributed.collectives import FUSED_ATTR
 from tf2npu.runtime.instruments import RunHook, RunInstrument, RunSignature
 
 __all__ = ["CollectiveCounter", "collectives_reached"]
 
 
-def collectives_reached(ops: Sequence[Any]) -> list[tuple[str, int]]:
-    """``(HCCL op type, input bytes)`` of the ``Hcom*`` nodes ``ops`` depend on (data, control)."""
+def collectives_reached(ops: Sequence[Any]) -> list[tuple[str, int, int]]:
+    """``(HCCL op type, input bytes, tensors)`` of the ``Hcom*`` nodes ``ops`` depend on (data,
+    control); ``tensors`` is how many the node carries (several for a fused all-reduce)."""
     seen: set[str] = set()
     stack = list(ops)
     found = []
@@ -33,7 +35,8 @@ def collectives_reached(ops: Sequence[Any]) -> list[tuple[str, int]]:
         seen.add(op.name)
         kind = _hcom_type(op)
         if kind is not None:  # what the op sends; a receive, what it gets
-            found.append((kind, _bytes(op.outputs[0] if kind == "HcomReceive" else op.inputs[0])))
+            sent = op.outputs[0] if kind == "HcomReceive" else op.inputs[0]
+            found.append((kind, _bytes(sent), _tensors(op)))
         stack.extend(t.op for t in op.inputs)
         stack.extend(op.control_inputs)
     return sorted(found)
@@ -45,6 +48,13 @@ def _hcom_type(op: Any) -> str | None:
     except ValueError:
         return None
     return value.decode() if isinstance(value, bytes) and value.startswith(b"Hcom") else None
+
+
+def _tensors(op: Any) -> int:
+    try:
+        return int(op.get_attr(FUSED_ATTR))
+    except ValueError:
+        return 1
 
 
 def _bytes(tensor: Any) -> int:
@@ -71,25 +81,27 @@ class CollectiveCounter(RunInstrument):
         return _CountHook(self, reached, run.step)
 
     def summary(self) -> dict[str, Any]:
-        """``{rank, size, loss, collectives: {op: {count, bytes}}}``."""
+        """``{rank, size, loss, collectives: {op: {count, bytes, tensors}}}``: executions, the
+        bytes they sent and the tensors they carried (more than count when fused)."""
         with self._lock:
             collectives = {
-                op: {"count": count, "bytes": size}
-                for op, (count, size) in sorted(self.counts.items())
+                op: {"count": count, "bytes": size, "tensors": tensors}
+                for op, (count, size, tensors) in sorted(self.counts.items())
             }
         return {"rank": self.rank, "size": self.size, "loss": self.loss, "collectives": collectives}
 
-    def add(self, reached: Sequence[tuple[str, int]]) -> None:
+    def add(self, reached: Sequence[tuple[str, int, int]]) -> None:
         with self._lock:
-            for kind, size in reached:
-                figures = self.counts.setdefault(kind, [0, 0])
+            for kind, size, tensors in reached:
+                figures = self.counts.setdefault(kind, [0, 0, 0])
                 figures[0] += 1
                 figures[1] += size
+                figures[2] += tensors
 
 
 class _CountHook(RunHook):
     def __init__(
-        self, counter: CollectiveCounter, reached: list[tuple[str, int]], step: bool
+        self, counter: CollectiveCounter, reached: list[tuple[str, int, int]], step: bool
     ) -> None:
         self._counter = counter
         self._reached = reached

@@ -442,9 +442,11 @@ def _total_collectives(ranks: Sequence[Mapping[str, Any]]) -> dict[str, dict[str
     total: dict[str, dict[str, int]] = {}
     for rank in ranks:
         for op, figures in rank["collectives"].items():
-            into = total.setdefault(op, {"count": 0, "bytes": 0})
-            into["count"] += int(figures.get("count", 0))
+            into = total.setdefault(op, {"count": 0, "bytes": 0, "tensors": 0})
+            count = int(figures.get("count", 0))
+            into["count"] += count
             into["bytes"] += int(figures.get("bytes", 0))
+            into["tensors"] += int(figures.get("tensors", count))
     return dict(sorted(total.items()))
 
 

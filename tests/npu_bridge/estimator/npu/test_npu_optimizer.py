@@ -196,6 +196,56 @@ def test_several_ranks_average_dense_and_gather_sparse_gradients() -> None:
         assert tf.get_static_value(dense.op.inputs[1]) == 2.0
 
 
+def _fused(graph) -> list[tuple[str, int]]:
+    """Each HcomAllReduce's input size and the tensors it carries, in creation order."""
+    return [
+        (op.inputs[0].shape.as_list(), op.get_attr("_tf2npu_fused") if "_tf2npu_fused" in
+         op.node_def.attr else 1)
+        for op in graph.get_operations()
+        if op.node_def.attr["_npu_op"].s == b"HcomAllReduce"
+    ]  # fmt: skip
+
+
+def _gradients(graph, shapes) -> list:
+    """Averaged gradients of one loss over variables of ``shapes`` (float32)."""
+    variables = [tf.compat.v1.Variable(tf.ones(shape), name=f"v{i}") for i, shape in
+                 enumerate(shapes)]  # fmt: skip
+    loss = tf.add_n([tf.reduce_sum(v * v) for v in variables])
+    opt = NPUDistributedOptimizer(tf.compat.v1.train.GradientDescentOptimizer(0.1))
+    return opt.compute_gradients(loss, variables)
+
+
+@pytest.fixture
+def split_strategies(monkeypatch):
+    from npu_bridge.hccl import manage
+
+    monkeypatch.setattr(manage, "_split_strategies", {})
+    return manage
+
+
+@pytest.mark.usefixtures("two_ranks")
+def test_dense_gradients_are_fused_by_the_default_split(split_strategies) -> None:
+    with tf.Graph().as_default() as graph:
+        # 100 + 4 + 2 + 1 floats: the first is 93.5% <= 96.54% of the bytes, the first two
+        # 97.2%, so the last three cross the cut and travel as one all-reduce.
+        pairs = _gradients(graph, [[10, 10], [4], [2], [1]])
+        assert _fused(graph) == [([10, 10], 1), ([7], 3)]
+        assert [g.shape.as_list() for g, _ in pairs] == [[10, 10], [4], [2], [1]]
+        assert all(g.op.type == "RealDiv" for g, _ in pairs)
+
+
+@pytest.mark.usefixtures("two_ranks")
+def test_the_split_strategy_cuts_the_fused_all_reduces(split_strategies) -> None:
+    split_strategies.set_split_strategy_by_idx([0, 2])
+    with tf.Graph().as_default() as graph:
+        _gradients(graph, [[3], [2, 2], [5], [7]])
+        assert _fused(graph) == [([3], 1), ([9], 2), ([7], 1)]
+    split_strategies.set_split_strategy_by_size([50, 50])  # by size wins over by index
+    with tf.Graph().as_default() as graph:
+        _gradients(graph, [[3], [2, 2], [5], [7]])
+        assert _fused(graph) == [([7], 2), ([12], 2)]
+
+
 @pytest.mark.usefixtures("two_ranks")
 def test_npu_allreduce_mean_and_max() -> None:
     with tf.Graph().as_default() as graph:
