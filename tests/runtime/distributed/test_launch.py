@@ -154,6 +154,38 @@ def test_two_ranks_end_identical_and_match_one_process(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_estimator_and_keras_on_two_ranks_match_one_process(tmp_path: Path) -> None:
+    script = SCRIPT.parent / "est_keras.py"
+    out, single = tmp_path / "out", tmp_path / "single"
+    out.mkdir()
+    single.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RANK_", "TF2NPU_CLUSTER"))}
+    one = subprocess.Popen(
+        [sys.executable, "-m", "tf2npu", "run", "--quiet", "--report-dir", str(tmp_path / "one"),
+         str(script), str(single)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        spec = JobSpec(script, (str(out),), RANKS, tmp_path / "report", job_timeout=240.0,
+                       grace=2.0)  # fmt: skip
+        result = launch(spec, io.StringIO())
+        _, errors = one.communicate(timeout=240)
+    finally:
+        one.kill()
+    assert result.status == 0, result.message
+    assert one.returncode == 0, errors[-2000:]
+    for kind in ("est", "keras"):
+        rank0, rank1 = np.load(out / f"{kind}_0.npz"), np.load(out / f"{kind}_1.npz")
+        reference = np.load(single / f"{kind}_0.npz")
+        assert len(rank0) == (12 if kind == "est" else 4)  # Estimator: Adam's slots too
+        for name in rank0:
+            assert rank0[name].tobytes() == rank1[name].tobytes(), (kind, name)
+            assert np.abs(rank0[name] - reference[name]).max() <= 1e-6, (kind, name)
+    # train_and_evaluate's 20 steps and Keras's 8 batches, 4 gradients in 2 all-reduces each.
+    assert result.summary["per_rank"][0]["collectives"]["HcomAllReduce"]["tensors"] == 4 * 28
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", ["raise", "kill", "hang"])
 def test_a_failing_rank_ends_the_job(tmp_path: Path, fault: str) -> None:
     out = tmp_path / "out"
