@@ -25,7 +25,9 @@ def test_every_hcom_op_is_in_the_catalogue_with_its_keys() -> None:
     for op in HCOM_OPS:
         assert NPU_OPS[op.name] is op
         names = [attr.name for attr in op.attrs]
-        assert names[-4:] == ["group_size", "group_key", "instance_key", "timeout"], op.name
+        assert names[-5:] == ["group_size", "group_key", "instance_key", "timeout", "dynamic"], (
+            op.name
+        )
     assert MERGE_OPS == {"sum": "Add", "prod": "Mul", "max": "Max", "min": "Min"}
 
 
@@ -49,3 +51,20 @@ def test_a_group_of_one_gives_the_tensor_back(op: str, attrs: dict[str, object])
         assert out.op.get_attr(NPU_OP_ATTR) == op.encode()
         with tf.compat.v1.Session() as session:
             assert session.run(out).tobytes() == X.tobytes()
+
+
+@pytest.mark.parametrize("op", ["HcomAllReduce", "HcomAllGather", "HcomBroadcast"])
+def test_a_dynamic_collective_takes_a_new_shape_each_run(op: str) -> None:
+    from tf2npu.graph.npu_ops.client import emit
+
+    attrs = {"reduction": "sum"} if op == "HcomAllReduce" else {}
+    if op == "HcomBroadcast":
+        attrs = {"root_rank": 0, "rank": 0}
+    keys = {"group_size": 1, "group_key": 9, "instance_key": 300, "timeout": 5.0, "dynamic": True}
+    with tf.Graph().as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 2])
+        (out,) = emit(op, [x], {**attrs, **keys})
+        with tf.compat.v1.Session() as session:
+            for rows in (3, 5, 3, 1):
+                value = np.arange(rows * 2, dtype=np.float32).reshape(rows, 2)
+                assert session.run(out, {x: value}).tobytes() == value.tobytes()

@@ -47,6 +47,16 @@ class FakeOpError(Exception):
             DEAD.replace("Connection reset by peer", "x"),
             "an earlier collective of this rank failed",
         ),
+        (  # a dynamic collective's shape agreement; "Socket closed" later in the text loses
+            DEAD.replace(
+                "Connection reset by peer",
+                "assertion failed: [the ranks passed tensors of different shapes to one "
+                "collective] [Condition x == y did not hold element-wise:] [x "
+                "(CollectiveGatherV2:0) = ] [[3 2][4 2]] [y (Tile:0) = ] [[3 2][3 2]] Socket closed",
+            ),
+            "the ranks gave tensors of different shapes ([[3 2][4 2]], one row per rank); every "
+            "rank must pass the same shape",
+        ),
     ],
 )
 def test_cause_and_node(text: str, cause: str) -> None:

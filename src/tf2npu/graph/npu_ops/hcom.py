@@ -12,6 +12,9 @@ collective, and the same shape and dtype: the keys are chosen by
 :mod:`tf2npu.runtime.distributed.collectives`, never here. ``timeout`` (seconds, 0 = none) is
 how long the op waits for the other ranks.
 
+A collective whose shape is not static when it is built (``dynamic``) may change shape from one
+run to the next: the ranks first all-gather the shape, then use a key per shape (see ``_key``).
+
 What differs from the device: ``HcomReduce`` all-reduces (every rank gets the result, not only
 the root) and ``HcomReduceScatter`` all-reduces then keeps this rank's slice (TensorFlow has no
 CPU reduce-scatter); both give the root / this rank exactly the device's values.
@@ -41,7 +44,10 @@ __all__ = [
     "HCOM_REDUCE",
     "HCOM_REDUCE_SCATTER",
     "HCOM_SEND",
+    "KEY_BASE",
+    "KEY_SPAN",
     "MERGE_OPS",
+    "SHAPES_DIFFER",
     "set_timeouts",
 ]
 
@@ -58,15 +64,69 @@ def _keys(*extra: AttrDef) -> tuple[AttrDef, ...]:
         AttrDef("group_key", "int", 1, "TensorFlow's id of the group (same on every rank)"),
         AttrDef("instance_key", "int", 0, "TensorFlow's id of the collective (same on all ranks)"),
         AttrDef("timeout", "float", 0.0, "seconds to wait for the other ranks (0 = forever)"),
+        AttrDef(
+            "dynamic",
+            "bool",
+            False,
+            "the shape may change between runs: the ranks first agree on it, then use a key "
+            "per shape",
+        ),
     )
 
 
-def _reduce(x: Any, *, reduction: str, group_size: int, group_key: int, instance_key: int,
-            timeout: float) -> Any:  # fmt: skip
+#: The assertion a ``dynamic`` collective fails with when the ranks' shapes differ (the
+#: gathered shapes, one row per rank, follow it in TensorFlow's message).
+SHAPES_DIFFER = "the ranks passed tensors of different shapes to one collective"
+
+#: Instance keys (static ones chosen by ``tf2npu.runtime.distributed.collectives``, and those
+#: derived from a runtime shape here) are ``KEY_BASE + h % KEY_SPAN``.
+KEY_BASE, KEY_SPAN = 1 << 24, (1 << 31) - (1 << 24) - 1
+_PRIME = (1 << 31) - 1
+
+
+def _key(x: Any, *, group_size: int, group_key: int, instance_key: int, timeout: float,
+         dynamic: bool) -> Any:  # fmt: skip
+    """The instance key of this execution: ``instance_key`` itself for a static shape.
+
+    TensorFlow's group leader remembers the shape of an instance key for the life of the
+    process, so a collective whose shape changes between runs (the last, smaller batch) would
+    fail with "Shape mismatch". A ``dynamic`` collective therefore first all-gathers the
+    members' shapes under ``instance_key`` (always the same shape: one row of the rank), stops
+    with an error naming them when they differ, and then runs under a key hashed from
+    ``instance_key`` and the shape: the same on every rank, another one per shape.
+    """
+    if not dynamic:
+        return instance_key
+    import tensorflow as tf
     from tensorflow.python.ops import collective_ops
 
+    shape = tf.shape(x, out_type=tf.int64)
+    row = tf.expand_dims(shape, 0)
+    shapes = collective_ops.all_gather_v2(
+        row, group_size=group_size, group_key=group_key, instance_key=instance_key,
+        timeout=timeout,
+    )  # fmt: skip
+    same = tf.debugging.assert_equal(
+        shapes, tf.tile(row, [group_size, 1]), summarize=64,
+        message=SHAPES_DIFFER,
+    )  # fmt: skip
+
+    def mix(hashed: Any, dim: Any) -> Any:
+        return tf.math.floormod(hashed * 1000003 + dim + 1, _PRIME)
+
+    with tf.control_dependencies([same]):
+        hashed = tf.foldl(mix, shape, initializer=tf.constant(instance_key, tf.int64))
+        return tf.cast(KEY_BASE + tf.math.floormod(hashed, KEY_SPAN), tf.int32)
+
+
+def _reduce(x: Any, *, reduction: str, group_size: int, group_key: int, instance_key: int,
+            timeout: float, dynamic: bool = False) -> Any:  # fmt: skip
+    from tensorflow.python.ops import collective_ops
+
+    key = _key(x, group_size=group_size, group_key=group_key, instance_key=instance_key,
+               timeout=timeout, dynamic=dynamic)  # fmt: skip
     return collective_ops.all_reduce_v2(
-        x, group_size=group_size, group_key=group_key, instance_key=instance_key,
+        x, group_size=group_size, group_key=group_key, instance_key=key,
         merge_op=MERGE_OPS[reduction], final_op="Id", timeout=timeout,
     )  # fmt: skip
 
@@ -75,26 +135,25 @@ def _all_reduce(x: Any, **attrs: Any) -> Any:
     return _reduce(x, **attrs)
 
 
-def _all_gather(x: Any, *, group_size: int, group_key: int, instance_key: int,
-                timeout: float) -> Any:  # fmt: skip
+def _all_gather(x: Any, **keys: Any) -> Any:
     from tensorflow.python.ops import collective_ops
 
     return collective_ops.all_gather_v2(
-        x, group_size=group_size, group_key=group_key, instance_key=instance_key,
-        timeout=timeout,
+        x, group_size=keys["group_size"], group_key=keys["group_key"],
+        instance_key=_key(x, **keys), timeout=keys["timeout"],
     )  # fmt: skip
 
 
-def _broadcast(x: Any, *, root_rank: int, rank: int, group_size: int, group_key: int,
-               instance_key: int, timeout: float) -> Any:  # fmt: skip
+def _broadcast(x: Any, *, root_rank: int, rank: int, **keys: Any) -> Any:
     import tensorflow as tf
     from tensorflow.python.ops import collective_ops
 
-    keys = {"group_size": group_size, "group_key": group_key, "instance_key": instance_key,
-            "timeout": timeout}  # fmt: skip
+    key = _key(x, **keys)
+    args = {"group_size": keys["group_size"], "group_key": keys["group_key"],
+            "instance_key": key, "timeout": keys["timeout"]}  # fmt: skip
     if rank == root_rank:
-        return collective_ops.broadcast_send_v2(x, **keys)
-    return collective_ops.broadcast_recv_v2(tf.shape(x), x.dtype, **keys)
+        return collective_ops.broadcast_send_v2(x, **args)
+    return collective_ops.broadcast_recv_v2(tf.shape(x), x.dtype, **args)
 
 
 def _reduce_to_root(x: Any, *, root_rank: int, **attrs: Any) -> Any:
@@ -109,17 +168,18 @@ def _reduce_scatter(x: Any, *, rank: int, **attrs: Any) -> Any:
     return tf.split(reduced, attrs["group_size"], axis=0)[rank]
 
 
-def _send(x: Any, *, dest_rank: int, sr_tag: int, **keys: Any) -> Any:
+def _send(x: Any, *, dest_rank: int, sr_tag: int, dynamic: bool, **keys: Any) -> Any:
     from tensorflow.python.ops import collective_ops
 
-    del dest_rank, sr_tag  # they chose the pair's group key and the instance key
+    del dest_rank, sr_tag, dynamic  # a send's shape is static (checked when it is built)
     return collective_ops.broadcast_send_v2(x, **keys)
 
 
-def _receive(shape: Any, like: Any, *, src_rank: int, sr_tag: int, **keys: Any) -> Any:
+def _receive(shape: Any, like: Any, *, src_rank: int, sr_tag: int, dynamic: bool,
+             **keys: Any) -> Any:  # fmt: skip
     from tensorflow.python.ops import collective_ops
 
-    del src_rank, sr_tag
+    del src_rank, sr_tag, dynamic
     return collective_ops.broadcast_recv_v2(shape, like.dtype, **keys)
 
 

@@ -12,6 +12,10 @@ scripts do.
 Group keys: 1 is the world group, ``create_group`` groups hash their name and members into
 ``[2**20, 2**30)``, and a point-to-point pair ``(src, dst)`` is ``2 + src * size + dst``.
 
+A collective of a shape that is not static is built ``dynamic``: at run time the ranks agree on
+its shape and use a key per shape (:mod:`tf2npu.graph.npu_ops.hcom`), so it may change shape
+between runs.
+
 Every node is pinned to this rank's device (a session forgetting the server then fails at once
 instead of hanging) and waits at most ``HCCL_EXEC_TIMEOUT`` for the other ranks.
 """
@@ -27,6 +31,7 @@ from typing import Any
 from tf2npu.config import cluster as cluster_lib
 from tf2npu.config.cluster import ADDRESSES_VARIABLE, Cluster
 from tf2npu.errors import Tf2NpuError
+from tf2npu.graph.npu_ops.hcom import KEY_BASE, KEY_SPAN
 from tf2npu.runtime.distributed.world import WORLD_GROUP_KEY, device_of
 
 __all__ = [
@@ -49,7 +54,6 @@ __all__ = [
 #: Private attr on a fused ``HcomAllReduce``: how many tensors it carries.
 FUSED_ATTR = "_tf2npu_fused"
 
-_KEY_BASE, _KEY_SPAN = 1 << 24, (1 << 31) - (1 << 24) - 1
 _GROUP_BASE, _GROUP_SPAN = 1 << 20, (1 << 30) - (1 << 20)
 
 
@@ -103,7 +107,7 @@ def instance_key(graph: Any, *parts: object) -> int:
     salt = 0
     while True:
         digest = hashlib.sha256(repr((parts, salt)).encode()).digest()
-        key = _KEY_BASE + int.from_bytes(digest[:8], "big") % _KEY_SPAN
+        key = KEY_BASE + int.from_bytes(digest[:8], "big") % KEY_SPAN
         if key not in used:  # the same salts on every rank give the same key
             used.add(key)
             return key
@@ -122,7 +126,8 @@ def _emit(op_type: str, inputs: Sequence[Any], attrs: Mapping[str, Any], group: 
     first = tf.convert_to_tensor(inputs[-1])
     key = instance_key(graph, kind or op_type, name, str(first.shape), first.dtype.name, group.key)
     keys = {"group_size": group.size, "group_key": group.key, "instance_key": key,
-            "timeout": float(cluster.exec_timeout)}  # fmt: skip
+            "timeout": float(cluster.exec_timeout),
+            "dynamic": not first.shape.is_fully_defined()}  # fmt: skip
     with tf.device(device_of(cluster.rank)):
         return emit(op_type, list(inputs), {**attrs, **keys}, name=op_type)[0]
 
@@ -202,7 +207,7 @@ def _pair(src: int, dst: int, cluster: Cluster) -> Group:
 def _pair_key(src: int, dst: int, sr_tag: int, shape: object, dtype: object) -> int:
     """Both sides derive it from what they both know (not from node names, which differ)."""
     digest = hashlib.sha256(repr(("p2p", src, dst, sr_tag, shape, dtype)).encode()).digest()
-    return _KEY_BASE + int.from_bytes(digest[:8], "big") % _KEY_SPAN
+    return KEY_BASE + int.from_bytes(digest[:8], "big") % KEY_SPAN
 
 
 def send(tensor: Any, sr_tag: int, dest_rank: int, group: Group, cluster: Cluster) -> Any:
@@ -262,6 +267,7 @@ def all_reduce_gradient(op: Any, grad: Any) -> Any:
     group = op.get_attr(NPU_ATTR_PREFIX + "group_key")
     key = instance_key(grad.graph, "grad", op.name, str(grad.shape), grad.dtype.name, group)
     attrs = {"reduction": "sum", "group_size": size, "group_key": group, "instance_key": key,
-             "timeout": float(cluster.exec_timeout)}  # fmt: skip
+             "timeout": float(cluster.exec_timeout),
+             "dynamic": not grad.shape.is_fully_defined()}  # fmt: skip
     with tf.device(device_of(cluster.rank)):
         return emit("HcomAllReduce", [grad], attrs, name="HcomAllReduce")[0]

@@ -14,6 +14,7 @@ from typing import Any
 
 from tf2npu.config.cluster import Cluster
 from tf2npu.errors import Tf2NpuError
+from tf2npu.graph.npu_ops.hcom import SHAPES_DIFFER
 
 __all__ = ["CollectiveError", "collective_failure", "fatal_failure", "is_collective_failure"]
 
@@ -28,6 +29,11 @@ class CollectiveError(Tf2NpuError):
 
 _DEAD_PEER = "another rank died or cannot be reached"
 _CAUSES = (
+    (
+        SHAPES_DIFFER,
+        "the ranks gave tensors of different shapes ({shapes}, one row per rank); every rank "
+        "must pass the same shape",
+    ),
     ("is joining a group with size", "the ranks disagree on RANK_SIZE; start them all alike"),
     (
         "Shape mismatch in the collective instance",
@@ -43,6 +49,8 @@ _CAUSES = (
     ("timed out", "another rank did not reach it within {timeout:g} s ({variable})"),
     ("Collective ops is aborted", "an earlier collective of this rank failed"),
 )
+#: The gathered shapes in a failed shape agreement: ``[x (CollectiveGatherV2:0) = ] [[3 2][4 2]]``.
+_GATHERED = re.compile(r"\(CollectiveGatherV2[^)]*\) = \] (\[[\[\]\d ]*\])")
 #: ``[[outer/HcomAllReduce_1]]``: the call node a function-body error happened in.
 _CALLER = re.compile(r"\[\[([^\[\]{}]+)\]\]")
 _HCOM_NAME = re.compile(r"(?:^|/)(Hcom[A-Za-z]+)(?:_\d+)?$")
@@ -94,9 +102,11 @@ def _first_line(text: str) -> str:
 def _cause(text: str, node: str, cluster: Cluster) -> str:
     variable = "HCCL_CONNECT_TIMEOUT" if node == "HcomBarrier" else "HCCL_EXEC_TIMEOUT"
     timeout = cluster.connect_timeout if node == "HcomBarrier" else cluster.exec_timeout
+    gathered = _GATHERED.search(text)
+    shapes = gathered.group(1) if gathered else "?"
     for needle, cause in _CAUSES:
         if needle in text:
-            return cause.format(timeout=timeout, variable=variable)
+            return cause.format(timeout=timeout, variable=variable, shapes=shapes)
     return "see the TensorFlow error"
 
 

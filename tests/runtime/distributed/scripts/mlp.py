@@ -43,8 +43,15 @@ def check_collectives() -> None:
         else:
             got["received"] = hccl_ops.receive([2, 2], tf.float32, 7, 0)
             extra = []
+        rows = tf.placeholder(tf.float32, [None, 2])  # a shape that changes between runs
+        varying = hccl_ops.allgather(rows * (rank + 1), 2)
         with tf.Session() as session:
             values = session.run([got, extra])[0]
+            for count in (1, 3, 1):
+                block = np.ones([count, 2], np.float32)
+                gathered = session.run(varying, {rows: block})
+                if not np.array_equal(gathered, np.concatenate([block, 2 * block])):
+                    raise AssertionError(f"rank {rank}: gather of {count} rows = {gathered}")
     want = {
         "max": np.maximum(*both),
         "gather": np.concatenate(both),
