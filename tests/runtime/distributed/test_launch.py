@@ -23,10 +23,12 @@ from tf2npu.runtime.distributed.launch import (
     JobResult,
     JobSpec,
     RankOutcome,
+    _Job,
     failure_message,
     free_ports,
     launch,
     merged_summary,
+    rank_arguments,
     rank_table_json,
 )
 
@@ -45,6 +47,24 @@ def test_written_rank_table_reads_back() -> None:
         RankEntry(0, 4, "127.0.0.1", "127.0.0.1"),
         RankEntry(1, 5, "127.0.0.1", "127.0.0.1"),
     )
+
+
+def test_rank_arguments_stand_for_the_shell_variables_of_a_launch_script() -> None:
+    entry = RankEntry(1, 5)
+    assert rank_arguments(["--model_dir=out/{rank}/ckpt", "--device_id", "{device}", "-x"], entry) == [
+        "--model_dir=out/1/ckpt", "--device_id", "5", "-x"
+    ]  # fmt: skip
+    assert rank_arguments(["{rank}{rank}", "{ranks}", "rank"], RankEntry(0, 0)) == [
+        "00", "{ranks}", "rank"
+    ]  # fmt: skip
+
+
+def test_each_rank_gets_its_own_script_arguments(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, "--out", "ckpt_{rank}", run_flags=("--dump", "d/rank_{rank}"))
+    job = _Job(spec, tmp_path / "table.json", [1, 2], io.StringIO())
+    argv = job._argv(RankEntry(1, 3))
+    assert argv[argv.index("--") + 1 :] == [str(SCRIPT), "--out", "ckpt_1"]
+    assert argv[argv.index("--dump") + 1] == "d/rank_1"
 
 
 def test_free_ports_are_distinct() -> None:

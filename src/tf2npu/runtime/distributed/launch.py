@@ -44,6 +44,7 @@ __all__ = [
     "RankOutcome",
     "free_ports",
     "launch",
+    "rank_arguments",
     "rank_table_json",
 ]
 
@@ -169,6 +170,20 @@ def launch(spec: JobSpec, out: IO[str] | None = None) -> JobResult:
     result.summary = merged_summary(spec, result)
     write_text_atomic(spec.report_dir / "run_summary.json", json.dumps(result.summary, indent=2))
     return result
+
+
+def rank_arguments(arguments: Sequence[str], entry: RankEntry) -> list[str]:
+    """``arguments`` for rank ``entry``: ``{rank}`` becomes its ``RANK_ID``, ``{device}`` its
+    ``DEVICE_ID``.
+
+    A cluster's launch script passes per-rank flags from the shell (``--model_dir=out/$RANK_ID``,
+    ``--device_id=$ASCEND_DEVICE_ID``); the launcher has no shell, so these stand for them.
+
+    >>> rank_arguments(["--out=ckpt_{rank}", "--dev", "{device}"], RankEntry(1, 5))
+    ['--out=ckpt_1', '--dev', '5']
+    """
+    rank, device = str(entry.rank_id), str(entry.device_id)
+    return [arg.replace("{rank}", rank).replace("{device}", device) for arg in arguments]
 
 
 def _ports(spec: JobSpec) -> list[int]:
@@ -319,8 +334,8 @@ class _Job:
         report = self.spec.report_dir / f"rank_{entry.rank_id}"
         return [
             sys.executable, "-m", "tf2npu", "run", "--quiet", "--report-dir", str(report),
-            *(flag.replace("{rank}", str(entry.rank_id)) for flag in self.spec.run_flags),
-            "--", str(self.spec.script), *self.spec.script_args,
+            *rank_arguments(self.spec.run_flags, entry),
+            "--", str(self.spec.script), *rank_arguments(self.spec.script_args, entry),
         ]  # fmt: skip
 
     def _env(self, entry: RankEntry) -> dict[str, str]:
