@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tf2npu.atomic import write_text_atomic
-from tf2npu.config.cluster import ADDRESSES_VARIABLE, RankEntry
+from tf2npu.config.cluster import ADDRESSES_VARIABLE, DEFAULT_EXEC_TIMEOUT, RankEntry
 
 __all__ = [
     "JOB_TIMEOUT_STATUS",
@@ -55,6 +55,7 @@ JOB_TIMEOUT_STATUS = 124
 _PORT_RETRIES = 2
 _PORT_TAKEN = "Could not start gRPC server"
 _TERM_WAIT = 3.0
+_EXEC_TIMEOUT = "HCCL_EXEC_TIMEOUT"
 _TAIL_LINES = 40
 _POLL = 0.05
 #: ``tf2npu run: error: ... collective HcomAllReduce 'node' ...`` (see distributed.errors).
@@ -289,15 +290,20 @@ class _Job:
     def _watch(self, deadline: float) -> tuple[int | None, bool]:
         failed: int | None = None
         stop_at = deadline
+        early: set[int] = set()
         while True:
             statuses = [rank.poll() for rank in self.ranks]
-            if all(s is not None for s in statuses):
-                return failed, False
+            running = [i for i, s in enumerate(statuses) if s is None]
             if failed is None:
+                # Before the all-ended check: a last rank that failed fails the job.
                 failed = next((i for i, s in enumerate(statuses) if s not in (None, 0)), None)
-                if failed is not None:
+                if failed is not None and running:
                     stop_at = min(deadline, time.monotonic() + self.spec.grace)
                     self._note_failure(failed)
+                elif running:
+                    self._note_early_exits(statuses, early)
+            if not running:
+                return failed, False
             now = time.monotonic()
             if now >= stop_at:
                 return failed, failed is None or now >= deadline
@@ -311,6 +317,28 @@ class _Job:
             file=self.out,
             flush=True,
         )
+
+    def _note_early_exits(self, statuses: Sequence[int | None], noted: set[int]) -> None:
+        """Say when a rank ends well while others run: their next collective cannot complete."""
+        running = [i for i, s in enumerate(statuses) if s is None]
+        for rank, status in enumerate(statuses):
+            if status == 0 and rank not in noted:
+                noted.add(rank)
+                others = ", ".join(map(str, running))
+                print(
+                    f"tf2npu run: rank {rank} exited 0 while rank(s) {others} still run; a "
+                    f"collective they call now fails after HCCL_EXEC_TIMEOUT "
+                    f"({self._exec_timeout():g} s)",
+                    file=self.out,
+                    flush=True,
+                )
+
+    def _exec_timeout(self) -> float:
+        value = self.spec.env.get(_EXEC_TIMEOUT, os.environ.get(_EXEC_TIMEOUT, ""))
+        try:
+            return float(value)
+        except ValueError:
+            return DEFAULT_EXEC_TIMEOUT
 
     def _stop(self) -> None:
         running = [rank for rank in self.ranks if rank.poll() is None]
@@ -395,7 +423,27 @@ def failure_message(result: JobResult, spec: JobSpec) -> str:
     for outcome in result.ranks:
         if outcome.rank != result.failed:
             lines.extend(_other_rank(outcome, result.failed is not None))
+    if result.failed is not None:
+        lines.extend(_ended_before(result.ranks[result.failed], result.ranks))
     return "\n".join(lines)
+
+
+def _ended_before(failed: RankOutcome, ranks: Sequence[RankOutcome]) -> list[str]:
+    """The ranks that exited 0 before a rank failed in a collective: the likely cause."""
+    if not failed.collective and "Collective" not in failed.error:  # TF's own abort line
+        return []
+    lines = [
+        f"rank {o.rank} had exited with status 0, {failed.seconds - o.seconds:.1f} s before"
+        for o in ranks
+        if o.status == 0 and not o.stopped and o.seconds < failed.seconds
+    ]
+    if lines:
+        lines.append(
+            "  every rank must run the same collectives: a rank that ends while the others "
+            "still call them makes them fail (after HCCL_EXEC_TIMEOUT when it is not the "
+            "group leader, rank 0)"
+        )
+    return lines
 
 
 def _other_rank(outcome: RankOutcome, after_failure: bool) -> list[str]:
