@@ -40,7 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         metavar="N",
         help="start N ranks of SCRIPT, each with RANK_ID, RANK_SIZE, DEVICE_ID, RANK_TABLE_FILE "
-        "and JOB_ID set; collectives run on TensorFlow's collective runtime over 127.0.0.1",
+        "and JOB_ID set; collectives run on TensorFlow's collective runtime over 127.0.0.1; "
+        "in ARGS, {rank} and {device} become each rank's RANK_ID and DEVICE_ID",
     )
     group.add_argument(
         "--rank-table",

@@ -54,3 +54,20 @@ def test_integer_inputs_get_no_gradient_and_unused_outputs_count_as_zero() -> No
     assert grads[2] is None
     assert np.abs(dx).sum() > 0 and np.abs(dw).sum() > 0
     assert len(functions) == 1
+
+
+def test_a_gathered_output_gives_an_indexed_slices_gradient_made_dense() -> None:
+    # The gradient of tf.gather(outputs[0], T - 1) (an RNN's last step) is IndexedSlices.
+    xs = RNG.standard_normal((3, 2, 3)).astype(np.float32)
+    ws = (RNG.standard_normal((7, 16)) * 0.5).astype(np.float32)
+    with tf.Graph().as_default():
+        x, w, b = tf.constant(xs), tf.constant(ws), tf.constant(B)
+        zeros = tf.zeros([1, 2, 4])
+        y = emit("DynamicRnn", [x, w, b, tf.constant([3, 3]), zeros, zeros])[0]
+        gathered = tf.gradients(tf.reduce_sum(tf.gather(y, 2) * 3.0), [x, w])
+        sliced = tf.gradients(tf.reduce_sum(y[2] * 3.0), [x, w])
+        with tf.compat.v1.Session() as session:
+            got, want = session.run([gathered, sliced])
+    for g, w_ in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w_, rtol=1e-6, atol=1e-7)
+    assert np.abs(got[1]).sum() > 0

@@ -23,10 +23,12 @@ from tf2npu.runtime.distributed.launch import (
     JobResult,
     JobSpec,
     RankOutcome,
+    _Job,
     failure_message,
     free_ports,
     launch,
     merged_summary,
+    rank_arguments,
     rank_table_json,
 )
 
@@ -45,6 +47,24 @@ def test_written_rank_table_reads_back() -> None:
         RankEntry(0, 4, "127.0.0.1", "127.0.0.1"),
         RankEntry(1, 5, "127.0.0.1", "127.0.0.1"),
     )
+
+
+def test_rank_arguments_stand_for_the_shell_variables_of_a_launch_script() -> None:
+    entry = RankEntry(1, 5)
+    assert rank_arguments(["--model_dir=out/{rank}/ckpt", "--device_id", "{device}", "-x"], entry) == [
+        "--model_dir=out/1/ckpt", "--device_id", "5", "-x"
+    ]  # fmt: skip
+    assert rank_arguments(["{rank}{rank}", "{ranks}", "rank"], RankEntry(0, 0)) == [
+        "00", "{ranks}", "rank"
+    ]  # fmt: skip
+
+
+def test_each_rank_gets_its_own_script_arguments(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, "--out", "ckpt_{rank}", run_flags=("--dump", "d/rank_{rank}"))
+    job = _Job(spec, tmp_path / "table.json", [1, 2], io.StringIO())
+    argv = job._argv(RankEntry(1, 3))
+    assert argv[argv.index("--") + 1 :] == [str(SCRIPT), "--out", "ckpt_1"]
+    assert argv[argv.index("--dump") + 1] == "d/rank_1"
 
 
 def test_free_ports_are_distinct() -> None:
@@ -76,6 +96,62 @@ def test_failure_message(tmp_path: Path) -> None:
         "the job timeout (9 s, --job-timeout) ended the job"
     )
     assert failure_message(JobResult(0, []), _spec(tmp_path)) == ""
+
+
+def test_failure_message_names_a_rank_that_ended_before_the_collective_failed(
+    tmp_path: Path,
+) -> None:
+    waiting = RankOutcome(
+        0, status=1, seconds=31.5, error="rank 0: collective HcomAllReduce 'a' failed: x",
+        collective="HcomAllReduce 'a'",
+    )  # fmt: skip
+    result = JobResult(1, [waiting, RankOutcome(1, status=0, seconds=11.25)], failed=0)
+    assert failure_message(result, _spec(tmp_path)).splitlines() == [
+        "rank 0 exited with status 1 in collective HcomAllReduce 'a'",
+        "  error: rank 0: collective HcomAllReduce 'a' failed: x",
+        "rank 1 had exited with status 0, 20.2 s before",
+        "  every rank must run the same collectives: a rank that ends while the others still "
+        "call them makes them fail (after HCCL_EXEC_TIMEOUT when it is not the group leader, "
+        "rank 0)",
+    ]
+    # Not in a collective: the rank that ended first is not blamed.
+    alone = RankOutcome(0, status=1, seconds=31.5, error="ValueError: bad eval data")
+    result = JobResult(1, [alone, RankOutcome(1, status=0, seconds=11.25)], failed=0)
+    assert "had exited" not in failure_message(result, _spec(tmp_path))
+
+
+class _ScriptedRank:
+    """A rank whose poll() gives the next status of a script (the last one repeats)."""
+
+    def __init__(self, rank: int, statuses: list[int | None]) -> None:
+        self.outcome = RankOutcome(rank)
+        self.statuses = statuses
+
+    def poll(self) -> int | None:
+        status = self.statuses.pop(0) if len(self.statuses) > 1 else self.statuses[0]
+        self.outcome.status = status
+        return status
+
+
+def _watched(tmp_path: Path, *scripts: list[int | None]) -> tuple[int | None, bool, str]:
+    stream = io.StringIO()
+    job = _Job(_spec(tmp_path, env={"HCCL_EXEC_TIMEOUT": "20"}), tmp_path, [1, 2], stream)
+    job.ranks = [_ScriptedRank(i, s) for i, s in enumerate(scripts)]  # type: ignore[misc]
+    failed, timed_out = job._watch(time.monotonic() + 30)
+    return failed, timed_out, stream.getvalue()
+
+
+def test_a_rank_failing_last_fails_the_job(tmp_path: Path) -> None:
+    # Rank 1 ended well first; rank 0 then failed and was the last to end.
+    failed, timed_out, said = _watched(tmp_path, [None, None, 1], [None, 0])
+    assert (failed, timed_out) == (0, False)
+    assert said == (
+        "tf2npu run: rank 1 exited 0 while rank(s) 0 still run; a collective they call now "
+        "fails after HCCL_EXEC_TIMEOUT (20 s)\n"
+    )
+    # Both ranks failed between two polls.
+    assert _watched(tmp_path, [None, 1], [None, 2])[:2] == (0, False)
+    assert _watched(tmp_path, [None, 0], [None, 0]) == (None, False, "")
 
 
 def test_merged_summary_reads_each_rank(tmp_path: Path) -> None:
@@ -186,7 +262,7 @@ def test_estimator_and_keras_on_two_ranks_match_one_process(tmp_path: Path) -> N
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fault", ["raise", "kill", "hang"])
+@pytest.mark.parametrize("fault", ["raise", "kill", "hang", "exit0"])
 def test_a_failing_rank_ends_the_job(tmp_path: Path, fault: str) -> None:
     out = tmp_path / "out"
     out.mkdir()
@@ -206,6 +282,15 @@ def test_a_failing_rank_ends_the_job(tmp_path: Path, fault: str) -> None:
     elif fault == "kill":
         assert (result.status, result.failed) == (137, 1)
         assert first == "rank 1 was killed by SIGKILL"
+    elif fault == "exit0":  # rank 1 ended well; rank 0 times out in its next all-reduce
+        assert "tf2npu run: rank 1 exited 0 while rank(s) 0 still run; a collective they " in (
+            stream.getvalue()
+        )
+        assert result.failed == 0 and result.status in (1, 139), result.message
+        assert re.search(
+            r"^rank 1 had exited with status 0, [\d.]+ s before$", result.message, re.M
+        )
+        assert "every rank must run the same collectives" in result.message
     else:  # rank 0 times out in the all-reduce rank 1 never reaches
         assert result.failed == 0
         if result.status == 139:  # TensorFlow's abort path can crash (the spike saw it too)

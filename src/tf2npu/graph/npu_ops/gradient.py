@@ -38,7 +38,7 @@ def body_gradient(op: Any, grads: Sequence[Any]) -> list[Any]:
     graph = tf.compat.v1.get_default_graph()
     if not graph._is_function(name):
         add_functions(graph, _traced(definition, attrs, name))
-    dys = [tf.zeros_like(y) if g is None else g for y, g in zip(op.outputs, grads, strict=True)]
+    dys = [_dense(y, g) for y, g in zip(op.outputs, grads, strict=True)]
     floats = _float_inputs(definition, attrs)
     dtypes = [op.inputs[i].dtype for i in floats]
     call = graph.create_op(name, [*op.inputs, *dys], dtypes, name=f"{definition.name}BodyGrad")
@@ -46,6 +46,19 @@ def body_gradient(op: Any, grads: Sequence[Any]) -> list[Any]:
     for i, grad in zip(floats, call.outputs, strict=True):
         result[i] = grad
     return result
+
+
+def _dense(output: Any, grad: Any) -> Any:
+    """``grad`` as a tensor: zeros for no gradient; an ``IndexedSlices`` (the gradient of a
+    ``tf.gather`` of the output, e.g. the last time step of ``DynamicRNN``) made dense, since a
+    function call takes tensors only."""
+    import tensorflow as tf
+
+    if grad is None:
+        return tf.zeros_like(output)
+    if isinstance(grad, tf.IndexedSlices):
+        return tf.math.unsorted_segment_sum(grad.values, grad.indices, tf.shape(output)[0])
+    return grad
 
 
 def _name(op: NpuOpDef, attrs: Mapping[str, Any]) -> str:

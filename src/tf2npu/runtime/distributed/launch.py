@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tf2npu.atomic import write_text_atomic
-from tf2npu.config.cluster import ADDRESSES_VARIABLE, RankEntry
+from tf2npu.config.cluster import ADDRESSES_VARIABLE, DEFAULT_EXEC_TIMEOUT, RankEntry
 
 __all__ = [
     "JOB_TIMEOUT_STATUS",
@@ -44,6 +44,7 @@ __all__ = [
     "RankOutcome",
     "free_ports",
     "launch",
+    "rank_arguments",
     "rank_table_json",
 ]
 
@@ -54,6 +55,7 @@ JOB_TIMEOUT_STATUS = 124
 _PORT_RETRIES = 2
 _PORT_TAKEN = "Could not start gRPC server"
 _TERM_WAIT = 3.0
+_EXEC_TIMEOUT = "HCCL_EXEC_TIMEOUT"
 _TAIL_LINES = 40
 _POLL = 0.05
 #: ``tf2npu run: error: ... collective HcomAllReduce 'node' ...`` (see distributed.errors).
@@ -171,6 +173,20 @@ def launch(spec: JobSpec, out: IO[str] | None = None) -> JobResult:
     return result
 
 
+def rank_arguments(arguments: Sequence[str], entry: RankEntry) -> list[str]:
+    """``arguments`` for rank ``entry``: ``{rank}`` becomes its ``RANK_ID``, ``{device}`` its
+    ``DEVICE_ID``.
+
+    A cluster's launch script passes per-rank flags from the shell (``--model_dir=out/$RANK_ID``,
+    ``--device_id=$ASCEND_DEVICE_ID``); the launcher has no shell, so these stand for them.
+
+    >>> rank_arguments(["--out=ckpt_{rank}", "--dev", "{device}"], RankEntry(1, 5))
+    ['--out=ckpt_1', '--dev', '5']
+    """
+    rank, device = str(entry.rank_id), str(entry.device_id)
+    return [arg.replace("{rank}", rank).replace("{device}", device) for arg in arguments]
+
+
 def _ports(spec: JobSpec) -> list[int]:
     if spec.base_port is not None:
         return [spec.base_port + r.rank_id for r in spec.ranks]
@@ -274,15 +290,20 @@ class _Job:
     def _watch(self, deadline: float) -> tuple[int | None, bool]:
         failed: int | None = None
         stop_at = deadline
+        early: set[int] = set()
         while True:
             statuses = [rank.poll() for rank in self.ranks]
-            if all(s is not None for s in statuses):
-                return failed, False
+            running = [i for i, s in enumerate(statuses) if s is None]
             if failed is None:
+                # Before the all-ended check: a last rank that failed fails the job.
                 failed = next((i for i, s in enumerate(statuses) if s not in (None, 0)), None)
-                if failed is not None:
+                if failed is not None and running:
                     stop_at = min(deadline, time.monotonic() + self.spec.grace)
                     self._note_failure(failed)
+                elif running:
+                    self._note_early_exits(statuses, early)
+            if not running:
+                return failed, False
             now = time.monotonic()
             if now >= stop_at:
                 return failed, failed is None or now >= deadline
@@ -296,6 +317,28 @@ class _Job:
             file=self.out,
             flush=True,
         )
+
+    def _note_early_exits(self, statuses: Sequence[int | None], noted: set[int]) -> None:
+        """Say when a rank ends well while others run: their next collective cannot complete."""
+        running = [i for i, s in enumerate(statuses) if s is None]
+        for rank, status in enumerate(statuses):
+            if status == 0 and rank not in noted:
+                noted.add(rank)
+                others = ", ".join(map(str, running))
+                print(
+                    f"tf2npu run: rank {rank} exited 0 while rank(s) {others} still run; a "
+                    f"collective they call now fails after HCCL_EXEC_TIMEOUT "
+                    f"({self._exec_timeout():g} s)",
+                    file=self.out,
+                    flush=True,
+                )
+
+    def _exec_timeout(self) -> float:
+        value = self.spec.env.get(_EXEC_TIMEOUT, os.environ.get(_EXEC_TIMEOUT, ""))
+        try:
+            return float(value)
+        except ValueError:
+            return DEFAULT_EXEC_TIMEOUT
 
     def _stop(self) -> None:
         running = [rank for rank in self.ranks if rank.poll() is None]
@@ -319,8 +362,8 @@ class _Job:
         report = self.spec.report_dir / f"rank_{entry.rank_id}"
         return [
             sys.executable, "-m", "tf2npu", "run", "--quiet", "--report-dir", str(report),
-            *(flag.replace("{rank}", str(entry.rank_id)) for flag in self.spec.run_flags),
-            "--", str(self.spec.script), *self.spec.script_args,
+            *rank_arguments(self.spec.run_flags, entry),
+            "--", str(self.spec.script), *rank_arguments(self.spec.script_args, entry),
         ]  # fmt: skip
 
     def _env(self, entry: RankEntry) -> dict[str, str]:
@@ -380,7 +423,27 @@ def failure_message(result: JobResult, spec: JobSpec) -> str:
     for outcome in result.ranks:
         if outcome.rank != result.failed:
             lines.extend(_other_rank(outcome, result.failed is not None))
+    if result.failed is not None:
+        lines.extend(_ended_before(result.ranks[result.failed], result.ranks))
     return "\n".join(lines)
+
+
+def _ended_before(failed: RankOutcome, ranks: Sequence[RankOutcome]) -> list[str]:
+    """The ranks that exited 0 before a rank failed in a collective: the likely cause."""
+    if not failed.collective and "Collective" not in failed.error:  # TF's own abort line
+        return []
+    lines = [
+        f"rank {o.rank} had exited with status 0, {failed.seconds - o.seconds:.1f} s before"
+        for o in ranks
+        if o.status == 0 and not o.stopped and o.seconds < failed.seconds
+    ]
+    if lines:
+        lines.append(
+            "  every rank must run the same collectives: a rank that ends while the others "
+            "still call them makes them fail (after HCCL_EXEC_TIMEOUT when it is not the "
+            "group leader, rank 0)"
+        )
+    return lines
 
 
 def _other_rank(outcome: RankOutcome, after_failure: bool) -> list[str]:

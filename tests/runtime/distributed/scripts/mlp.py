@@ -93,6 +93,8 @@ with tf.train.MonitoredTrainingSession(hooks=hooks, config=npu_config_proto()) a
                 os.kill(os.getpid(), signal.SIGKILL)
             if fault == "hang":
                 time.sleep(600)
+            if fault == "exit0":  # ends well while rank 0 still calls collectives
+                sys.exit(0)
         start = step * 64 + rank * per
         feed = {x: inputs[start : start + per], y: labels[start : start + per]}
         _, value = sess.run([train, loss], feed)
