@@ -23,9 +23,10 @@ def test_finder_ignores_other_modules() -> None:
     assert MovedFinder().find_spec("keras.layers", None) is None
 
 
-def test_tensorflow_python_keras_is_the_only_aliased_package() -> None:
+def test_aliased_packages_are_tensorflow_python_keras_and_keras() -> None:
     assert [(p.path, p.target) for p in table.PACKAGES] == [
-        ("tensorflow.python.keras", "tf.compat.v1.keras")
+        ("tensorflow.python.keras", "tf.compat.v1.keras"),
+        ("keras", "tf.compat.v1.keras"),
     ]
 
 
@@ -52,6 +53,24 @@ def test_standalone_keras_layout_resolves_to_keras_215(run_tf1: Callable[[str], 
         """
     )
     assert out.split() == ["True"] * 5
+
+
+def test_standalone_keras_trains_in_a_graph_as_keras_2_2_did(run_tf1: Callable[[str], str]) -> None:
+    # keras 2.15's v2 optimizers fail in compile ("numpy() is only available when eager
+    # execution is enabled"); Keras 2.2's ran in the graph and had get_session.
+    out = run_tf1(
+        """
+        import numpy as np
+        import keras
+        from keras import backend as K
+        model = keras.Sequential([keras.layers.Dense(2, input_shape=(3,))])
+        model.compile(loss="mse", optimizer=keras.optimizers.SGD(0.1))
+        model.fit(np.ones([4, 3]), np.zeros([4, 2]), epochs=2, verbose=0)
+        print(type(model.optimizer).__module__.split(".")[-2], K.get_session() is not None,
+              keras.__version__.split(".")[0])
+        """
+    )
+    assert out.split() == ["legacy", "True", "2"]
 
 
 def test_tensorflow_python_keras_is_tf_keras_again(run_tf1: Callable[[str], str]) -> None:

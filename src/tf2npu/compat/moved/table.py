@@ -78,11 +78,22 @@ class AliasedPackage:
 #: tf.keras model, so the package and its public submodules (``layers``, ``backend``,
 #: ``initializers``, ``models``...) resolve to ``tf.keras`` (keras 2.15, v1 API) again. Private
 #: deeper paths (``tensorflow.python.keras.engine.base_layer``) stay TF 2.15's copy.
+#:
+#: The standalone ``keras`` package TF 1.15 scripts imported was Keras 2.2/2.3 on the TF 1
+#: backend: graph-mode optimizers with ``get_updates``, ``keras.backend.get_session``. Under
+#: TF 2.15 ``import keras`` gives keras 2.15's v2 API, whose optimizers cannot run in a graph
+#: ("numpy() is only available when eager execution is enabled" in ``compile``), so ``keras``
+#: and its public submodules resolve to the v1 API too (the same layer classes).
 PACKAGES: tuple[AliasedPackage, ...] = (
     AliasedPackage(
         "tensorflow.python.keras",
         "tf.compat.v1.keras",
         "tf.keras (keras 2.15, v1 API), as in TF 1.15 where both were one package",
+    ),
+    AliasedPackage(
+        "keras",
+        "tf.compat.v1.keras",
+        "keras 2.15's v1 API, the graph-mode Keras that standalone Keras 2.2 on TF 1.15 was",
     ),
 )
 
