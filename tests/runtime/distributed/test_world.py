@@ -52,3 +52,21 @@ def test_a_given_target_is_kept_and_no_launcher_means_no_world(
     assert world.session_args("grpc://elsewhere:1", None) == ("grpc://elsewhere:1", None)
     monkeypatch.delenv("TF2NPU_CLUSTER")
     assert world.current_world() is None  # sessions stay local; collectives are the error
+
+
+def test_a_rank_waits_for_the_leader_then_gives_up_naming_it() -> None:
+    import socket
+
+    from tf2npu.errors import Tf2NpuError
+
+    with socket.socket() as listener:  # the leader's port, listening: returns at once
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        up = Cluster(rank=1, size=2, addresses=(f"127.0.0.1:{port}", "127.0.0.1:1"))
+        world._wait_for_leader(up)
+    down = Cluster(rank=1, size=2, addresses=(f"127.0.0.1:{port}", "127.0.0.1:1"),
+                   connect_timeout=0.2)  # fmt: skip
+    with pytest.raises(Tf2NpuError, match=rf"rank 1: rank 0 \(the collective group leader, "
+                       rf"127.0.0.1:{port}\) did not start within HCCL_CONNECT_TIMEOUT=0.2 s"):  # fmt: skip
+        world._wait_for_leader(down)

@@ -163,8 +163,41 @@ def _start(cluster: Cluster) -> World:
         start=True,
     )
     world = World(cluster, server)
+    if cluster.rank != 0:
+        _wait_for_leader(cluster)
     _barrier(world)
     return world
+
+
+def _wait_for_leader(cluster: Cluster, poll: float = 0.05) -> None:
+    """Wait until rank 0 (the collective group leader) accepts connections.
+
+    A rank whose first collective runs before the leader's server is up gets TensorFlow's
+    ``GetStepSequence ... UNAVAILABLE ... Retrying`` errors on stderr, and that retry loop has
+    no timeout at all (the op and run timeouts do not cover it). Waiting here keeps the log
+    clean and gives the wait the ``HCCL_CONNECT_TIMEOUT`` it lacks.
+
+    Raises:
+        Tf2NpuError: rank 0 did not listen within ``HCCL_CONNECT_TIMEOUT``.
+    """
+    import socket
+    import time
+
+    host, _, port = cluster.addresses[0].rpartition(":")
+    deadline = time.monotonic() + cluster.connect_timeout
+    while True:
+        try:
+            with socket.create_connection((host, int(port)), timeout=1.0):
+                return
+        except OSError:
+            if time.monotonic() >= deadline:
+                raise Tf2NpuError(
+                    f"rank {cluster.rank}: rank 0 (the collective group leader, "
+                    f"{cluster.addresses[0]}) did not start within HCCL_CONNECT_TIMEOUT="
+                    f"{cluster.connect_timeout:g} s; see rank 0's output for why, or raise "
+                    "HCCL_CONNECT_TIMEOUT when its start-up is slow"
+                ) from None
+            time.sleep(poll)
 
 
 def _barrier(world: World) -> None:
