@@ -74,6 +74,26 @@ def test_gelu_gradient_is_gelu_grad_with_the_closed_form_value() -> None:
     np.testing.assert_allclose(value, 3.0 * _gelu_slope_np(X), rtol=1e-5, atol=1e-6)
 
 
+@tf.RegisterGradient("test_client_gelu_passes_the_gradient")
+def _pass_through(op, grad):  # type: ignore[no-untyped-def]
+    return grad
+
+
+def test_a_gradient_override_map_keyed_by_the_npu_op_type_applies() -> None:
+    # Model-parallel scripts (Megatron style) override HcomAllReduce's gradient this way.
+    with tf.Graph().as_default() as graph:
+        x = tf.compat.v1.placeholder(tf.float32, [2, 4])
+        with graph.gradient_override_map({"Gelu": "test_client_gelu_passes_the_gradient"}):
+            (y,) = emit("Gelu", [x])
+        (z,) = emit("Gelu", [x])  # outside the map: tf2npu's GeluGrad
+        assert y.op.get_attr(GRADIENT_ATTR) == b"test_client_gelu_passes_the_gradient"
+        assert z.op.get_attr(GRADIENT_ATTR) == b"tf2npu:Gelu"
+        (dx,) = tf.gradients(y * 3.0, x)
+        with tf.compat.v1.Session(graph=graph) as session:
+            value = session.run(dx, {x: X})
+    np.testing.assert_array_equal(value, np.full_like(X, 3.0))
+
+
 def test_do_mask_gradient_reuses_the_mask_and_the_mask_has_none() -> None:
     with tf.Graph().as_default() as graph:
         x = tf.compat.v1.placeholder(tf.float32, [64, 64])
@@ -100,8 +120,7 @@ def test_ops_inside_a_while_loop_body_run_and_differentiate() -> None:
             value, grad = session.run([y, dx], {x: X})
     once = _gelu_np(X)
     np.testing.assert_allclose(value, _gelu_np(once), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(grad, _gelu_slope_np(once) * _gelu_slope_np(X), rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(grad, _gelu_slope_np(once) * _gelu_slope_np(X), rtol=1e-5, atol=1e-6)
 
 
 def test_gelu_grad_has_no_gradient() -> None:
@@ -121,14 +140,19 @@ def test_python_inputs_take_the_dtype_of_the_tensor_sharing_their_type_attr() ->
     gen, do = mask.op, y.op
     assert gen.get_attr(NPU_ATTR_PREFIX + "T") == tf.float32  # a lone Python float: float32
     assert gen.get_attr(NPU_ATTR_PREFIX + "Tshape") == tf.int32
-    assert (gen.get_attr(NPU_ATTR_PREFIX + "seed"), gen.get_attr(NPU_ATTR_PREFIX + "seed2")) == (1, 2)
+    assert (gen.get_attr(NPU_ATTR_PREFIX + "seed"), gen.get_attr(NPU_ATTR_PREFIX + "seed2")) == (
+        1,
+        2,
+    )
     assert do.inputs[2].dtype == tf.float16 and do.get_attr(NPU_ATTR_PREFIX + "T") == tf.float16
 
 
 def test_wrong_dtypes_are_type_errors_naming_the_input() -> None:
     with tf.Graph().as_default():
         x64 = tf.compat.v1.placeholder(tf.float64, [3])
-        with pytest.raises(TypeError, match=r"Gelu: input 'x' is float64; it takes float32, float16"):
+        with pytest.raises(
+            TypeError, match=r"Gelu: input 'x' is float64; it takes float32, float16"
+        ):
             emit("Gelu", [x64])
         x = tf.compat.v1.placeholder(tf.float16, [3])
         prob = tf.constant(0.5, tf.float32)
@@ -153,5 +177,8 @@ def test_caller_mistakes_are_internal_errors() -> None:
 def test_eager_execution_is_refused() -> None:
     from tensorflow.python.eager import context
 
-    with context.eager_mode(), pytest.raises(RuntimeError, match=r"Gelu can only be built in a graph"):
+    with (
+        context.eager_mode(),
+        pytest.raises(RuntimeError, match=r"Gelu can only be built in a graph"),
+    ):
         emit("Gelu", [tf.constant([1.0])])

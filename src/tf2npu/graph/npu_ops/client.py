@@ -96,10 +96,18 @@ def emit(
     _ensure_gradients()
     node_attrs = {NPU_ATTR_PREFIX + key: value for key, value in built.items()}
     node_attrs[NPU_OP_ATTR] = AttrValue(s=op_name.encode())
-    node_attrs[GRADIENT_ATTR] = AttrValue(s=(GRADIENT_PREFIX + op_name).encode())
+    node_attrs[GRADIENT_ATTR] = AttrValue(s=_gradient_name(graph, op_name).encode())
     dtypes = [tf.dtypes.as_dtype(d) for d in definition.output_dtypes(built)]
     op = graph.create_op(function, tensors, dtypes, name=name or op_name, attrs=node_attrs)
     return list(op.outputs)
+
+
+def _gradient_name(graph: Any, op_name: str) -> str:
+    """The gradient function of a new ``op_name`` node: the one a script's
+    ``graph.gradient_override_map({"HcomAllReduce": "MyGrad"})`` names (as for the device's
+    op type, which the map is keyed by), else tf2npu's."""
+    overrides: Mapping[str, str] = getattr(graph, "_gradient_override_map", {})
+    return overrides.get(op_name) or GRADIENT_PREFIX + op_name
 
 
 def _convert_inputs(op: NpuOpDef, inputs: Sequence[Any]) -> tuple[list[Any], dict[str, int]]:
