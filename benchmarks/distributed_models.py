@@ -13,8 +13,8 @@ rank and every run builds the same initial values.
 * ``big_mlp``: the same with hidden 1024 (1,093,642 parameters = 4.4 MB of gradients), global
   batch 256;
 * ``bert``: ``tf2npu.testing.bert_graph`` (2 encoder blocks, hidden 64, 2 heads, sequence 16,
-  token lookup table and ``py_func`` input path; 24 gradient tensors, the word embedding's an
-  ``IndexedSlices``), global batch 8.
+  token lookup table and ``py_func`` input path; 38 gradient tensors, 37 dense and the word
+  embedding's an ``IndexedSlices``), global batch 8.
 """
 
 from __future__ import annotations
@@ -57,6 +57,9 @@ class Model:
 
 def build(name: str, optimizer: Callable[[Any], Any], rank: int, size: int) -> Model:
     """Model ``name`` for rank ``rank`` of ``size``, trained by ``optimizer(tf.compat.v1)``."""
+    import tensorflow as tf
+
+    tf.get_logger().setLevel("ERROR")  # py_func's deprecation notice, once per rank
     if name == "bert":
         return _bert(optimizer, rank, size)
     return _mlp(name, optimizer, rank, size, hidden=64 if name == "small_mlp" else 1024)

@@ -200,7 +200,8 @@ def table(size: int, results: dict[str, dict[str, Any]]) -> str:
     """Rank 0's results as a Markdown table."""
     others = ["raw", "raw fused"] if size > 1 else ["stock"]
     head = "| model | ours | " + " | ".join(others) + " | "
-    head += " | ".join(f"ours/{o}" for o in others) + " | collectives/step (ours, raw, fused) |"
+    head += " | ".join(f"ours/{o}" for o in others)
+    head += f" | collectives/step ({', '.join(['ours', *others])}) |"
     lines = [head, "|" + " --- |" * (2 + 2 * len(others) + 1)]
     for model, row in results.items():
         cells = [f"{row['ours']:.2f}", *(f"{row[o]:.2f}" for o in others)]
