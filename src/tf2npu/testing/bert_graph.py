@@ -13,6 +13,7 @@ sparse softmax cross-entropy, and Adam. Dropout is optional (off for determinist
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,11 +50,15 @@ def build_bert_graph(
     dropout: float = 0.0,
     seed: int = 1,
     resource_variables: bool = False,
+    optimizer: Callable[[Any], Any] | None = None,
 ) -> BertGraph:
     """Build the graph (TensorFlow required); sizes default to the 'tiny' configuration.
 
     Variables are TF 1.15's default reference variables (``VariableV2``) unless
-    ``resource_variables``.
+    ``resource_variables``. ``optimizer`` is called with ``tensorflow.compat.v1`` inside the
+    graph and returns the ``tf.train.Optimizer`` that minimizes the loss (e.g. an
+    ``NPUDistributedOptimizer`` around SGD); by default ``AdamOptimizer(1e-3)``, whose train op
+    is ``train/Adam``.
     """
     import tensorflow.compat.v1 as tf
 
@@ -79,7 +84,10 @@ def build_bert_graph(
         with tf.name_scope("train"):
             with tf.variable_scope("", use_resource=resource_variables):
                 step = tf.train.get_or_create_global_step()
-            train_op = tf.train.AdamOptimizer(1e-3).minimize(loss, global_step=step, name="Adam")
+            if optimizer is None:
+                train_op = tf.train.AdamOptimizer(1e-3).minimize(loss, step, name="Adam")
+            else:
+                train_op = optimizer(tf).minimize(loss, step)
         init = tf.global_variables_initializer()
         tables = tf.tables_initializer()
     return BertGraph(
