@@ -168,12 +168,19 @@ def _noise_shape(x: Any, noise_shape: Any) -> Any:
     """The mask's shape: ``x``'s, or ``noise_shape`` with unknown dims taken from ``x``."""
     if noise_shape is None:
         return tf.shape(x)
+    if not tf.is_tensor(noise_shape):
+        try:
+            given = tf.TensorShape(noise_shape)
+        except (TypeError, ValueError):  # a list holding tensors, e.g. (tf.shape(x)[0], 1, c)
+            noise_shape = tf.convert_to_tensor(noise_shape, tf.int32, name="noise_shape")
     if tf.is_tensor(noise_shape):
-        return noise_shape
-    try:
-        given = tf.TensorShape(noise_shape)
-    except (TypeError, ValueError):
-        return noise_shape
+        from tensorflow.python.framework import tensor_util
+
+        known = tensor_util.constant_value_as_shape(noise_shape)
+        if known.is_fully_defined() and x.shape.is_fully_defined():
+            _require_cover(noise_shape, known.num_elements(), x)
+            return noise_shape
+        return _covering(x, noise_shape)
     if x.shape.rank is not None and given.rank == x.shape.rank:
         dims = zip(given.as_list(), x.shape.as_list(), strict=True)
         given = tf.TensorShape([n if n is not None else d for n, d in dims])
@@ -182,13 +189,43 @@ def _noise_shape(x: Any, noise_shape: Any) -> Any:
             f"npu_ops.dropout: noise_shape={noise_shape!r} has unknown dimensions x's static "
             f"shape {x.shape} cannot fill; give every dimension, or a shape tensor"
         )
-    if x.shape.is_fully_defined() and given.num_elements() < x.shape.num_elements():
-        raise ValueError(
-            f"npu_ops.dropout: noise_shape={noise_shape!r} has {given.num_elements()} elements "
-            f"but x {x.shape} has {x.shape.num_elements()}; the NPU dropout does not broadcast "
-            "the mask: give noise_shape=None (or x's shape)"
-        )
+    if x.shape.is_fully_defined():
+        _require_cover(noise_shape, given.num_elements(), x)
     return tf.constant(given.as_list(), tf.int32, name="noise_shape")
+
+
+_NO_BROADCAST = (
+    "the NPU dropout does not broadcast its mask (a Keras SpatialDropout layer asks for that); "
+    "give noise_shape=None (or x's shape), and for such a layer use TF's dropout, which does: "
+    "a Lambda calling tf.nn.dropout(x, rate=..., noise_shape=...)"
+)
+
+
+def _require_cover(noise_shape: Any, elements: int | None, x: Any) -> None:
+    if elements is not None and elements < x.shape.num_elements():
+        shown = noise_shape if not tf.is_tensor(noise_shape) else noise_shape.name
+        raise ValueError(
+            f"npu_ops.dropout: noise_shape={shown!r} has {elements} elements but x {x.shape} "
+            f"has {x.shape.num_elements()}; {_NO_BROADCAST}"
+        )
+
+
+def _covering(x: Any, noise_shape: Any) -> Any:
+    """``noise_shape`` (a tensor), checked at run time to cover every element of ``x``.
+
+    Keras's ``SpatialDropout*`` layers ask for a mask of shape ``(batch, 1, channels)`` that
+    ``tf.nn.dropout`` broadcasts; ``DropOutDoMask`` does not broadcast (on the device either),
+    and failed with a bare reshape error deep in the op. This says what and why instead.
+    """
+    covers = tf.debugging.assert_equal(
+        tf.reduce_prod(tf.cast(noise_shape, tf.int64)),
+        tf.size(x, out_type=tf.int64),
+        message=f"npu_ops.dropout: noise_shape has fewer elements than x; {_NO_BROADCAST}",
+    )
+    with tf.control_dependencies([covers]):
+        # Opaque to shape inference: otherwise a static x makes graph construction fail in
+        # DropOutDoMask's reshape before this check can say why.
+        return tf.compat.v1.placeholder_with_default(noise_shape, noise_shape.shape)
 
 
 def _require_graph(caller: str) -> None:

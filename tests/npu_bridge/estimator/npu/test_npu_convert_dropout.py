@@ -26,8 +26,11 @@ def converted() -> Iterator[None]:
 
 
 def _ops(graph: object) -> set[str]:
-    return {op.get_attr("_npu_op").decode() for op in graph.get_operations()  # type: ignore[attr-defined]
-            if "_npu_op" in op.node_def.attr}
+    return {
+        op.get_attr("_npu_op").decode()
+        for op in graph.get_operations()  # type: ignore[attr-defined]
+        if "_npu_op" in op.node_def.attr
+    }
 
 
 def test_training_dropout_draws_an_npu_mask(converted: None) -> None:
@@ -64,3 +67,18 @@ def test_restore_gives_keras_its_own_dropout_back(converted: None) -> None:
         Dropout(0.5)(tf.ones([4, 4]), training=True)
         assert not _ops(graph)
     assert Dropout.call is not npu_convert_dropout.npu_dropout_call
+
+
+def test_spatial_dropout_stops_with_why_the_npu_mask_cannot_broadcast(converted: None) -> None:
+    # Before: "Input to reshape is a tensor with 512 values, but the requested shape has 32"
+    # from inside DropOutDoMask at run time, or "Cannot reshape a tensor with 128 elements"
+    # when building the graph of a static x.
+    why = r"fewer elements than x; the NPU dropout does not broadcast its mask \(a Keras Spa"
+    layer = tf.compat.v1.keras.layers.SpatialDropout1D(0.5)
+    for shape in ([2, 8, 32], [None, 8, 32]):
+        with tf.Graph().as_default():
+            x = tf.compat.v1.placeholder(tf.float32, shape)
+            y = layer(x, training=True)
+            with tf.compat.v1.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError,
+                                                               match=why):  # fmt: skip
+                sess.run(y, {x: np.ones([2, 8, 32], np.float32)})
