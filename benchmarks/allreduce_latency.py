@@ -47,7 +47,7 @@ def _ops(world, nbytes: int, key: int):
         y = tf.Variable(values)
         raw = collective_ops.all_reduce_v2(
             y.read_value(), group_size=world.size, group_key=1, instance_key=key,
-            merge_op="Add", final_op="Id", timeout=world.cluster.exec_timeout,
+            merge_op="Add", final_op="Id",
         ).op  # fmt: skip
         raw_init = tf.compat.v1.global_variables_initializer()
     ours_session = tf.compat.v1.Session(graph=ours_graph, config=npu_config_proto())

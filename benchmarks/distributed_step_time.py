@@ -91,7 +91,6 @@ class RawAllReduceOptimizer(tf.train.Optimizer):  # type: ignore[misc]
         summed = collective_ops.all_reduce_v2(
             value, group_size=self._world.size, group_key=WORLD_GROUP_KEY,
             instance_key=next(self._keys), merge_op="Add", final_op="Id",
-            timeout=self._world.cluster.exec_timeout,
         )  # fmt: skip
         return summed / float(self._world.size)
 
@@ -99,7 +98,7 @@ class RawAllReduceOptimizer(tf.train.Optimizer):  # type: ignore[misc]
         def gather(value: Any) -> Any:
             return collective_ops.all_gather_v2(
                 value, group_size=self._world.size, group_key=WORLD_GROUP_KEY,
-                instance_key=next(self._keys), timeout=self._world.cluster.exec_timeout,
+                instance_key=next(self._keys),
             )  # fmt: skip
 
         values = gather(slices.values) / float(self._world.size)

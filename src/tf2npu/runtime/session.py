@@ -87,7 +87,9 @@ class _NpuSessionMixin:
         self._mirror.session = self._info
         for instrument in self._instruments:
             instrument.on_session(self._info)
-        inner_target, inner_config = session_args(target, without_npu_optimizer(config))
+        inner_target, inner_config = session_args(
+            target, without_npu_optimizer(config), options.hccl_timeout
+        )
         self._inner = stock_session(inner_target, self._mirror.graph, inner_config)
         self._steps = TrainingSteps(self._graph)
         self._loop_checked = False
@@ -116,7 +118,7 @@ class _NpuSessionMixin:
                 self._run_once(hooks.begin(), handle, plan, feeds, options, None)
             return self._run_once(hooks.begin(), handle, plan, feeds, options, run_metadata)
         except _errors.OpError as err:
-            fatal = fatal_failure(err)
+            fatal = fatal_failure(err, _collectives_in(target_list, fetch_list))
             if fatal is not None:
                 raise fatal from err
             raise self._client_error(err) from None
@@ -320,6 +322,14 @@ class _RunPlan:
     repeat: int
     hooks: RunHooks
     syncs: int
+
+
+def _collectives_in(targets: Sequence[Any], fetches: Sequence[Any]) -> list[tuple[str, str]]:
+    """The HCCL nodes a failed run of client ``targets``/``fetches`` contained (asked for only
+    when a run of a multi-rank job fails)."""
+    from tf2npu.runtime.distributed.instrument import collective_nodes
+
+    return collective_nodes([*targets, *(t.op for t in fetches)])
 
 
 _MAX_PLANS = 1024  # signatures kept per session (a script building fetches per step churns)

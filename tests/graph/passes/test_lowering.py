@@ -173,19 +173,3 @@ def test_a_rank_of_a_multi_rank_job_runs_on_its_task() -> None:
     # A session on the rank's server has no /job:localhost: those strings move to its task.
     assert (graph["x"].device, graph["out"].device) == (task, task)
     assert graph["relu"].device == "/device:CPU:0"
-
-
-def test_hccl_timeout_option_sets_every_collectives_timeout() -> None:
-    from tensorflow.core.framework.attr_value_pb2 import AttrValue
-
-    from tf2npu.graph.npu_ops.nodes import NPU_ATTRS_META
-
-    options = NpuOptions.from_values({"hccl_timeout": 40})
-    ctx = PassContext(config=EngineConfig.build(options), disabled=frozenset(), verify=True)
-    graph = Graph()
-    x = graph.add_node("x", "Placeholder", attrs={"dtype": AttrValue(type=DT_FLOAT)})
-    keys = {"group_size": 2, "group_key": 1, "instance_key": 99, "timeout": 5.0}
-    add_npu_node(graph, "ar", "HcomAllReduce", [x.output()], dtype=DT_FLOAT, attrs=keys)
-    result = PassManager([HandSetPartition({}), Lowering()]).run(graph, ctx, Signature.of(graph))
-    assert result.results[-1][1].stats["hccl_timeouts_set"] == 1
-    assert graph["ar"].meta[NPU_ATTRS_META]["timeout"].f == 40.0

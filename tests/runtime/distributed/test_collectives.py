@@ -44,10 +44,10 @@ def test_allreduce_builds_an_hcom_node_on_this_rank() -> None:
         assert op.get_attr(NPU_OP_ATTR) == b"HcomAllReduce"
         assert op.device == DEVICE
         assert _attr(op, "reduction") == b"max"
-        assert (_attr(op, "group_size"), _attr(op, "group_key"), _attr(op, "timeout")) == (
+        assert (_attr(op, "group_size"), _attr(op, "group_key"), _attr(op, "dynamic")) == (
             2,
             1,
-            30.0,
+            False,
         )
         again = hccl_ops.allreduce(tf.constant([1.0, 2.0]), "max")
         assert again.op.name == "HcomAllReduce_1"

@@ -69,6 +69,16 @@ def test_cause_and_node(text: str, cause: str) -> None:
     )
 
 
+def test_a_run_outliving_its_timeout_is_a_rank_not_reaching_a_collective() -> None:
+    err = FakeOpError("Graph execution error:\n\nOperation timed out.")
+    assert is_collective_failure(err)
+    assert str(collective_failure(err, None, None, CLUSTER)) == (
+        "rank 0: a run did not finish within HCCL_EXEC_TIMEOUT=5 s (or the session's "
+        "hccl_timeout): another rank did not reach the collectives of this step, or the step "
+        "itself is slower than that; raise HCCL_EXEC_TIMEOUT for slow steps"
+    )
+
+
 def test_barrier_timeout_names_the_connect_timeout() -> None:
     error = collective_failure(
         FakeOpError("Collective has timed out waiting for other workers."),

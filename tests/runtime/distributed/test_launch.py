@@ -291,20 +291,19 @@ def test_a_failing_rank_ends_the_job(tmp_path: Path, fault: str) -> None:
             r"^rank 1 had exited with status 0, [\d.]+ s before$", result.message, re.M
         )
         assert "every rank must run the same collectives" in result.message
-    else:  # rank 0 times out in the all-reduce rank 1 never reaches
+    else:  # rank 0's run times out in the all-reduce rank 1 never reaches
         assert result.failed == 0
-        if result.status == 139:  # TensorFlow's abort path can crash (the spike saw it too)
-            assert first.startswith("rank 0 was killed by SIGSEGV")
-            assert (
-                "error: TensorFlow: DEADLINE_EXCEEDED: Collective has timed out" in result.message
-            )
+        if result.status == 139:  # TensorFlow's abort path can crash: 1 run in 3 when the op
+            # timed out, none in 6 since the run times out; the launcher says so.
+            assert first.startswith("rank 0 was killed by SIGSEGV"), first
         else:
             assert result.status == 1
             assert re.match(
-                r"rank 0 exited with status 1 in collective HcomAllReduce '\S+HcomAllReduce\w*'$",
+                r"rank 0 exited with status 1 in collective HcomAllReduce "
+                r"'\S+HcomAllReduce\w*'$",
                 first,
             ), first
-            assert "within 5 s (HCCL_EXEC_TIMEOUT)" in result.message
+            assert "did not finish within HCCL_EXEC_TIMEOUT=5 s" in result.message
         assert "rank 1 was still running and was stopped (hung? it printed no error)" in (
             result.message
         )

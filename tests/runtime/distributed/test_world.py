@@ -22,6 +22,18 @@ def test_distributed_config_copies_and_adds_the_cluster_fields() -> None:
     assert user.use_per_session_threads and list(user.device_filters) == ["/job:localhost"]
 
 
+def test_each_run_waits_at_most_the_exec_timeout_the_shorter_one_winning() -> None:
+    cluster = Cluster(rank=0, size=2, exec_timeout=30.0)
+    assert world.distributed_config(cluster).operation_timeout_in_ms == 30_000
+    # An NPU session's hccl_timeout replaces HCCL_EXEC_TIMEOUT.
+    assert world.distributed_config(cluster, None, 45).operation_timeout_in_ms == 45_000
+    # A shorter run timeout of the script's own is kept; a longer one is cut.
+    own = config_pb2.ConfigProto(operation_timeout_in_ms=5_000)
+    assert world.distributed_config(cluster, own).operation_timeout_in_ms == 5_000
+    own.operation_timeout_in_ms = 90_000
+    assert world.distributed_config(cluster, own).operation_timeout_in_ms == 30_000
+
+
 def test_distributed_config_turns_tfg_off_unless_its_code_motion_is_asked_for() -> None:
     # TFG leaves `tfg.legacy_call` on function-call nodes; every worker then logs an error.
     user = config_pb2.ConfigProto()

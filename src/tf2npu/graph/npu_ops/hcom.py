@@ -9,8 +9,13 @@ other ranks through the collective executor of this rank's server
 
 Every rank must give the same ``group_key``, ``group_size`` and ``instance_key`` to the same
 collective, and the same shape and dtype: the keys are chosen by
-:mod:`tf2npu.runtime.distributed.collectives`, never here. ``timeout`` (seconds, 0 = none) is
-how long the op waits for the other ranks.
+:mod:`tf2npu.runtime.distributed.collectives`, never here.
+
+The ops get no TensorFlow ``timeout``: a collective op given one starts two threads on every
+execution that sleep for the whole timeout, so at ``HCCL_EXEC_TIMEOUT`` = 1800 s a rank running
+ten collectives a second held 36,000 threads and the machine ran out of them. How long a rank
+waits for the others is bounded per ``session.run`` instead
+(:func:`tf2npu.runtime.distributed.world.distributed_config`).
 
 A collective whose shape is not static when it is built (``dynamic``) may change shape from one
 run to the next: the ranks first all-gather the shape, then use a key per shape (see ``_key``).
@@ -24,7 +29,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tf2npu.graph.ir import Graph
 from tf2npu.graph.npu_ops.opdef import (
     DT_FLOAT,
     DT_HALF,
@@ -48,7 +52,6 @@ __all__ = [
     "KEY_SPAN",
     "MERGE_OPS",
     "SHAPES_DIFFER",
-    "set_timeouts",
 ]
 
 #: HCCL reduction -> ``merge_op`` of TensorFlow's collective reduce.
@@ -63,7 +66,6 @@ def _keys(*extra: AttrDef) -> tuple[AttrDef, ...]:
         AttrDef("group_size", "int", 1, "ranks in the group"),
         AttrDef("group_key", "int", 1, "TensorFlow's id of the group (same on every rank)"),
         AttrDef("instance_key", "int", 0, "TensorFlow's id of the collective (same on all ranks)"),
-        AttrDef("timeout", "float", 0.0, "seconds to wait for the other ranks (0 = forever)"),
         AttrDef(
             "dynamic",
             "bool",
@@ -84,8 +86,7 @@ KEY_BASE, KEY_SPAN = 1 << 24, (1 << 31) - (1 << 24) - 1
 _PRIME = (1 << 31) - 1
 
 
-def _key(x: Any, *, group_size: int, group_key: int, instance_key: int, timeout: float,
-         dynamic: bool) -> Any:  # fmt: skip
+def _key(x: Any, *, group_size: int, group_key: int, instance_key: int, dynamic: bool) -> Any:
     """The instance key of this execution: ``instance_key`` itself for a static shape.
 
     TensorFlow's group leader remembers the shape of an instance key for the life of the
@@ -103,9 +104,8 @@ def _key(x: Any, *, group_size: int, group_key: int, instance_key: int, timeout:
     shape = tf.shape(x, out_type=tf.int64)
     row = tf.expand_dims(shape, 0)
     shapes = collective_ops.all_gather_v2(
-        row, group_size=group_size, group_key=group_key, instance_key=instance_key,
-        timeout=timeout,
-    )  # fmt: skip
+        row, group_size=group_size, group_key=group_key, instance_key=instance_key
+    )
     same = tf.debugging.assert_equal(
         shapes, tf.tile(row, [group_size, 1]), summarize=64,
         message=SHAPES_DIFFER,
@@ -120,14 +120,14 @@ def _key(x: Any, *, group_size: int, group_key: int, instance_key: int, timeout:
 
 
 def _reduce(x: Any, *, reduction: str, group_size: int, group_key: int, instance_key: int,
-            timeout: float, dynamic: bool = False) -> Any:  # fmt: skip
+            dynamic: bool = False) -> Any:  # fmt: skip
     from tensorflow.python.ops import collective_ops
 
     key = _key(x, group_size=group_size, group_key=group_key, instance_key=instance_key,
-               timeout=timeout, dynamic=dynamic)  # fmt: skip
+               dynamic=dynamic)  # fmt: skip
     return collective_ops.all_reduce_v2(
         x, group_size=group_size, group_key=group_key, instance_key=key,
-        merge_op=MERGE_OPS[reduction], final_op="Id", timeout=timeout,
+        merge_op=MERGE_OPS[reduction], final_op="Id",
     )  # fmt: skip
 
 
@@ -140,7 +140,7 @@ def _all_gather(x: Any, **keys: Any) -> Any:
 
     return collective_ops.all_gather_v2(
         x, group_size=keys["group_size"], group_key=keys["group_key"],
-        instance_key=_key(x, **keys), timeout=keys["timeout"],
+        instance_key=_key(x, **keys),
     )  # fmt: skip
 
 
@@ -150,7 +150,7 @@ def _broadcast(x: Any, *, root_rank: int, rank: int, **keys: Any) -> Any:
 
     key = _key(x, **keys)
     args = {"group_size": keys["group_size"], "group_key": keys["group_key"],
-            "instance_key": key, "timeout": keys["timeout"]}  # fmt: skip
+            "instance_key": key}  # fmt: skip
     if rank == root_rank:
         return collective_ops.broadcast_send_v2(x, **args)
     return collective_ops.broadcast_recv_v2(tf.shape(x), x.dtype, **args)
@@ -287,19 +287,3 @@ HCOM_OPS = (
     HCOM_SEND,
     HCOM_RECEIVE,
 )
-
-
-def set_timeouts(graph: Graph, seconds: float) -> int:
-    """Give every HCCL node of ``graph`` (bodies too) the timeout ``seconds``: the session's
-    ``hccl_timeout`` option, which on the device wins over ``HCCL_EXEC_TIMEOUT``. Returns how
-    many nodes changed."""
-    from tensorflow.core.framework.attr_value_pb2 import AttrValue
-
-    names = {op.name for op in HCOM_OPS}
-    changed = 0
-    for body in graph.walk():
-        for node in body:
-            if node.op in names and node.attrs.get("timeout") != AttrValue(f=seconds):
-                node.attrs["timeout"] = AttrValue(f=seconds)
-                changed += 1
-    return changed

@@ -4,7 +4,6 @@ Everything before it only decides (placement, precision, fusion, partition); low
 the decisions down in a form TensorFlow runs and reports read from the exported ``GraphDef``:
 
 * every NPU-op node becomes a call of a CPU function (:func:`tf2npu.graph.npu_ops.materialize`);
-  HCCL nodes first take the session's ``hccl_timeout`` (seconds) when it is set;
 * every live node TensorFlow's CPU has no kernel for in its decided dtype (a float16
   ``_FusedMatMul``, a float16 ``Mod``) gets a CPU-runnable form under its own name
   (:func:`tf2npu.graph.passes.cpu_runnable.make_cpu_runnable`): fused ops are expanded back into
@@ -33,7 +32,6 @@ from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import CLUSTER, SUPERSEDED
 from tf2npu.graph.ir import Graph
 from tf2npu.graph.npu_ops import materialize
-from tf2npu.graph.npu_ops.hcom import set_timeouts
 from tf2npu.graph.passes.cpu_runnable import make_cpu_runnable
 from tf2npu.graph.passes.half_via_fp32 import compute_half_in_fp32
 from tf2npu.graph.passes.infra import PassContext, PassInfo, PassResult, register_pass
@@ -61,8 +59,6 @@ class Lowering:
     )
 
     def run(self, graph: Graph, ctx: PassContext[EngineConfig]) -> PassResult[Graph]:
-        hccl_timeout = ctx.config.options.hccl_timeout
-        timeouts = set_timeouts(graph, float(hccl_timeout)) if hccl_timeout else 0
         materialized = materialize(graph)
         # Before tagging: the nodes of a CPU form carry the replaced node's meta, cluster too.
         runnable = make_cpu_runnable(graph, ctx.config.diagnostics)
@@ -86,7 +82,6 @@ class Lowering:
                     node.device = _on_task(node.device, cpu)
                     devices += 1
         stats = {
-            **({"hccl_timeouts_set": timeouts} if timeouts else {}),  # multi-rank jobs only
             "npu_ops_materialized": materialized,
             **runnable,
             "nodes_annotated": annotated,

@@ -17,7 +17,8 @@ its shape and use a key per shape (:mod:`tf2npu.graph.npu_ops.hcom`), so it may 
 between runs.
 
 Every node is pinned to this rank's device (a session forgetting the server then fails at once
-instead of hanging) and waits at most ``HCCL_EXEC_TIMEOUT`` for the other ranks.
+instead of hanging); a rank's runs wait at most ``HCCL_EXEC_TIMEOUT`` for the other ranks
+(:func:`~tf2npu.runtime.distributed.world.distributed_config`).
 """
 
 from __future__ import annotations
@@ -126,7 +127,6 @@ def _emit(op_type: str, inputs: Sequence[Any], attrs: Mapping[str, Any], group: 
     first = tf.convert_to_tensor(inputs[-1])
     key = instance_key(graph, kind or op_type, name, str(first.shape), first.dtype.name, group.key)
     keys = {"group_size": group.size, "group_key": group.key, "instance_key": key,
-            "timeout": float(cluster.exec_timeout),
             "dynamic": not first.shape.is_fully_defined()}  # fmt: skip
     with tf.device(device_of(cluster.rank)):
         return emit(op_type, list(inputs), {**attrs, **keys}, name=op_type)[0]
@@ -223,7 +223,7 @@ def send(tensor: Any, sr_tag: int, dest_rank: int, group: Group, cluster: Cluste
     pair = _pair(src, dst, cluster)
     key = _pair_key(src, dst, sr_tag, value.shape.as_list(), value.dtype.name)
     attrs = {"dest_rank": dest_rank, "sr_tag": sr_tag, "group_size": 2, "group_key": pair.key,
-             "instance_key": key, "timeout": float(cluster.exec_timeout)}  # fmt: skip
+             "instance_key": key}  # fmt: skip
     with tf.device(device_of(cluster.rank)):
         return emit("HcomSend", [value], attrs, name="HcomSend")[0].op
 
@@ -241,7 +241,7 @@ def receive(shape: Sequence[int], dtype: Any, sr_tag: int, src_rank: int, group:
     pair = _pair(src, dst, cluster)
     key = _pair_key(src, dst, sr_tag, dims, dtype.name)
     attrs = {"src_rank": src_rank, "sr_tag": sr_tag, "group_size": 2, "group_key": pair.key,
-             "instance_key": key, "timeout": float(cluster.exec_timeout)}  # fmt: skip
+             "instance_key": key}  # fmt: skip
     with tf.device(device_of(cluster.rank)):
         inputs = [tf.constant(dims, tf.int32), tf.zeros([0], dtype)]
         out = emit("HcomReceive", inputs, attrs, name="HcomReceive")[0]
@@ -267,7 +267,6 @@ def all_reduce_gradient(op: Any, grad: Any) -> Any:
     group = op.get_attr(NPU_ATTR_PREFIX + "group_key")
     key = instance_key(grad.graph, "grad", op.name, str(grad.shape), grad.dtype.name, group)
     attrs = {"reduction": "sum", "group_size": size, "group_key": group, "instance_key": key,
-             "timeout": float(cluster.exec_timeout),
              "dynamic": not grad.shape.is_fully_defined()}  # fmt: skip
     with tf.device(device_of(cluster.rank)):
         return emit("HcomAllReduce", [grad], attrs, name="HcomAllReduce")[0]

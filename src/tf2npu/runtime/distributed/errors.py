@@ -10,6 +10,7 @@ cause; the launcher quotes it (it looks for ``collective <Op> '<node>'``).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from tf2npu.config.cluster import Cluster
@@ -56,24 +57,56 @@ _CALLER = re.compile(r"\[\[([^\[\]{}]+)\]\]")
 _HCOM_NAME = re.compile(r"(?:^|/)(Hcom[A-Za-z]+)(?:_\d+)?$")
 
 
+#: What TensorFlow says when a run outlives the session's ``operation_timeout_in_ms``, which
+#: bounds a rank's wait for the others (``world.distributed_config``).
+_RUN_TIMED_OUT = "Operation timed out"
+
+
 def is_collective_failure(err: Any) -> bool:
-    """Whether the ``OpError`` ``err`` comes from a collective op."""
+    """Whether the ``OpError`` ``err`` comes from a collective op, or is a rank's run that
+    outlived its timeout (waiting for another rank)."""
     text = str(getattr(err, "message", err))
     op = getattr(err, "op", None)
-    return "Collective" in text or (op is not None and _hcom_type(op) is not None)
+    return (
+        "Collective" in text
+        or _RUN_TIMED_OUT in text
+        or (op is not None and _hcom_type(op) is not None)
+    )
 
 
 def collective_failure(
-    err: Any, op_type: str | None, node: str | None, cluster: Cluster
+    err: Any,
+    op_type: str | None,
+    node: str | None,
+    cluster: Cluster,
+    in_run: Sequence[tuple[str, str]] = (),
 ) -> CollectiveError:
-    """The :class:`CollectiveError` for ``err`` (an ``OpError``) at HCCL op ``node``."""
+    """The :class:`CollectiveError` for ``err`` (an ``OpError``) at HCCL op ``node``;
+    ``in_run``: ``(op type, node)`` of the collectives the failed run contained, which name
+    where a run that timed out was waiting."""
     text = str(getattr(err, "message", err))
+    if _RUN_TIMED_OUT in text and "Collective" not in text:
+        return _run_timed_out(cluster, in_run)
     if node is None or op_type is None:
         op_type, node = _failed_node(err, text)
     cause = _cause(text, node, cluster)
     return CollectiveError(
         f"rank {cluster.rank}: collective {op_type} '{node}' failed: {cause} "
         f"({type(err).__name__}: {_first_line(text)})"
+    )
+
+
+def _run_timed_out(cluster: Cluster, in_run: Sequence[tuple[str, str]]) -> CollectiveError:
+    where = ""
+    if in_run:
+        kind, node = in_run[0]
+        more = f" (and {len(in_run) - 1} more)" if len(in_run) > 1 else ""
+        where = f" in collective {kind} '{node}'{more}"
+    return CollectiveError(
+        f"rank {cluster.rank}: a run{where} did not finish within HCCL_EXEC_TIMEOUT="
+        f"{cluster.exec_timeout:g} s (or the session's hccl_timeout): another rank did not "
+        "reach the collectives of this step, or the step itself is slower than that; raise "
+        "HCCL_EXEC_TIMEOUT for slow steps"
     )
 
 
@@ -122,12 +155,13 @@ def _hcom_type(op: Any) -> str | None:
     return op_type.partition("_")[0] if op_type.startswith("Hcom") else None
 
 
-def fatal_failure(err: Any) -> CollectiveError | None:
+def fatal_failure(err: Any, in_run: Sequence[tuple[str, str]] = ()) -> CollectiveError | None:
     """The :class:`CollectiveError` to raise instead of ``err`` in a multi-rank job; None for
-    an error that is not a collective's, or with one rank."""
+    an error that is not a collective's, or with one rank. ``in_run``: see
+    :func:`collective_failure`."""
     from tf2npu.config import cluster as cluster_lib
 
     cluster = cluster_lib.current()
     if not cluster.distributed or not is_collective_failure(err):
         return None
-    return collective_failure(err, None, None, cluster)
+    return collective_failure(err, None, None, cluster, in_run)

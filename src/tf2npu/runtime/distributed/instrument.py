@@ -19,12 +19,26 @@ import numpy as np
 from tf2npu.runtime.distributed.collectives import FUSED_ATTR
 from tf2npu.runtime.instruments import RunHook, RunInstrument, RunSignature
 
-__all__ = ["CollectiveCounter", "collectives_reached"]
+__all__ = ["CollectiveCounter", "collective_nodes", "collectives_reached"]
 
 
 def collectives_reached(ops: Sequence[Any]) -> list[tuple[str, int, int]]:
     """``(HCCL op type, input bytes, tensors)`` of the ``Hcom*`` nodes ``ops`` depend on (data,
     control); ``tensors`` is how many the node carries (several for a fused all-reduce)."""
+    found = []
+    for op, kind in _hcom_ops(ops):  # what the op sends; a receive, what it gets
+        sent = op.outputs[0] if kind == "HcomReceive" else op.inputs[0]
+        found.append((kind, _bytes(sent), _tensors(op)))
+    return sorted(found)
+
+
+def collective_nodes(ops: Sequence[Any]) -> list[tuple[str, str]]:
+    """``(HCCL op type, node name)`` of the ``Hcom*`` nodes ``ops`` depend on, sorted."""
+    return sorted((kind, op.name) for op, kind in _hcom_ops(ops))
+
+
+def _hcom_ops(ops: Sequence[Any]) -> list[tuple[Any, str]]:
+    """The ``Hcom*`` nodes ``ops`` depend on (data and control) with their HCCL op types."""
     seen: set[str] = set()
     stack = list(ops)
     found = []
@@ -34,12 +48,11 @@ def collectives_reached(ops: Sequence[Any]) -> list[tuple[str, int, int]]:
             continue
         seen.add(op.name)
         kind = _hcom_type(op)
-        if kind is not None:  # what the op sends; a receive, what it gets
-            sent = op.outputs[0] if kind == "HcomReceive" else op.inputs[0]
-            found.append((kind, _bytes(sent), _tensors(op)))
+        if kind is not None:
+            found.append((op, kind))
         stack.extend(t.op for t in op.inputs)
         stack.extend(op.control_inputs)
-    return sorted(found)
+    return found
 
 
 def _hcom_type(op: Any) -> str | None:

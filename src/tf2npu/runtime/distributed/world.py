@@ -58,9 +58,9 @@ class World:
         """Where this rank's collective ops run."""
         return device_of(self.cluster.rank)
 
-    def session_config(self, config: Any = None) -> Any:
+    def session_config(self, config: Any = None, exec_timeout: float | None = None) -> Any:
         """A copy of ``config`` (or a new ``ConfigProto``) set up for this rank's server."""
-        return distributed_config(self.cluster, config)
+        return distributed_config(self.cluster, config, exec_timeout)
 
 
 def device_of(rank: int) -> str:
@@ -68,12 +68,21 @@ def device_of(rank: int) -> str:
     return cpu_device(rank)
 
 
-def distributed_config(cluster: Cluster, config: Any = None) -> Any:
+def distributed_config(cluster: Cluster, config: Any = None, exec_timeout: float | None = None
+                       ) -> Any:  # fmt: skip
     """``config`` copied, with the collective group leader and this rank's device filter.
 
     The per-session thread pool fields are dropped: a server session rejects them
     ("Distributed session does not support session thread pool options"). Session state is
     isolated, so that two sessions never share variables (as two local sessions never do).
+
+    Every run of the session ends after ``exec_timeout`` seconds (the session's
+    ``hccl_timeout``; default ``HCCL_EXEC_TIMEOUT``), or the config's own
+    ``operation_timeout_in_ms`` when that is shorter: this is how long a rank waits for the
+    others. On the device the timeout bounds each collective's wait; here it bounds the run,
+    since TensorFlow's per-op collective timeout costs two threads per execution that live for
+    the whole timeout (see :mod:`tf2npu.graph.npu_ops.hcom`). A step slower than the timeout
+    therefore fails too: raise ``HCCL_EXEC_TIMEOUT`` for such steps.
     """
     from tensorflow.core.protobuf import config_pb2
 
@@ -89,6 +98,11 @@ def distributed_config(cluster: Cluster, config: Any = None) -> Any:
     # kept after a session closes: a second graph's variable of the same name would be the
     # first graph's. Each session gets its own, as a local session does.
     copy.isolate_session_state = True
+    seconds = exec_timeout if exec_timeout else cluster.exec_timeout
+    if seconds > 0:
+        limit = int(seconds * 1000)
+        own = copy.operation_timeout_in_ms
+        copy.operation_timeout_in_ms = min(own, limit) if own > 0 else limit
     _without_tfg(copy.graph_options.rewrite_options)
     return copy
 
@@ -136,18 +150,20 @@ def current_world() -> World | None:
     return world
 
 
-def session_args(target: str, config: Any) -> tuple[str, Any]:
+def session_args(target: str, config: Any, exec_timeout: float | None = None
+                 ) -> tuple[str, Any]:  # fmt: skip
     """The target and config a session made with ``target``/``config`` really uses.
 
     A local target (``""``) in a multi-rank job becomes this rank's server, with
-    :func:`distributed_config`; any other target, and every session of a one-rank job, is kept.
+    :func:`distributed_config` (``exec_timeout``: an NPU session's ``hccl_timeout``); any other
+    target, and every session of a one-rank job, is kept.
     """
     if target:
         return target, config
     world = current_world()
     if world is None:
         return target, config
-    return world.target, world.session_config(config)
+    return world.target, world.session_config(config, exec_timeout)
 
 
 def _start(cluster: Cluster) -> World:
@@ -223,7 +239,8 @@ def _barrier(world: World) -> None:
             timeout=world.cluster.connect_timeout,
             name="HcomBarrier",
         )
-    session = stock_session(world.target, graph, world.session_config())
+    config = world.session_config(exec_timeout=world.cluster.connect_timeout)
+    session = stock_session(world.target, graph, config)
     try:
         got = session.run(total)
     except tf.errors.OpError as err:
