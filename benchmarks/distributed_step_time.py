@@ -18,14 +18,17 @@ times, each in its own graph and session on the rank's server:
   (``Add``, then divided by N; an ``IndexedSlices`` gradient, as ours, through
   ``all_gather_v2`` of its values and indices), in a stock session on the server target;
 * **raw fused**: the same, with the dense gradients concatenated into one flat all-reduce and
-  split back (the spike's ``fuse=True``).
+  split back (the spike's ``fuse=True``);
+* **ours fused**: ours with ``set_split_strategy_by_size([100])``, so that its dense gradients
+  too travel as one all-reduce: the same collectives as raw fused, so ``ours fused/raw fused``
+  is what tf2npu's layer costs. (Ours, with HCCL's default split ``[96.54, 3.46]``, sends two.)
 
 Every step also fetches the loss averaged over the ranks (``hccl_ops.allreduce`` in ours, one
 more ``all_reduce_v2`` in raw), as the spike's training step did: the small MLP's step has 7
 collectives (6 gradients and the loss). Steps take turns (ours, raw, raw fused, the order
 rotating every step) after ``--warmup`` steps each, so that load on the machine hits all three
 alike. Rank 0 prints the machine's load average before measuring, then the median step time
-(ms) of each per model and the ratios ours/raw and ours/raw-fused, as a Markdown table and one
+(ms) of each per model and the ratios ours/raw and ours fused/raw fused, as a Markdown table and one
 JSON line; every rank prints its own JSON line (``[rank k] step-time {...}``).
 
 Without ``--ranks`` it measures the one-process step on the global batch: ours (the wrapper is
@@ -47,8 +50,9 @@ import tensorflow.compat.v1 as tf
 from distributed_models import MODELS, OPTIMIZERS, Model, build
 from tensorflow.python.ops import collective_ops
 
-from npu_bridge.hccl import hccl_ops
+from npu_bridge.hccl import hccl_ops, manage
 from npu_bridge.npu_init import NPUDistributedOptimizer, npu_config_proto
+from tf2npu.runtime.distributed.split import DEFAULT_SPLIT
 from tf2npu.runtime.distributed.world import WORLD_GROUP_KEY, World, current_world
 
 FEEDS = 4  # distinct global batches cycled through
@@ -133,16 +137,25 @@ def _sgd(v1: Any) -> Any:
 
 
 def distributed_variants(world: World, name: str, index: int) -> dict[str, Variant]:
-    """ours, raw and raw fused of model ``name`` on this rank."""
-    ours = build(name, lambda v1: NPUDistributedOptimizer(_sgd(v1)), world.rank, world.size)
-    with ours.graph.as_default():
-        ours_loss = hccl_ops.allreduce(ours.loss, "sum") / float(world.size)
-    variants = {"ours": Variant(ours, tf.Session(graph=ours.graph, config=npu_config_proto()),
-                                ours_loss)}  # fmt: skip
+    """ours, ours fused, raw and raw fused of model ``name`` on this rank."""
+    variants = {"ours": _ours_variant(world, name)}
+    manage.set_split_strategy_by_size([100])  # read while the gradients are built
+    try:
+        variants["ours fused"] = _ours_variant(world, name)
+    finally:
+        manage.set_split_strategy_by_size(list(DEFAULT_SPLIT.points))
     for offset, label in ((0, "raw"), (500, "raw fused")):
         first_key = 100 + 1000 * index + offset
         variants[label] = _raw_variant(world, name, range(first_key, first_key + 500), offset > 0)
     return variants
+
+
+def _ours_variant(world: World, name: str) -> Variant:
+    """Model ``name`` averaged by ``NPUDistributedOptimizer`` in an NPU session."""
+    ours = build(name, lambda v1: NPUDistributedOptimizer(_sgd(v1)), world.rank, world.size)
+    with ours.graph.as_default():
+        loss = hccl_ops.allreduce(ours.loss, "sum") / float(world.size)
+    return Variant(ours, tf.Session(graph=ours.graph, config=npu_config_proto()), loss)
 
 
 def _raw_variant(world: World, name: str, keys: range, fused: bool) -> Variant:
@@ -188,24 +201,26 @@ def measure(variants: dict[str, Variant], steps: int, warmup: int) -> dict[str, 
     return result
 
 
+#: (ours, theirs) pairs whose ratio is reported: like for like.
+PAIRS = (("ours", "raw"), ("ours fused", "raw fused"), ("ours", "stock"))
+
+
 def with_ratios(row: dict[str, Any]) -> dict[str, Any]:
-    """``row`` plus ours/raw and ours/raw-fused (or ours/stock with one process)."""
-    ratios = {f"ours/{name}": row["ours"] / row[name] for name in ("raw", "raw fused", "stock")
-              if name in row}  # fmt: skip
+    """``row`` plus ours/raw and ours fused/raw fused (or ours/stock with one process)."""
+    ratios = {f"{a}/{b}": row[a] / row[b] for a, b in PAIRS if a in row and b in row}
     return {**row, **ratios}
 
 
 def table(size: int, results: dict[str, dict[str, Any]]) -> str:
     """Rank 0's results as a Markdown table."""
-    others = ["raw", "raw fused"] if size > 1 else ["stock"]
-    head = "| model | ours | " + " | ".join(others) + " | "
-    head += " | ".join(f"ours/{o}" for o in others)
-    head += f" | collectives/step ({', '.join(['ours', *others])}) |"
-    lines = [head, "|" + " --- |" * (2 + 2 * len(others) + 1)]
+    names = ["ours", "ours fused", "raw", "raw fused"] if size > 1 else ["ours", "stock"]
+    ratios = [f"{a}/{b}" for a, b in PAIRS if a in names and b in names]
+    head = "| model | " + " | ".join([*names, *ratios])
+    head += f" | collectives/step ({', '.join(names)}) |"
+    lines = [head, "|" + " --- |" * (1 + len(names) + len(ratios) + 1)]
     for model, row in results.items():
-        cells = [f"{row['ours']:.2f}", *(f"{row[o]:.2f}" for o in others)]
-        cells += [f"{row[f'ours/{o}']:.3f}" for o in others]
-        counts = ", ".join(str(n) for n in row["collectives"].values())
+        cells = [f"{row[n]:.2f}" for n in names] + [f"{row[r]:.3f}" for r in ratios]
+        counts = ", ".join(str(row["collectives"][n]) for n in names)
         lines.append(f"| {model} | " + " | ".join(cells) + f" | {counts} |")
     return "\n".join(lines)
 
