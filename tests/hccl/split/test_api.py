@@ -1,4 +1,4 @@
-"""hccl.split.api: split strategies are validated and recorded (one rank: nothing to fuse)."""
+"""hccl.split.api: split strategies are validated and become the split the optimizers fuse by."""
 
 from __future__ import annotations
 
@@ -17,9 +17,13 @@ def test_split_by_idx_and_size_as_scripts_call_them() -> None:
     from hccl.split.api import set_split_strategy_by_idx, set_split_strategy_by_size
 
     set_split_strategy_by_idx([20, 100, 159])
-    assert manage._split_strategies["hccl_world_group"] == ("idx", (20, 100, 159))
+    assert manage.split_strategy().describe() == (
+        "by index [20, 100, 159] (set_split_strategy_by_idx)"
+    )
     set_split_strategy_by_size([60, 20, 20])
-    assert manage._split_strategies["hccl_world_group"] == ("size", (60, 20, 20))
+    assert manage.split_strategy().describe() == (
+        "by size [60, 20, 20] (set_split_strategy_by_size)"
+    )
 
 
 def test_bad_strategies_are_refused() -> None:

@@ -264,6 +264,24 @@ class KerasDistributeOptimizer(_KerasOptimizerV2):  # type: ignore[misc]
     def get_updates(self, loss: Any, params: Any) -> Any:
         return self._optimizer.get_updates(loss, params)
 
+    def __getattr__(self, name: str) -> Any:
+        """What the wrapper lacks comes from the wrapped optimizer: its hyperparameters
+        (``lr``, ``learning_rate``, ``momentum``...), which callbacks such as
+        ``LearningRateScheduler`` read and set through ``model.optimizer``."""
+        inner = self.__dict__.get("_optimizer")
+        if inner is None or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(inner, name)
+
+    @property
+    def iterations(self) -> Any:
+        """The wrapped optimizer's step counter (the one ``apply_gradients`` advances)."""
+        return self._optimizer.iterations
+
+    @iterations.setter
+    def iterations(self, variable: Any) -> None:
+        self._optimizer.iterations = variable
+
     def _compute_gradients(
         self, loss: Any, var_list: Any, grad_loss: Any = None, tape: Any = None
     ) -> GradsAndVars:

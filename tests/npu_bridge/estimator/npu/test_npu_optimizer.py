@@ -161,6 +161,22 @@ def test_keras_distribute_optimizer_trains_like_the_wrapped_one() -> None:
     assert all(a.tobytes() == b.tobytes() for a, b in zip(plain, wrapped, strict=True))
 
 
+def test_keras_distribute_optimizer_shows_the_wrapped_hyperparameters_and_steps() -> None:
+    # Before: AttributeError for .lr (LearningRateScheduler), and .iterations stayed 0.
+    inner = tf.keras.optimizers.legacy.SGD(0.1, momentum=0.9)
+    opt = KerasDistributeOptimizer(inner)
+    assert opt.lr is inner.learning_rate and opt.momentum is inner.momentum
+    model = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(3,))])
+    model.compile(loss="mse", optimizer=opt)
+    schedule = tf.keras.callbacks.LearningRateScheduler(lambda epoch: 0.05 / (epoch + 1))
+    x, y = np.ones((4, 3), np.float32), np.ones((4, 2), np.float32)
+    model.fit(x, y, epochs=2, batch_size=2, verbose=0, callbacks=[schedule])
+    assert float(tf.keras.backend.get_value(inner.learning_rate)) == pytest.approx(0.025)
+    assert int(tf.keras.backend.get_value(opt.iterations)) == 4  # 2 epochs x 2 batches
+    with pytest.raises(AttributeError, match="no_such_thing"):
+        _ = opt.no_such_thing
+
+
 @pytest.fixture
 def two_ranks(monkeypatch):
     """Rank 1 of a 2-rank job started by the launcher (graphs are built, never run here)."""
