@@ -57,6 +57,8 @@ _PORT_TAKEN = "Could not start gRPC server"
 _TERM_WAIT = 3.0
 _EXEC_TIMEOUT = "HCCL_EXEC_TIMEOUT"
 _TAIL_LINES = 40
+#: Seconds a rank that exited 0 may precede the others before the launcher remarks on it.
+_EARLY_NOTE = 2.0
 _POLL = 0.05
 #: ``tf2npu run: error: ... collective HcomAllReduce 'node' ...`` (see distributed.errors).
 _COLLECTIVE = re.compile(r"collective (Hcom\w+) '([^']+)'")
@@ -290,7 +292,7 @@ class _Job:
     def _watch(self, deadline: float) -> tuple[int | None, bool]:
         failed: int | None = None
         stop_at = deadline
-        early: set[int] = set()
+        early: dict[int, float | None] = {}
         while True:
             statuses = [rank.poll() for rank in self.ranks]
             running = [i for i, s in enumerate(statuses) if s is None]
@@ -318,12 +320,21 @@ class _Job:
             flush=True,
         )
 
-    def _note_early_exits(self, statuses: Sequence[int | None], noted: set[int]) -> None:
-        """Say when a rank ends well while others run: their next collective cannot complete."""
+    def _note_early_exits(
+        self, statuses: Sequence[int | None], seen: dict[int, float | None]
+    ) -> None:
+        """Say when a rank ended well and the others still run ``_EARLY_NOTE`` s later: their
+        next collective cannot complete. (Ranks of a good job end within moments of each
+        other; they are not worth a warning.) ``seen``: rank -> when its exit was seen, None
+        once said."""
         running = [i for i, s in enumerate(statuses) if s is None]
+        now = time.monotonic()
         for rank, status in enumerate(statuses):
-            if status == 0 and rank not in noted:
-                noted.add(rank)
+            if status != 0:
+                continue
+            since = seen.setdefault(rank, now)
+            if since is not None and now - since >= _EARLY_NOTE:
+                seen[rank] = None
                 others = ", ".join(map(str, running))
                 print(
                     f"tf2npu run: rank {rank} exited 0 while rank(s) {others} still run; a "
