@@ -71,6 +71,17 @@ def test_rank_table_gives_ranks_and_devices(tmp_path: Path) -> None:
             "--ranks 3 but --rank-table 'T' lists 2 ranks",
         ),
         (["--rank-table", "BAD"], ConfigError, "rank table 'BAD': has neither 'server_list'"),
+        (
+            ["--ranks", "2", "--server-id", "10.0.0.1"],
+            UsageError,
+            "--server-id 10.0.0.1: give --rank-table (the job's servers and their devices) and "
+            "--base-port",
+        ),
+        (
+            ["--rank-table", "T", "--base-port", "30000", "--server-id", "10.0.0.9"],
+            UsageError,
+            "--server-id 10.0.0.9: the rank table lists servers",
+        ),
     ],
 )
 def test_errors(tmp_path: Path, monkeypatch, flags: list[str], error: type, message: str) -> None:
@@ -82,3 +93,19 @@ def test_errors(tmp_path: Path, monkeypatch, flags: list[str], error: type, mess
     with pytest.raises(error) as info:
         _spec(tmp_path, *flags)
     assert str(info.value).startswith(message)
+
+
+def test_server_id_starts_that_servers_ranks_on_fixed_ports(tmp_path: Path) -> None:
+    from tf2npu.runtime.distributed.launch import _addresses
+
+    table = tmp_path / "table.json"
+    table.write_text(json.dumps({"server_list": [
+        {"server_id": "10.0.0.1", "device": [{"device_id": "0", "rank_id": "0"},
+                                             {"device_id": "1", "rank_id": "1"}]},
+        {"server_id": "10.0.0.2", "device": [{"device_id": "0", "rank_id": "2"},
+                                             {"device_id": "1", "rank_id": "3"}]}]}))  # fmt: skip
+    spec = _spec(tmp_path, "--rank-table", str(table), "--base-port", "30000",
+                 "--server-id", "10.0.0.2")  # fmt: skip
+    assert spec.size == 4 and [r.rank_id for r in spec.local_ranks] == [2, 3]
+    assert _addresses(spec) == ["10.0.0.1:30000", "10.0.0.1:30001", "10.0.0.2:30002",
+                                "10.0.0.2:30003"]  # fmt: skip

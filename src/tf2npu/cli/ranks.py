@@ -69,7 +69,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--base-port",
         type=int,
         metavar="P",
-        help="rank k listens on 127.0.0.1:P+k (default: free ports the system picks)",
+        help="rank k listens on 127.0.0.1:P+k (default: free ports the system picks); with "
+        "--server-id, on SERVER_ID:P+k",
+    )
+    group.add_argument(
+        "--server-id",
+        metavar="ID",
+        help="several hosts: start only the ranks the --rank-table lists under server_id ID; "
+        "run the same command (same table, same --base-port) on every server of the table",
     )
 
 
@@ -95,6 +102,7 @@ def job_spec(args: argparse.Namespace, plan: RunPlan) -> JobSpec:
         )
     if args.base_port is not None and not 1024 <= args.base_port <= 65535 - len(ranks):
         raise UsageError(f"--base-port {args.base_port}: give a port in 1024..{65535 - len(ranks)}")
+    _check_server_id(args, ranks)
     return JobSpec(
         script=plan.script,
         script_args=plan.script_args,
@@ -106,7 +114,25 @@ def job_spec(args: argparse.Namespace, plan: RunPlan) -> JobSpec:
         grace=args.grace,
         env=_timeout_env(plan),
         base_port=args.base_port,
+        host=args.server_id,
     )
+
+
+def _check_server_id(args: argparse.Namespace, ranks: tuple[RankEntry, ...]) -> None:
+    if args.server_id is None:
+        return
+    servers = sorted({r.server_id for r in ranks})
+    if args.rank_table is None or args.base_port is None:
+        raise UsageError(
+            f"--server-id {args.server_id}: give --rank-table (the job's servers and their "
+            "devices) and --base-port (the same on every server, so that the ranks find each "
+            "other)"
+        )
+    if args.server_id not in servers:
+        raise UsageError(
+            f"--server-id {args.server_id}: the rank table lists servers {servers}; give one "
+            "of them"
+        )
 
 
 def _ranks(args: argparse.Namespace) -> tuple[tuple[RankEntry, ...], Path | None]:

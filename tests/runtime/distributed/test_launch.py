@@ -238,6 +238,56 @@ def test_two_ranks_end_identical_and_match_one_process(tmp_path: Path) -> None:
     assert per_rank[1]["collectives"]["HcomReceive"] == {"count": 1, "bytes": 16, "tensors": 1}
 
 
+def _two_free_ports_in_a_row() -> int:
+    """A port P such that P and P + 1 are free (base port of ranks 0 and 1)."""
+    import socket
+
+    for _ in range(50):
+        with socket.socket() as first, socket.socket() as second:
+            first.bind(("", 0))
+            base = first.getsockname()[1]
+            try:
+                second.bind(("", base + 1))
+            except OSError:
+                continue
+            return base
+    raise AssertionError("no two free ports in a row")
+
+
+@pytest.mark.slow
+def test_two_hosts_each_start_their_rank_and_train_together(tmp_path: Path) -> None:
+    # Two launchers, as on two servers: 127.0.0.1 and 127.0.0.2 are both this machine's
+    # loopback, so each "server" has its own address, as hosts of a real rank table do.
+    import threading
+
+    out = tmp_path / "out"
+    out.mkdir()
+    table = tmp_path / "table.json"
+    table.write_text(json.dumps({"server_list": [
+        {"server_id": "127.0.0.1", "device": [{"device_id": "0", "rank_id": "0"}]},
+        {"server_id": "127.0.0.2", "device": [{"device_id": "0", "rank_id": "1"}]}]}))  # fmt: skip
+    port = _two_free_ports_in_a_row()
+    ranks = (RankEntry(0, 0, "127.0.0.1"), RankEntry(1, 0, "127.0.0.2"))
+    results: dict[str, object] = {}
+
+    def host(server: str) -> None:
+        spec = JobSpec(SCRIPT, (str(out),), ranks, tmp_path / server, rank_table=table,
+                       job_timeout=240.0, grace=2.0, base_port=port, host=server)  # fmt: skip
+        results[server] = launch(spec, io.StringIO())
+
+    threads = [threading.Thread(target=host, args=(s,)) for s in ("127.0.0.1", "127.0.0.2")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    for server, result in results.items():
+        assert result.status == 0, (server, result.message)  # type: ignore[attr-defined]
+        assert [o.rank for o in result.ranks] == ([0] if server == "127.0.0.1" else [1])  # type: ignore[attr-defined]
+    rank0, rank1 = np.load(out / "weights_0.npz"), np.load(out / "weights_1.npz")
+    for name in rank0:
+        assert rank0[name].tobytes() == rank1[name].tobytes(), name
+
+
 @pytest.mark.slow
 def test_estimator_and_keras_on_two_ranks_match_one_process(tmp_path: Path) -> None:
     script = SCRIPT.parent / "est_keras.py"

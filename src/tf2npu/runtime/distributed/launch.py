@@ -85,10 +85,22 @@ class JobSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     """Extra variables for every rank (``HCCL_EXEC_TIMEOUT`` from ``hccl_timeout`` ...)."""
     base_port: int | None = None
+    host: str | None = None
+    """``--server-id``: start only the rank table's ranks of this server; the launchers of the
+    other servers start theirs. Rank ``k`` then listens on ``server_id:base_port + k`` (TF's
+    server binds every interface, so two servers on one machine need other ports too). None:
+    every rank, here, on 127.0.0.1."""
 
     @property
     def size(self) -> int:
         return len(self.ranks)
+
+    @property
+    def local_ranks(self) -> tuple[RankEntry, ...]:
+        """The ranks this launcher starts."""
+        if self.host is None:
+            return self.ranks
+        return tuple(r for r in self.ranks if r.server_id == self.host)
 
 
 @dataclass
@@ -116,11 +128,16 @@ class JobResult:
     status: int
     ranks: list[RankOutcome]
     failed: int | None = None
-    """The first rank that failed (None: all succeeded, or the job timeout ended it)."""
+    """The rank id of the first rank that failed (None: all succeeded, or the job timeout
+    ended it)."""
     timed_out: bool = False
     message: str = ""
     summary: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+
+    def outcome(self, rank: int) -> RankOutcome:
+        """The outcome of rank ``rank``."""
+        return next(o for o in self.ranks if o.rank == rank)
 
 
 def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
@@ -161,12 +178,14 @@ def launch(spec: JobSpec, out: IO[str] | None = None) -> JobResult:
     spec.report_dir.mkdir(parents=True, exist_ok=True)
     table = spec.rank_table or _write_rank_table(spec)
     started = time.monotonic()
-    for attempt in range(_PORT_RETRIES + 1):
-        ports = _ports(spec)
-        job = _Job(spec, table, ports, stream)
+    retries = _PORT_RETRIES if spec.base_port is None else 0  # fixed ports: no new pick
+    for attempt in range(retries + 1):
+        addresses = _addresses(spec)
+        job = _Job(spec, table, addresses, stream)
         result = job.run()
-        if attempt < _PORT_RETRIES and job.port_taken():
-            print(f"tf2npu run: a rank could not bind its port; restarting ({ports})", file=stream)
+        if attempt < retries and job.port_taken():
+            print(f"tf2npu run: a rank could not bind its port; restarting ({addresses})",
+                  file=stream)  # fmt: skip
             continue
         break
     result.seconds = round(time.monotonic() - started, 3)
@@ -189,10 +208,15 @@ def rank_arguments(arguments: Sequence[str], entry: RankEntry) -> list[str]:
     return [arg.replace("{rank}", rank).replace("{device}", device) for arg in arguments]
 
 
-def _ports(spec: JobSpec) -> list[int]:
+def _addresses(spec: JobSpec) -> list[str]:
+    """Every rank's ``host:port``, in rank order (see :attr:`JobSpec.host`)."""
+    ordered = sorted(spec.ranks, key=lambda r: r.rank_id)
+    if spec.host is not None:
+        assert spec.base_port is not None, "cli.ranks requires --base-port with --server-id"
+        return [f"{r.server_id}:{spec.base_port + r.rank_id}" for r in ordered]
     if spec.base_port is not None:
-        return [spec.base_port + r.rank_id for r in spec.ranks]
-    return free_ports(spec.size)
+        return [f"127.0.0.1:{spec.base_port + r.rank_id}" for r in ordered]
+    return [f"127.0.0.1:{port}" for port in free_ports(spec.size)]
 
 
 def _write_rank_table(spec: JobSpec) -> Path:
@@ -264,10 +288,10 @@ class _Rank:
 
 
 class _Job:
-    def __init__(self, spec: JobSpec, table: Path, ports: list[int], out: IO[str]) -> None:
+    def __init__(self, spec: JobSpec, table: Path, addresses: list[str], out: IO[str]) -> None:
         self.spec = spec
         self.table = table
-        self.ports = ports
+        self.addresses = addresses
         self.out = out
         self.ranks: list[_Rank] = []
 
@@ -276,7 +300,7 @@ class _Job:
         deadline = time.monotonic() + spec.job_timeout
         previous = _forward_termination()
         try:
-            for entry in spec.ranks:
+            for entry in spec.local_ranks:
                 self.ranks.append(
                     _Rank(entry.rank_id, self._argv(entry), self._env(entry), self.out)
                 )
@@ -311,11 +335,12 @@ class _Job:
                 return failed, failed is None or now >= deadline
             time.sleep(_POLL)
 
-    def _note_failure(self, rank: int) -> None:
-        outcome = self.ranks[rank].outcome
+    def _note_failure(self, index: int) -> None:
+        outcome = self.ranks[index].outcome
         how = f"was killed by {outcome.signal}" if outcome.signal else f"exited {outcome.status}"
         print(
-            f"tf2npu run: rank {rank} {how}; the other ranks get {self.spec.grace:g} s to end",
+            f"tf2npu run: rank {outcome.rank} {how}; the other ranks get {self.spec.grace:g} s "
+            "to end",
             file=self.out,
             flush=True,
         )
@@ -327,11 +352,13 @@ class _Job:
         next collective cannot complete. (Ranks of a good job end within moments of each
         other; they are not worth a warning.) ``seen``: rank -> when its exit was seen, None
         once said."""
-        running = [i for i, s in enumerate(statuses) if s is None]
+        ids = [rank.outcome.rank for rank in self.ranks]
+        running = [ids[i] for i, s in enumerate(statuses) if s is None]
         now = time.monotonic()
-        for rank, status in enumerate(statuses):
+        for index, status in enumerate(statuses):
             if status != 0:
                 continue
+            rank = ids[index]
             since = seen.setdefault(rank, now)
             if since is not None and now - since >= _EARLY_NOTE:
                 seen[rank] = None
@@ -390,13 +417,12 @@ class _Job:
             PYTHONUNBUFFERED="1",
         )
         env.setdefault("JOB_ID", str(os.getpid()))
-        env[ADDRESSES_VARIABLE] = ",".join(f"127.0.0.1:{port}" for port in self.ports)
+        env[ADDRESSES_VARIABLE] = ",".join(self.addresses)
         # gRPC sends even 127.0.0.1 through http(s)_proxy; the ranks would never meet.
+        ours = ["127.0.0.1", "localhost", *(a.rpartition(":")[0] for a in self.addresses)]
         for name in ("no_proxy", "NO_PROXY"):
             hosts = [h for h in env.get(name, "").split(",") if h]
-            env[name] = ",".join(
-                [*hosts, *(h for h in ("127.0.0.1", "localhost") if h not in hosts)]
-            )
+            env[name] = ",".join([*hosts, *dict.fromkeys(h for h in ours if h not in hosts)])
         env.update(spec.env)
         return env
 
@@ -408,7 +434,8 @@ class _Job:
             status = outcomes[failed].status or 1
         else:
             status = 0
-        result = JobResult(status, outcomes, failed, timed_out)
+        failed_rank = outcomes[failed].rank if failed is not None else None
+        result = JobResult(status, outcomes, failed_rank, timed_out)
         result.message = failure_message(result, self.spec)
         return result
 
@@ -419,7 +446,7 @@ def failure_message(result: JobResult, spec: JobSpec) -> str:
         return ""
     lines = []
     if result.failed is not None:
-        first = result.ranks[result.failed]
+        first = result.outcome(result.failed)
         how = (
             f"was killed by {first.signal}"
             if first.signal
@@ -435,7 +462,7 @@ def failure_message(result: JobResult, spec: JobSpec) -> str:
         if outcome.rank != result.failed:
             lines.extend(_other_rank(outcome, result.failed is not None))
     if result.failed is not None:
-        lines.extend(_ended_before(result.ranks[result.failed], result.ranks))
+        lines.extend(_ended_before(result.outcome(result.failed), result.ranks))
     return "\n".join(lines)
 
 
