@@ -44,6 +44,7 @@ __all__ = [
     "all_reduce_gradient",
     "broadcast",
     "group_key",
+    "hcom_type",
     "instance_key",
     "receive",
     "reduce",
@@ -270,3 +271,15 @@ def all_reduce_gradient(op: Any, grad: Any) -> Any:
              "dynamic": not grad.shape.is_fully_defined()}  # fmt: skip
     with tf.device(device_of(cluster.rank)):
         return emit("HcomAllReduce", [grad], attrs, name="HcomAllReduce")[0]
+
+
+def hcom_type(op: Any) -> str | None:
+    """The HCCL op type ``op`` stands for (client ``_npu_op`` attr, or a lowered call's name)."""
+    try:
+        value = op.get_attr("_npu_op")
+    except (ValueError, AttributeError):
+        value = None
+    if isinstance(value, bytes) and value.startswith(b"Hcom"):
+        return value.decode()
+    op_type = str(getattr(op, "type", ""))
+    return op_type.partition("_")[0] if op_type.startswith("Hcom") else None

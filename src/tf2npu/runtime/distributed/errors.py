@@ -16,6 +16,7 @@ from typing import Any
 from tf2npu.config.cluster import Cluster
 from tf2npu.errors import Tf2NpuError
 from tf2npu.graph.npu_ops.hcom import SHAPES_DIFFER
+from tf2npu.runtime.distributed.collectives import hcom_type
 
 __all__ = ["CollectiveError", "collective_failure", "fatal_failure", "is_collective_failure"]
 
@@ -70,7 +71,7 @@ def is_collective_failure(err: Any) -> bool:
     return (
         "Collective" in text
         or _RUN_TIMED_OUT in text
-        or (op is not None and _hcom_type(op) is not None)
+        or (op is not None and hcom_type(op) is not None)
     )
 
 
@@ -118,7 +119,7 @@ def _failed_node(err: Any, text: str) -> tuple[str, str]:
             return found.group(1), name.strip()
     op = getattr(err, "op", None)
     if op is not None:
-        return _hcom_type(op) or op.type, op.name
+        return hcom_type(op) or op.type, op.name
     node = _NODE.search(text)
     return "collective", node.group(1) if node else "?"
 
@@ -141,18 +142,6 @@ def _cause(text: str, node: str, cluster: Cluster) -> str:
         if needle in text:
             return cause.format(timeout=timeout, variable=variable, shapes=shapes)
     return "see the TensorFlow error"
-
-
-def _hcom_type(op: Any) -> str | None:
-    """The HCCL op type ``op`` stands for (client ``_npu_op`` attr, or a lowered call's name)."""
-    try:
-        value = op.get_attr("_npu_op")
-    except (ValueError, AttributeError):
-        value = None
-    if isinstance(value, bytes) and value.startswith(b"Hcom"):
-        return value.decode()
-    op_type = str(getattr(op, "type", ""))
-    return op_type.partition("_")[0] if op_type.startswith("Hcom") else None
 
 
 def fatal_failure(err: Any, in_run: Sequence[tuple[str, str]] = ()) -> CollectiveError | None:

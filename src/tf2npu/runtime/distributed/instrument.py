@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from tf2npu.runtime.distributed.collectives import FUSED_ATTR
+from tf2npu.runtime.distributed.collectives import FUSED_ATTR, hcom_type
 from tf2npu.runtime.instruments import RunHook, RunInstrument, RunSignature
 
 __all__ = ["CollectiveCounter", "collective_nodes", "collectives_reached"]
@@ -47,20 +47,12 @@ def _hcom_ops(ops: Sequence[Any]) -> list[tuple[Any, str]]:
         if op.name in seen:
             continue
         seen.add(op.name)
-        kind = _hcom_type(op)
+        kind = hcom_type(op)
         if kind is not None:
             found.append((op, kind))
         stack.extend(t.op for t in op.inputs)
         stack.extend(op.control_inputs)
     return found
-
-
-def _hcom_type(op: Any) -> str | None:
-    try:
-        value = op.get_attr("_npu_op")
-    except ValueError:
-        return None
-    return value.decode() if isinstance(value, bytes) and value.startswith(b"Hcom") else None
 
 
 def _tensors(op: Any) -> int:
