@@ -60,10 +60,12 @@ def test_layer_norm_errors(run_tf1: Callable[[str], str]) -> None:
     """)
     lines = out.splitlines()
     assert lines[0].startswith("rank layer_norm: inputs Placeholder:0 has undefined rank")
-    assert lines[1] == ("axis layer_norm: begin_params_axis (-1) and begin_norm_axis (2) "
-                        "must be < rank(inputs) (2)")
-    assert lines[2].startswith("params layer_norm: inputs Placeholder_1:0: shape(inputs)[-1:] "
-                               "is not fully defined")
+    assert lines[1] == (
+        "axis layer_norm: begin_params_axis (-1) and begin_norm_axis (2) must be < rank(inputs) (2)"
+    )
+    assert lines[2].startswith(
+        "params layer_norm: inputs Placeholder_1:0: shape(inputs)[-1:] is not fully defined"
+    )
 
 
 def test_fully_connected(run_tf1: Callable[[str], str]) -> None:
@@ -118,8 +120,7 @@ def test_initializers(run_tf1: Callable[[str], str]) -> None:
     assert out.splitlines() == [
         "True True",
         "True True",
-        "variance_scaling_initializer: unknown mode 'FAN_SUM'; use one of FAN_IN, FAN_OUT, "
-        "FAN_AVG",
+        "variance_scaling_initializer: unknown mode 'FAN_SUM'; use one of FAN_IN, FAN_OUT, FAN_AVG",
         "variance_scaling_initializer: cannot create an initializer for non-floating point "
         "type int32",
     ]
@@ -146,6 +147,32 @@ def test_regularizers(run_tf1: Callable[[str], str]) -> None:
         "[7.5, 2.5]",
         "None",
         "l2_regularizer: scale cannot be an integer: 1; give a float, e.g. 1.0",
+        "l2_regularizer: setting a scale less than 0 on a regularizer: -0.1",
+    ]
+
+
+def test_l1_l2_regularizer_sums_both_and_falls_back_to_one(run_tf1: Callable[[str], str]) -> None:
+    out = run_tf1("""
+        import tensorflow as tf
+        w = tf.constant([[1., -2.], [3., 4.]])
+        both = tf.contrib.layers.l1_l2_regularizer(0.25, 0.5)(w)
+        only_l2 = tf.contrib.layers.l1_l2_regularizer(scale_l1=0.0, scale_l2=0.5)(w)
+        only_l1 = tf.contrib.layers.l1_l2_regularizer(0.25, 0.0, scope="reg")(w)
+        print(both.op.name, only_l2.op.name, only_l1.op.name)
+        with tf.Session() as sess:
+            print(sess.run([both, only_l2, only_l1]))
+        print(tf.contrib.layers.l1_l2_regularizer(scale_l1=0.0, scale_l2=0.0)(w))
+        for scales in ((1, 0.5), (0.5, -0.1)):
+            try:
+                tf.contrib.layers.l1_l2_regularizer(*scales)
+            except ValueError as err:
+                print(err)
+    """)
+    assert out.splitlines() == [
+        "l1_l2_regularizer l1_l2_regularizer_1 reg",
+        "[10.0, 7.5, 2.5]",
+        "None",
+        "l1_l2_regularizer: scale_l1 cannot be an integer: 1; give a float, e.g. 1.0",
         "l2_regularizer: setting a scale less than 0 on a regularizer: -0.1",
     ]
 
@@ -217,4 +244,5 @@ def test_batch_norm_training_inference_and_names(run_tf1: Callable[[str], str]) 
     ]
     assert out.splitlines()[5].startswith(
         "Tf2NpuError tf.contrib.layers.batch_norm: zero_debias_moving_mean=True is not provided "
-        "by tf2npu run")
+        "by tf2npu run"
+    )
