@@ -150,6 +150,32 @@ def test_regularizers(run_tf1: Callable[[str], str]) -> None:
     ]
 
 
+def test_l1_l2_regularizer_sums_both_and_falls_back_to_one(run_tf1: Callable[[str], str]) -> None:
+    out = run_tf1("""
+        import tensorflow as tf
+        w = tf.constant([[1., -2.], [3., 4.]])
+        both = tf.contrib.layers.l1_l2_regularizer(0.25, 0.5)(w)
+        only_l2 = tf.contrib.layers.l1_l2_regularizer(scale_l1=0.0, scale_l2=0.5)(w)
+        only_l1 = tf.contrib.layers.l1_l2_regularizer(0.25, 0.0, scope="reg")(w)
+        print(both.op.name, only_l2.op.name, only_l1.op.name)
+        with tf.Session() as sess:
+            print(sess.run([both, only_l2, only_l1]))
+        print(tf.contrib.layers.l1_l2_regularizer(scale_l1=0.0, scale_l2=0.0)(w))
+        for scales in ((1, 0.5), (0.5, -0.1)):
+            try:
+                tf.contrib.layers.l1_l2_regularizer(*scales)
+            except ValueError as err:
+                print(err)
+    """)
+    assert out.splitlines() == [
+        "l1_l2_regularizer l1_l2_regularizer_1 reg",
+        "[10.0, 7.5, 2.5]",
+        "None",
+        "l1_l2_regularizer: scale_l1 cannot be an integer: 1; give a float, e.g. 1.0",
+        "l2_regularizer: setting a scale less than 0 on a regularizer: -0.1",
+    ]
+
+
 def test_layer_norm_restores_bert_style_checkpoint(run_tf1: Callable[[str], str]) -> None:
     out = run_tf1("""
         import os, tempfile

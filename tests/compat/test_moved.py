@@ -104,6 +104,32 @@ def test_tensorflow_python_keras_is_tf_keras_again(run_tf1: Callable[[str], str]
     assert out.split() == ["True"] * 6 + ["tensorflow.python.keras.engine.base_layer", "3"]
 
 
+def test_tf1_layers_build_on_tensorflow_python_keras_private_modules(
+    run_tf1: Callable[[str], str],
+) -> None:
+    """tensorflow.python.layers.core.Dense (THUMT's GRU cell) loads TF 2.15's own copy, which
+    imports tensorflow.python.keras.mixed_precision.autocast_variable: a private module under
+    a public package, found in the real package while public names stay tf.keras's."""
+    out = run_tf1(
+        """
+        import tensorflow as tf
+        from tensorflow.python.layers import core as layers_core
+        y = layers_core.Dense(3, use_bias=False, name="gate")(tf.placeholder(tf.float32, [4, 2]))
+        print([v.op.name for v in tf.trainable_variables()], y.shape.as_list())
+        from tensorflow.python.keras.mixed_precision import autocast_variable
+        from tensorflow.python.keras import mixed_precision as mp
+        print(autocast_variable.__name__, mp.LossScaleOptimizer is tf.keras.mixed_precision.LossScaleOptimizer)
+        import keras.layers.experimental as exp
+        print(exp.__name__)
+        """
+    )
+    assert out.splitlines() == [
+        "['gate/kernel'] [4, 3]",
+        "tensorflow.python.keras.mixed_precision.autocast_variable True",
+        "keras.api._v1.keras.layers.experimental",
+    ]
+
+
 def test_model_layers_alias_tracks_sublayers(run_tf1: Callable[[str], str]) -> None:
     out = run_tf1(
         """

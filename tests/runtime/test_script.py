@@ -130,3 +130,41 @@ def test_scripts_own_excepthook_is_called(tmp_path, capsys):
     finally:
         sys.excepthook = saved
     assert capsys.readouterr().out == "hooked RuntimeError boom\n"
+
+
+RAISES = "from tf2npu.errors import ConfigError\nraise ConfigError('bad record')\n"
+
+
+def test_a_user_error_in_a_package_of_the_scripts_project_names_that_line(
+    tmp_path, monkeypatch, capsys
+):
+    """proj/pkg/bin/train.py imports pkg.data.record with proj on PYTHONPATH (THUMT's layout):
+    the error names record.py's line, not the script's import."""
+    write(tmp_path / "proj" / "pkg" / "__init__.py", "")
+    write(tmp_path / "proj" / "pkg" / "data" / "__init__.py", "")
+    record = write(tmp_path / "proj" / "pkg" / "data" / "record_for_run.py", RAISES)
+    script = write(
+        tmp_path / "proj" / "pkg" / "bin" / "train.py", "import pkg.data.record_for_run\n"
+    )
+    # After sys.path[0], which run_script replaces with the script's folder.
+    monkeypatch.setattr(sys, "path", [sys.path[0], str(tmp_path / "proj"), *sys.path[1:]])
+    try:
+        assert run_script(script, []) == 2
+    finally:
+        for name in ("pkg", "pkg.data", "pkg.data.record_for_run"):
+            sys.modules.pop(name, None)
+    assert capsys.readouterr().err == f"tf2npu run: error: {record}:2: bad record\n"
+
+
+def test_a_user_error_in_a_module_outside_the_project_names_the_script_line(
+    tmp_path, monkeypatch, capsys
+):
+    """A sys.path entry beside the project, not above the script, is someone else's code."""
+    write(tmp_path / "lib" / "other_for_run.py", RAISES)
+    script = write(tmp_path / "proj" / "train.py", "x = 1\nimport other_for_run\n")
+    monkeypatch.setattr(sys, "path", [sys.path[0], str(tmp_path / "lib"), *sys.path[1:]])
+    try:
+        assert run_script(script, []) == 2
+    finally:
+        sys.modules.pop("other_for_run", None)
+    assert capsys.readouterr().err == f"tf2npu run: error: {script}:2: bad record\n"

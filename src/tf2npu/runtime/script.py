@@ -115,16 +115,18 @@ def _report_user_error(exc: Tf2NpuError, script: str) -> None:
 
 
 def _user_frame(tb: TracebackType | None, script: str) -> str | None:
-    """``FILE:LINE: `` of the innermost frame in the script or a module in its folder.
+    """``FILE:LINE: `` of the innermost frame in the script or a module of its project.
 
-    Scripts keep their model in modules beside them (``ops.py``, ``model.py``): the call that
-    failed is there, not at the script's line that led to it. Library code (a copy of
-    ``precision_tool`` in that folder included) is skipped.
+    Scripts keep their model in modules beside them (``ops.py``, ``model.py``) or in a package
+    of the project whose root is on ``sys.path`` (``thumt/bin/trainer.py`` importing
+    ``thumt.data.record`` with the root on ``PYTHONPATH``): the call that failed is there, not
+    at the script's line that led to it. Library code (a copy of ``precision_tool`` in the
+    project included) is skipped.
     """
     from tf2npu.runtime.errors import is_library_file, library_roots
 
     real_script = os.path.realpath(script)
-    folder = os.path.join(os.path.dirname(real_script), "")
+    folders = _project_folders(os.path.dirname(real_script), sys.path)
     roots = library_roots()
     found = None
     for frame, number in traceback.walk_tb(tb):
@@ -132,9 +134,24 @@ def _user_frame(tb: TracebackType | None, script: str) -> str | None:
         path = os.path.realpath(filename)
         if path == real_script:
             found = f"{script}:{number}: "
-        elif path.startswith(folder) and not is_library_file(filename, roots):
+        elif path.startswith(folders) and not is_library_file(filename, roots):
             found = f"{os.path.normpath(filename)}:{number}: "  # sys.path "./": "/d/./ops.py"
     return found
+
+
+def _project_folders(folder: str, search_path: Sequence[str]) -> tuple[str, ...]:
+    """``folder`` and the ``search_path`` entries that contain it, each ending in a separator.
+
+    An entry that contains the script's folder is the root of the script's project, put there
+    by ``PYTHONPATH`` or by the script (``sys.path.insert(1, base_path + "/../")``). Entries
+    elsewhere (site-packages) and the file system's root are not.
+    """
+    found = [os.path.join(folder, "")]
+    for entry in search_path:
+        root = os.path.join(os.path.realpath(entry or os.curdir), "")
+        if root != os.sep and found[0].startswith(root) and root not in found:
+            found.append(root)
+    return tuple(found)
 
 
 def _script_frames(tb: TracebackType | None) -> TracebackType | None:

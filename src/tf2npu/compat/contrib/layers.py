@@ -310,3 +310,35 @@ def l1_regularizer(scale: float, scope: str | None = None) -> Callable[[Any], An
             return tf.multiply(factor, tf.reduce_sum(tf.abs(weights)), name=name)
 
     return l1
+
+
+def l1_l2_regularizer(
+    scale_l1: float = 1.0, scale_l2: float = 1.0, scope: str | None = None
+) -> Callable[[Any], Any]:
+    """A function ``weights -> l1(weights) + l2(weights)`` named ``scope`` (``l1_l2_regularizer``).
+
+    Like TF 1.15: None when both scales are 0, only the other regularizer (under ``scope``)
+    when one of them is 0; integer or negative scales are errors.
+    """
+    import tensorflow.compat.v1 as tf
+
+    for kind, scale in (("scale_l1", scale_l1), ("scale_l2", scale_l2)):
+        if isinstance(scale, numbers.Integral):
+            raise ValueError(
+                f"l1_l2_regularizer: {kind} cannot be an integer: {scale!r}; "
+                f"give a float, e.g. {float(scale)}"
+            )
+    scope = scope or "l1_l2_regularizer"
+    if scale_l1 == 0.0 and scale_l2 == 0.0:
+        return lambda _: None
+    if scale_l1 == 0.0:
+        return l2_regularizer(scale_l2, scope)
+    if scale_l2 == 0.0:
+        return l1_regularizer(scale_l1, scope)
+    parts = (l1_regularizer(scale_l1), l2_regularizer(scale_l2))
+
+    def l1_l2(weights: Any) -> Any:
+        with tf.name_scope(scope, "sum_regularizer", [weights]) as name:
+            return tf.add_n([part(weights) for part in parts], name=name)
+
+    return l1_l2

@@ -90,6 +90,7 @@ PROVIDED: tuple[Symbol, ...] = (
     ),
     Symbol("layers", "l1_regularizer", f"{_IMPL}.layers:l1_regularizer"),
     Symbol("layers", "l2_regularizer", f"{_IMPL}.layers:l2_regularizer"),
+    Symbol("layers", "l1_l2_regularizer", f"{_IMPL}.layers:l1_l2_regularizer"),
     # contrib.tpu: BERT/ALBERT run_*.py and optimization.py; CPU path is use_tpu=False.
     *_same(
         "tpu",

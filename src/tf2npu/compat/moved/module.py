@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import os
 import sys
 import types
 from collections.abc import Sequence
@@ -170,5 +171,47 @@ def package_entries() -> dict[str, types.ModuleType]:
         for name in dir(api):
             value = getattr(api, name)
             if not name.startswith("_") and isinstance(value, types.ModuleType):
-                entries[f"{entry.path}.{name}"] = value
+                path = f"{entry.path}.{name}"
+                entries[path] = _with_private_submodules(path, value, real, name)
+                # ``import keras.layers.core as core`` reads ``core`` from the package
+                # attribute, which must be the entry the import system added ``core`` to.
+                setattr(entries[entry.path], name, entries[path])
     return entries
+
+
+class ApiPackageView(types.ModuleType):
+    """An API module whose private submodules import from the real package of the same path.
+
+    TF 2.15's own copy under ``tensorflow.python.keras`` imports
+    ``tensorflow.python.keras.mixed_precision.autocast_variable`` when
+    ``tensorflow.python.layers.core.Dense`` is first built: its names come from the API module
+    (``tf.compat.v1.keras.mixed_precision``), its ``__path__`` adds the real package's folder.
+    """
+
+    def __init__(self, name: str, api: types.ModuleType, path: list[str]) -> None:
+        super().__init__(name, api.__doc__)
+        self.__path__ = path
+        self._tf2npu_api = api
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_tf2npu_"):
+            raise AttributeError(name)
+        return getattr(self._tf2npu_api, name)
+
+    def __dir__(self) -> list[str]:
+        return dir(self._tf2npu_api)
+
+
+def _with_private_submodules(
+    path: str, api: types.ModuleType, real: types.ModuleType, name: str
+) -> types.ModuleType:
+    """``api``, or a :class:`ApiPackageView` of it when ``real`` has a package ``name``.
+
+    The view searches the API module's folders first (``keras.layers.experimental`` stays the
+    v1 API's), then the real package's.
+    """
+    folders = [os.path.join(folder, name) for folder in getattr(real, "__path__", [])]
+    found = [folder for folder in folders if os.path.isfile(os.path.join(folder, "__init__.py"))]
+    if not found:
+        return api
+    return ApiPackageView(path, api, [*getattr(api, "__path__", []), *found])
