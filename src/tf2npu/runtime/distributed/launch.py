@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tf2npu.atomic import write_text_atomic
-from tf2npu.config.cluster import ADDRESSES_VARIABLE, DEFAULT_EXEC_TIMEOUT, RankEntry
+from tf2npu.config.cluster import ADDRESSES_VARIABLE, RankEntry
 
 __all__ = [
     "JOB_TIMEOUT_STATUS",
@@ -55,7 +55,6 @@ JOB_TIMEOUT_STATUS = 124
 _PORT_RETRIES = 2
 _PORT_TAKEN = "Could not start gRPC server"
 _TERM_WAIT = 3.0
-_EXEC_TIMEOUT = "HCCL_EXEC_TIMEOUT"
 _TAIL_LINES = 40
 #: Seconds a rank that exited 0 may precede the others before the launcher remarks on it.
 _EARLY_NOTE = 2.0
@@ -364,19 +363,12 @@ class _Job:
                 seen[rank] = None
                 others = ", ".join(map(str, running))
                 print(
-                    f"tf2npu run: rank {rank} exited 0 while rank(s) {others} still run; a "
-                    f"collective they call now fails after HCCL_EXEC_TIMEOUT "
-                    f"({self._exec_timeout():g} s)",
+                    f"tf2npu run: rank {rank} exited 0 while rank(s) {others} still run; fine if "
+                    "they are only finishing (a checkpoint, an evaluation), but a collective they "
+                    "call now cannot complete",
                     file=self.out,
                     flush=True,
                 )
-
-    def _exec_timeout(self) -> float:
-        value = self.spec.env.get(_EXEC_TIMEOUT, os.environ.get(_EXEC_TIMEOUT, ""))
-        try:
-            return float(value)
-        except ValueError:
-            return DEFAULT_EXEC_TIMEOUT
 
     def _stop(self) -> None:
         running = [rank for rank in self.ranks if rank.poll() is None]
@@ -478,8 +470,7 @@ def _ended_before(failed: RankOutcome, ranks: Sequence[RankOutcome]) -> list[str
     if lines:
         lines.append(
             "  every rank must run the same collectives: a rank that ends while the others "
-            "still call them makes them fail (after HCCL_EXEC_TIMEOUT when it is not the "
-            "group leader, rank 0)"
+            'still call them makes them fail (its server is gone: "Socket closed")'
         )
     return lines
 
