@@ -526,6 +526,11 @@ def test_contrib_row_lookup():
     assert contrib_row("tf.contrib.rnn.LSTMCell").replacement == "use tf.nn.rnn_cell.LSTMCell"
     assert contrib_row("tf.contrib.tpu.python.tpu.tpu_estimator.TPUEstimator").handled_by
     assert contrib_row("tf.contrib.foo.bar") is None
+    # The longer name is its own row, not l1_regularizer's.
+    assert contrib_row("tf.contrib.layers.l1_l2_regularizer").replacement == (
+        "use tf.keras.regularizers.l1_l2(l1=scale_l1, l2=scale_l2 / 2) (contrib's l2 part uses "
+        "tf.nn.l2_loss, which halves the sum)"
+    )
 
 
 # -- GPU-only settings -------------------------------------------------------------------------

@@ -560,6 +560,11 @@ CONTRIB_ROWS: tuple[ContribRow, ...] = (
     ),
     ContribRow("tf.contrib.layers.l1_regularizer", "use tf.keras.regularizers.l1(scale)"),
     ContribRow(
+        "tf.contrib.layers.l1_l2_regularizer",
+        "use tf.keras.regularizers.l1_l2(l1=scale_l1, l2=scale_l2 / 2) (contrib's l2 part uses "
+        "tf.nn.l2_loss, which halves the sum)",
+    ),
+    ContribRow(
         "tf.contrib.layers.fully_connected",
         "use tf.layers.dense(..., activation=tf.nn.relu) (ReLU is contrib's default activation)",
     ),
