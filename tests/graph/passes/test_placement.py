@@ -10,6 +10,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 from tensorflow.core.framework import attr_value_pb2  # noqa: E402
+from tests.graph.literal import Func, add  # noqa: E402
 
 from tf2npu.config.options import NpuOptions  # noqa: E402
 from tf2npu.graph.context import EngineConfig  # noqa: E402
@@ -23,35 +24,6 @@ from tf2npu.graph.placement.reasons import REASONS  # noqa: E402
 pytestmark = pytest.mark.tf
 
 F32, I64, STR, BOOL = tf.float32, tf.int64, tf.string, tf.bool
-
-
-class Func(str):
-    """A function-name attr value."""
-
-
-def _attr(value: Any) -> Any:
-    if isinstance(value, attr_value_pb2.AttrValue):
-        return value
-    if isinstance(value, bool):
-        return attr_value_pb2.AttrValue(b=value)
-    if isinstance(value, Func):
-        return attr_value_pb2.AttrValue(func=attr_value_pb2.NameAttrList(name=value))
-    if isinstance(value, tf.DType):
-        return attr_value_pb2.AttrValue(type=value.as_datatype_enum)
-    if isinstance(value, list):
-        types = [v.as_datatype_enum for v in value]
-        return attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(type=types))
-    if isinstance(value, str):
-        return attr_value_pb2.AttrValue(s=value.encode())
-    return attr_value_pb2.AttrValue(i=value)
-
-
-def add(
-    g: Graph, name: str, op: str, *inputs: str, ctrl: tuple[str, ...] = (), **attrs: Any
-) -> Node:
-    refs = [TensorRef.parse(i) for i in inputs]
-    built = {k: _attr(v) for k, v in attrs.items()}
-    return g.add_node(name, op, refs, control_inputs=ctrl, attrs=built)
 
 
 def run(g: Graph, **options: Any) -> tuple[PassResult[Graph], EngineConfig]:

@@ -8,12 +8,13 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from tensorflow.core.framework import attr_value_pb2  # noqa: E402
+
+from tests.graph.literal import add  # noqa: E402
 
 from tf2npu.config.options import NpuOptions  # noqa: E402
 from tf2npu.graph.context import EngineConfig  # noqa: E402
 from tf2npu.graph.decisions import Diagnostic  # noqa: E402
-from tf2npu.graph.ir import Graph, TensorRef  # noqa: E402
+from tf2npu.graph.ir import Graph  # noqa: E402
 from tf2npu.graph.passes.device_strings import DeviceStrings  # noqa: E402
 from tf2npu.graph.passes.infra import PassContext  # noqa: E402
 from tf2npu.graph.passes.placement import PlacementPass  # noqa: E402
@@ -21,24 +22,6 @@ from tf2npu.graph.passes.placement import PlacementPass  # noqa: E402
 pytestmark = pytest.mark.tf
 
 F32, I64, VARIANT, RESOURCE = tf.float32, tf.int64, tf.variant, tf.resource
-
-
-def _attr(value: Any) -> Any:
-    if isinstance(value, bool):
-        return attr_value_pb2.AttrValue(b=value)
-    if isinstance(value, tf.DType):
-        return attr_value_pb2.AttrValue(type=value.as_datatype_enum)
-    if isinstance(value, list):
-        types = [v.as_datatype_enum for v in value]
-        return attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(type=types))
-    return attr_value_pb2.AttrValue(s=value.encode())
-
-
-def add(
-    g: Graph, name: str, op: str, *inputs: str, ctrl: tuple[str, ...] = (), **attrs: Any
-) -> None:
-    refs = [TensorRef.parse(i) for i in inputs]
-    g.add_node(name, op, refs, control_inputs=ctrl, attrs={k: _attr(v) for k, v in attrs.items()})
 
 
 def pipeline(batch_size: str, *, after: tuple[str, ...] = ()) -> Graph:

@@ -8,12 +8,13 @@ import pytest
 
 tf = pytest.importorskip("tensorflow")
 
-from tensorflow.core.framework import attr_value_pb2  # noqa: E402
+
+from tests.graph.literal import add, attr  # noqa: E402
 
 from tf2npu.config.options import EnvSettings, NpuOptions  # noqa: E402
 from tf2npu.graph.context import EngineConfig  # noqa: E402
 from tf2npu.graph.decisions import Diagnostic  # noqa: E402
-from tf2npu.graph.ir import Graph, TensorRef  # noqa: E402
+from tf2npu.graph.ir import Graph  # noqa: E402
 from tf2npu.graph.passes.device_strings import DeviceStrings  # noqa: E402
 from tf2npu.graph.passes.infra import PassContext  # noqa: E402
 from tf2npu.graph.passes.placement import PlacementPass  # noqa: E402
@@ -26,24 +27,6 @@ FIX = (
     "tf.enable_resource_variables() right after `import tensorflow as tf`, or export "
     "ENABLE_FORCE_V2_CONTROL=1"
 )
-
-
-def _attr(value: Any) -> Any:
-    if isinstance(value, bool):
-        return attr_value_pb2.AttrValue(b=value)
-    if isinstance(value, tf.DType):
-        return attr_value_pb2.AttrValue(type=value.as_datatype_enum)
-    if isinstance(value, list):
-        types = [v.as_datatype_enum for v in value]
-        return attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(type=types))
-    if isinstance(value, str):
-        return attr_value_pb2.AttrValue(s=value.encode())
-    return attr_value_pb2.AttrValue(i=value)
-
-
-def add(g: Graph, name: str, op: str, *inputs: str, **attrs: Any) -> None:
-    refs = [TensorRef.parse(i) for i in inputs]
-    g.add_node(name, op, refs, attrs={k: _attr(v) for k, v in attrs.items()})
 
 
 def loop(next_value: str, *, grow: bool = True) -> Graph:
@@ -123,9 +106,9 @@ def test_lazy_recompile_compiles_each_shape_on_its_own(body: str) -> None:
 
 def test_the_graph_exec_config_attr_counts_as_dynamic_input() -> None:
     g = loop("while/Slice")
-    g["x"].attrs["_graph_dynamic_input"] = _attr(True)
+    g["x"].attrs["_graph_dynamic_input"] = attr(True)
     assert [d.node for d in diagnostics(g)] == ["while/Enter"]
-    g["x"].attrs["_graph_dynamic_graph_execute_mode"] = _attr("lazy_recompile")
+    g["x"].attrs["_graph_dynamic_graph_execute_mode"] = attr("lazy_recompile")
     assert diagnostics(g) == []
     assert diagnostics(loop("while/concat"), dynamic_input=False) != []
 
