@@ -99,7 +99,7 @@ def _average_all(what: str, grads_and_vars: Any, name: str = "Distributed") -> A
     dense = [i for i, grad in enumerate(averaged) if _is_dense(grad)]
     with tf.name_scope(f"{name}_Allreduce"):
         for i, grad in enumerate(averaged):
-            if grad is not None and i not in dense:
+            if isinstance(grad, tf.IndexedSlices):
                 averaged[i] = allreduce(grad, True)
         grads = [tf.convert_to_tensor(averaged[i]) for i in dense]
         plan = split_strategy(WORLD_GROUP).plan(
