@@ -301,3 +301,22 @@ def test_a_small_change_reads_what_replaced_an_earlier_node() -> None:
         assert sess.mirror.syncs[-1].incremental
         assert node.inputs[0].op.name != "product"  # the replacement, not the original
         sess.close()
+
+
+def test_hccl_timeout_is_the_ranks_run_timeout(monkeypatch) -> None:
+    # In a multi-rank job the session's hccl_timeout bounds each run of the rank (world.py);
+    # the NPU session hands it over with its target and config.
+    from tf2npu.runtime import session as session_module
+    from tf2npu.runtime.session import NpuSession
+
+    seen: list[Any] = []
+
+    def session_args(target: str, config: Any, exec_timeout: Any = None) -> tuple[str, Any]:
+        seen.append(exec_timeout)
+        return target, config
+
+    monkeypatch.setattr(session_module, "session_args", session_args)
+    with tf.Graph().as_default():
+        NpuSession(config=npu_config(hccl_timeout=40)).close()
+        NpuSession(config=npu_config()).close()
+    assert seen == [40, None]
