@@ -49,11 +49,13 @@ browser:
 	echo "note: chromium-headless-shell is not installed; the HTML layout test will skip"
 
 test: $(STAMP) browser
+	$(PY) -m ruff format --check .
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 	$(PY) -m pytest -n 2
 
 lint: $(STAMP)
+	$(PY) -m ruff format --check .
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 

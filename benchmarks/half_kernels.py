@@ -33,6 +33,7 @@ def chains(tf: Any, links: int) -> dict[str, tuple[Any, int]]:
 
     half = tf.constant(0.5, tf.float16)
     pool = {"ksize": 2, "strides": 2, "padding": "VALID"}
+
     def round_trip(x: Any) -> Any:
         return tf.cast(tf.cast(x, tf.float16), tf.float32)
 

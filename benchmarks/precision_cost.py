@@ -238,15 +238,17 @@ def _keras(tf: Any) -> Built:
     layers = tf.keras.layers
     x = tf.compat.v1.placeholder(tf.float32, [64, 28, 28, 1], name="x")
     y = tf.compat.v1.placeholder(tf.float32, [64, 10], name="y")
-    model = tf.keras.Sequential([
-        layers.Conv2D(16, 3, activation="relu"),
-        layers.MaxPooling2D(),
-        layers.Conv2D(32, 3, activation="relu"),
-        layers.MaxPooling2D(),
-        layers.Flatten(),
-        layers.Dense(64, activation="relu"),
-        layers.Dense(10),
-    ])
+    model = tf.keras.Sequential(
+        [
+            layers.Conv2D(16, 3, activation="relu"),
+            layers.MaxPooling2D(),
+            layers.Conv2D(32, 3, activation="relu"),
+            layers.MaxPooling2D(),
+            layers.Flatten(),
+            layers.Dense(64, activation="relu"),
+            layers.Dense(10),
+        ]
+    )
     logits = model(x)
     loss = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=logits))
     train = tf.compat.v1.train.RMSPropOptimizer(1e-3).minimize(loss)
@@ -292,9 +294,7 @@ def open_sessions(tf: Any, graph: Any, modes: Sequence[str]) -> dict[str, Any]:
     return sessions
 
 
-def measure(
-    tf: Any, name: str, modes: Sequence[str], args: argparse.Namespace
-) -> dict[str, float]:
+def measure(tf: Any, name: str, modes: Sequence[str], args: argparse.Namespace) -> dict[str, float]:
     """One round: median step seconds per mode, the sessions taking turns in rotating order."""
     graph = tf.Graph()
     with graph.as_default():

@@ -59,9 +59,7 @@ def _run(
     command += [] if npu else ["--no-npu"]
     command += [str(script), "--steps", "3", "--model-dir", str(model_dir)]
     # oneDNN is not run-to-run deterministic under load: losses are compared exactly
-    env = dict(
-        os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0", TF_ENABLE_ONEDNN_OPTS="0"
-    )
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONHASHSEED="0", TF_ENABLE_ONEDNN_OPTS="0")
     env.pop("RANK_SIZE", None)
     done = subprocess.run(
         command, capture_output=True, text=True, env=env, cwd=report_dir.parent, timeout=300

@@ -86,7 +86,9 @@ def test_dump_writes_the_device_layout_and_the_summary_counts_it(tmp_path):
 def test_no_npu_dump_is_golden_and_changes_no_value(tmp_path):
     (tmp_path / "train.py").write_text(SCRIPT)
     plain = cli("run", "--no-npu", "--report-dir", "r0", "train.py", cwd=tmp_path)
-    done = cli("run", "--no-npu", "--dump", "golden", "--report-dir", "r1", "train.py", cwd=tmp_path)
+    done = cli(
+        "run", "--no-npu", "--dump", "golden", "--report-dir", "r1", "train.py", cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == plain.stdout  # the losses, to the last digit
     steps = dumpfile.find_step_dirs(tmp_path / "golden")

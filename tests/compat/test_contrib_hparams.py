@@ -17,7 +17,10 @@ def make() -> HParams:
 def test_parse_then_values_round_trip() -> None:
     hp = make().parse("learning_rate=0.3,layers=[128, 64 ,32],use_bias=false,name=albert,steps=7")
     assert hp.values() == {
-        "learning_rate": 0.3, "layers": [128, 64, 32], "use_bias": False, "name": "albert",
+        "learning_rate": 0.3,
+        "layers": [128, 64, 32],
+        "use_bias": False,
+        "name": "albert",
         "steps": 7,
     }
     again = make().override_from_dict(hp.values())
@@ -37,11 +40,16 @@ def test_types_convert_like_tf1() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("momentum=0.9", "Unknown hyperparameter type for momentum; the known hyperparameters "
-                         "are: layers, learning_rate, name, steps, use_bias"),
+        (
+            "momentum=0.9",
+            "Unknown hyperparameter type for momentum; the known hyperparameters "
+            "are: layers, learning_rate, name, steps, use_bias",
+        ),
         ("steps=1.5", "Could not parse hparam 'steps' of type 'int' with value '1.5' in steps=1.5"),
-        ("use_bias=yes", "Could not parse hparam 'use_bias' of type 'bool' with value 'yes' in "
-                         "use_bias=yes"),
+        (
+            "use_bias=yes",
+            "Could not parse hparam 'use_bias' of type 'bool' with value 'yes' in use_bias=yes",
+        ),
         ("steps=1,steps=2", "Multiple assignments to variable 'steps' in steps=1,steps=2"),
         ("layers=5", "Must pass a list for multi-valued parameter: layers."),
         ("steps=[1,2]", "Must not pass a list for single-valued parameter: steps"),
@@ -88,8 +96,10 @@ def test_get_checks_the_default_type() -> None:
     hp = make()
     assert hp.get("steps", 5) == 10
     assert hp.get("absent", "x") == "x"
-    with pytest.raises(ValueError, match=re.escape(
-        "Hparam 'steps' of type '<class 'int'>' is incompatible with default=0.5")):
+    with pytest.raises(
+        ValueError,
+        match=re.escape("Hparam 'steps' of type '<class 'int'>' is incompatible with default=0.5"),
+    ):
         hp.get("steps", 0.5)
     with pytest.raises(ValueError, match=r"Hparam 'layers' of type 'list<<class 'int'>>'"):
         hp.get("layers", 3)

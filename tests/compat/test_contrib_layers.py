@@ -60,10 +60,12 @@ def test_layer_norm_errors(run_tf1: Callable[[str], str]) -> None:
     """)
     lines = out.splitlines()
     assert lines[0].startswith("rank layer_norm: inputs Placeholder:0 has undefined rank")
-    assert lines[1] == ("axis layer_norm: begin_params_axis (-1) and begin_norm_axis (2) "
-                        "must be < rank(inputs) (2)")
-    assert lines[2].startswith("params layer_norm: inputs Placeholder_1:0: shape(inputs)[-1:] "
-                               "is not fully defined")
+    assert lines[1] == (
+        "axis layer_norm: begin_params_axis (-1) and begin_norm_axis (2) must be < rank(inputs) (2)"
+    )
+    assert lines[2].startswith(
+        "params layer_norm: inputs Placeholder_1:0: shape(inputs)[-1:] is not fully defined"
+    )
 
 
 def test_fully_connected(run_tf1: Callable[[str], str]) -> None:
@@ -118,8 +120,7 @@ def test_initializers(run_tf1: Callable[[str], str]) -> None:
     assert out.splitlines() == [
         "True True",
         "True True",
-        "variance_scaling_initializer: unknown mode 'FAN_SUM'; use one of FAN_IN, FAN_OUT, "
-        "FAN_AVG",
+        "variance_scaling_initializer: unknown mode 'FAN_SUM'; use one of FAN_IN, FAN_OUT, FAN_AVG",
         "variance_scaling_initializer: cannot create an initializer for non-floating point "
         "type int32",
     ]
@@ -243,4 +244,5 @@ def test_batch_norm_training_inference_and_names(run_tf1: Callable[[str], str]) 
     ]
     assert out.splitlines()[5].startswith(
         "Tf2NpuError tf.contrib.layers.batch_norm: zero_debias_moving_mean=True is not provided "
-        "by tf2npu run")
+        "by tf2npu run"
+    )

@@ -29,10 +29,16 @@ def test_not_provided_never_names_a_provided_symbol() -> None:
 
 def test_bert_and_albert_symbols_are_provided() -> None:
     needed = {
-        ("layers", "layer_norm"), ("tpu", "TPUEstimator"), ("tpu", "TPUEstimatorSpec"),
-        ("tpu", "RunConfig"), ("tpu", "TPUConfig"), ("tpu", "InputPipelineConfig"),
-        ("tpu", "CrossShardOptimizer"), ("cluster_resolver", "TPUClusterResolver"),
-        ("data", "map_and_batch"), ("data", "parallel_interleave"),
+        ("layers", "layer_norm"),
+        ("tpu", "TPUEstimator"),
+        ("tpu", "TPUEstimatorSpec"),
+        ("tpu", "RunConfig"),
+        ("tpu", "TPUConfig"),
+        ("tpu", "InputPipelineConfig"),
+        ("tpu", "CrossShardOptimizer"),
+        ("cluster_resolver", "TPUClusterResolver"),
+        ("data", "map_and_batch"),
+        ("data", "parallel_interleave"),
     }
     assert needed <= {(s.module, s.name) for s in table.PROVIDED}
 

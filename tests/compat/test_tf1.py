@@ -63,7 +63,14 @@ def test_v2_behaviour_is_disabled(run_tf1: Callable[[str], str]) -> None:
         print(type(tf.data.Dataset.range(3)).__name__)
     """)
     assert out.split() == [
-        "False", "RefVariable", "True", "False", "True", "False", "Dimension", "DatasetV1Adapter",
+        "False",
+        "RefVariable",
+        "True",
+        "False",
+        "True",
+        "False",
+        "Dimension",
+        "DatasetV1Adapter",
     ]
 
 

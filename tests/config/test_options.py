@@ -114,7 +114,7 @@ def test_profiling_options_must_be_a_json_object():
     check = OPTIONS["profiling_options"].check
     assert check('{"output": "/tmp/p", "task_trace": "l0"}') is None
     assert "not JSON" in (check("training_trace") or "")
-    assert '"task_trace" = \'maybe\'' in (check('{"task_trace": "maybe"}') or "")
+    assert "\"task_trace\" = 'maybe'" in (check('{"task_trace": "maybe"}') or "")
 
 
 @pytest.mark.parametrize(

@@ -122,7 +122,9 @@ def test_resolve_ignores_unknown_keys_unless_strict():
     assert options.unknown == ("sump_mode",)
     assert options.iterations_per_loop == 2
     assert "sump_mode" not in options.explicit
-    with pytest.raises(UnknownNameError, match=r"'sump_mode'; did you mean 'dump_mode'\? Close names: "):
+    with pytest.raises(
+        UnknownNameError, match=r"'sump_mode'; did you mean 'dump_mode'\? Close names: "
+    ):
         resolve(config=config)
 
 
@@ -206,7 +208,10 @@ def test_run_config_user_can_turn_data_pre_proc_off():
 
 
 def test_run_config_unknown_argument():
-    with pytest.raises(UnknownNameError, match=r"did you mean 'iterations_per_loop'\? \(126 valid names; docs/options.md lists"):
+    with pytest.raises(
+        UnknownNameError,
+        match=r"did you mean 'iterations_per_loop'\? \(126 valid names; docs/options.md lists",
+    ):
         from_run_config({"iteration_per_loop": 10})
 
 

@@ -52,7 +52,9 @@ class Run:
 
     def value(self, key: str) -> str:
         found = re.findall(rf"^{key}=(\S+)$", self.stdout, re.M)
-        assert found, f"no {key}= line in the script's output:\n{self.stdout}\n{self.stderr[-3000:]}"
+        assert found, (
+            f"no {key}= line in the script's output:\n{self.stdout}\n{self.stderr[-3000:]}"
+        )
         return found[-1]
 
     @property
@@ -105,9 +107,19 @@ def runs(tmp_path_factory):
         launches["stock"].result()
         checkpoint = launches["stock"].output / f"model.ckpt-{STEPS}"
         launches["warm"] = Launch(
-            work, "warm", ["--option", "precision_mode=force_fp32"],
+            work,
+            "warm",
+            ["--option", "precision_mode=force_fp32"],
             migrated / "run_pretraining.py",
-            ["--num_train_steps", "2", "--learning_rate", "0", "--init_checkpoint", str(checkpoint)])
+            [
+                "--num_train_steps",
+                "2",
+                "--learning_rate",
+                "0",
+                "--init_checkpoint",
+                str(checkpoint),
+            ],
+        )
         results = {name: launch.result() for name, launch in launches.items()}
     finally:
         for launch in launches.values():

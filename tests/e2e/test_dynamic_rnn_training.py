@@ -25,7 +25,7 @@ pytestmark = [
 ]
 
 STEPS = 6
-SCRIPT = f'''
+SCRIPT = f"""
 import numpy as np
 import tensorflow as tf
 from tensorflow.python.framework import dtypes
@@ -53,20 +53,32 @@ with tf.Session(config=config) as sess:
     sess.run(tf.global_variables_initializer())
     for step in range({STEPS}):
         print("loss=%.7f" % sess.run([loss, train], {{x: features, y_true: targets}})[0])
-'''
+"""
 
 
 def _launch(work: Path, name: str, *flags: str) -> subprocess.Popen[str]:
-    args = [sys.executable, "-m", "tf2npu.cli.main", "run", "--quiet", "--report-dir",
-            str(work / name), *flags, str(work / "train_lstm.py")]
-    return subprocess.Popen(args, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    args = [
+        sys.executable,
+        "-m",
+        "tf2npu.cli.main",
+        "run",
+        "--quiet",
+        "--report-dir",
+        str(work / name),
+        *flags,
+        str(work / "train_lstm.py"),
+    ]
+    return subprocess.Popen(
+        args, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def test_dynamic_rnn_script_trains_and_matches_stock_sessions(tmp_path: Path) -> None:
     (tmp_path / "train_lstm.py").write_text(SCRIPT)
-    procs = {name: _launch(tmp_path, name, *flags)
-             for name, flags in (("npu", ()), ("stock", ("--no-npu",)))}
+    procs = {
+        name: _launch(tmp_path, name, *flags)
+        for name, flags in (("npu", ()), ("stock", ("--no-npu",)))
+    }
     losses = {}
     for name, proc in procs.items():
         out, err = proc.communicate(timeout=600)

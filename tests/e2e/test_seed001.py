@@ -72,7 +72,9 @@ def run(cwd: Path, action: str, report: str) -> tuple[list[float], dict]:
         env={**_env(), "ACTION": action},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    losses = [float(line.split()[1]) for line in done.stdout.splitlines() if line.startswith("loss")]
+    losses = [
+        float(line.split()[1]) for line in done.stdout.splitlines() if line.startswith("loss")
+    ]
     return losses, json.loads((cwd / report / "run_summary.json").read_text())
 
 

@@ -82,10 +82,17 @@ def test_mixed_compute_keeps_the_input_path_on_the_host_with_reasons(bert_def: o
     # The decisions, before lowering gives the float16 _FusedMatMul its CPU form.
     result = run(bert_def, lower=False, mix_compile_mode=True, precision_mode="allow_mix_precision")
     graph = result.graph
-    by_op = {n.op: n.meta[PLACEMENT] for n in graph if n.op in (
-        "PyFuncStateless", "HashTableV2", "LookupTableFindV2", "LookupTableImportV2")}
+    by_op = {
+        n.op: n.meta[PLACEMENT]
+        for n in graph
+        if n.op in ("PyFuncStateless", "HashTableV2", "LookupTableFindV2", "LookupTableImportV2")
+    }
     assert set(by_op) == {
-        "PyFuncStateless", "HashTableV2", "LookupTableFindV2", "LookupTableImportV2"}
+        "PyFuncStateless",
+        "HashTableV2",
+        "LookupTableFindV2",
+        "LookupTableImportV2",
+    }
     assert not any(p.device for p in by_op.values())
     assert "not in the device op library" in by_op["PyFuncStateless"].message
     assert by_op["LookupTableFindV2"].code == 2
@@ -101,8 +108,11 @@ def test_mixed_compute_keeps_the_input_path_on_the_host_with_reasons(bert_def: o
     # The original is superseded by its float16 clone, itself fused with the BiasAdd: the
     # GeOp holds the fused node.
     assert SUPERSEDED in matmul.meta and CLUSTER not in matmul.meta
-    fused = [n for n in live_nodes(graph) if n.op == "_FusedMatMul" and any(
-        o.startswith(matmul.name) for o in n.origin)]
+    fused = [
+        n
+        for n in live_nodes(graph)
+        if n.op == "_FusedMatMul" and any(o.startswith(matmul.name) for o in n.origin)
+    ]
     assert [n.op for n in fused] == ["_FusedMatMul"]
     assert CLUSTER in fused[0].meta
 
@@ -114,8 +124,7 @@ def test_mix_precision_puts_matmuls_in_fp16_and_the_gray_softmax_follows(bert_de
     assert matmuls and all(decided[name].after == "float16" for name in matmuls)
     # Softmax (GE SoftmaxV2) has no precision_reduce flag: gray, it follows the float16 scores.
     softmax = [n.name for n in graph if n.op == "Softmax"]
-    assert softmax and all(
-        decided[name].reason.startswith("follows_lowered") for name in softmax)
+    assert softmax and all(decided[name].reason.startswith("follows_lowered") for name in softmax)
 
 
 def test_full_offload_keeps_exactly_one_geop(bert_def: object) -> None:
@@ -125,8 +134,14 @@ def test_full_offload_keeps_exactly_one_geop(bert_def: object) -> None:
     host = [n for n in live_nodes(result.graph) if not n.meta[PLACEMENT].device]
     assert {n.op for n in host} >= {"PyFuncStateless"}
     assert set(result.pass_seconds) == {
-        "device_strings", "placement", "precision", "fusion", "inject_faults", "partition",
-        "lowering"}
+        "device_strings",
+        "placement",
+        "precision",
+        "fusion",
+        "inject_faults",
+        "partition",
+        "lowering",
+    }
 
 
 def test_fusion_still_applies_after_precision_lowered_the_matmuls(bert_def: object) -> None:

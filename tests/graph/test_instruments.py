@@ -71,7 +71,9 @@ def run(pm: PassManager[Toy, None], *instruments: PassInstrument[Any], verify: b
 def test_instrument_hooks_run_in_order_around_each_pass() -> None:
     events: list[str] = []
     run(
-        PassManager[Toy, None]([AddNode("a"), AddNode("b")]), Recorder("x", events), Recorder("y", events)
+        PassManager[Toy, None]([AddNode("a"), AddNode("b")]),
+        Recorder("x", events),
+        Recorder("y", events),
     )
     assert events == [
         "x.should_run a",
@@ -193,7 +195,8 @@ def test_dump_graph_rejects_a_bad_when(tmp_path: Path) -> None:
 def test_dump_graph_only_names_must_exist(tmp_path: Path) -> None:
     with pytest.raises(UnknownNameError, match="'fusoin'"):
         run(
-            PassManager[Toy, None]([AddNode("fusion")]), DumpGraph(tmp_path, write_names, only={"fusoin"})
+            PassManager[Toy, None]([AddNode("fusion")]),
+            DumpGraph(tmp_path, write_names, only={"fusoin"}),
         )
 
 

@@ -58,7 +58,11 @@ def test_pb_pbtxt_and_meta_load_the_same_graph(tmp_path: Path, graph_def: Any) -
     ("name", "content", "message"),
     [
         ("bad.pb", b"\xff\xff\xff", r"graph file '.*bad\.pb' is not a valid binary GraphDef: "),
-        ("bad.pbtxt", b"node { nme: 1 }", r"graph file '.*bad\.pbtxt' is not a valid text GraphDef: "),
+        (
+            "bad.pbtxt",
+            b"node { nme: 1 }",
+            r"graph file '.*bad\.pbtxt' is not a valid text GraphDef: ",
+        ),
         ("bad.pbtxt", b"\xff", "is not a valid text GraphDef"),
         ("bad.meta", b"\xff\xff\xff", "is not a valid MetaGraphDef"),
         ("empty.pb", b"", r"graph file '.*empty\.pb' holds no nodes; expected a binary GraphDef"),

@@ -143,17 +143,29 @@ def test_from_graph_def_copies_its_argument() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('node { name: "a" op: "NoOp" } node { name: "a" op: "NoOp" }', "node name 'a' is used twice"),
-        ('node { name: "a" op: "NoOp" } node { name: "b" op: "Identity" input: "^a" input: "a" }',
-         "data input 'a' comes after a control input"),
+        (
+            'node { name: "a" op: "NoOp" } node { name: "a" op: "NoOp" }',
+            "node name 'a' is used twice",
+        ),
+        (
+            'node { name: "a" op: "NoOp" } node { name: "b" op: "Identity" input: "^a" input: "a" }',
+            "data input 'a' comes after a control input",
+        ),
         ('node { name: "b" op: "Identity" input: "a:out:0" }', "uses the function-body syntax"),
         ('node { name: "b" op: "Identity" input: "a:x" }', "malformed data input 'a:x'"),
-        ('library { function { signature { name: "f" } } function { signature { name: "f" } } }',
-         "defines 'f' twice"),
-        ('library { function { signature { name: "f" input_arg { name: "a" type: DT_FLOAT } }'
-         ' node_def { name: "a" op: "NoOp" } } }', "function 'f': node name 'a' is used twice"),
-        ('library { function { signature { name: "f" } ret { key: "o" value: "n:o:" } } }',
-         "function 'f', 'o': malformed data input"),
+        (
+            'library { function { signature { name: "f" } } function { signature { name: "f" } } }',
+            "defines 'f' twice",
+        ),
+        (
+            'library { function { signature { name: "f" input_arg { name: "a" type: DT_FLOAT } }'
+            ' node_def { name: "a" op: "NoOp" } } }',
+            "function 'f': node name 'a' is used twice",
+        ),
+        (
+            'library { function { signature { name: "f" } ret { key: "o" value: "n:o:" } } }',
+            "function 'f', 'o': malformed data input",
+        ),
     ],
 )
 def test_bad_graph_defs_are_user_errors(text: str, message: str) -> None:
@@ -179,7 +191,9 @@ def mlp_training_graph() -> Any:
         h = tf.nn.relu(tf.nn.bias_add(tf.matmul(x, w1), b1))
         logits = tf.nn.bias_add(tf.matmul(h, w2), b2)
         loss = v1.losses.sparse_softmax_cross_entropy(labels, logits)
-        v1.train.AdamOptimizer(0.01).minimize(loss, global_step=v1.train.get_or_create_global_step())
+        v1.train.AdamOptimizer(0.01).minimize(
+            loss, global_step=v1.train.get_or_create_global_step()
+        )
         v1.global_variables_initializer()
     return g.as_graph_def()
 
@@ -257,8 +271,11 @@ def test_while_v2_bodies_are_function_graphs_passes_can_walk() -> None:
     # A pass inside the body: insert an Identity after the Mul; names and signatures survive.
     before = Signature.of(graph)
     ident = body.add_node(
-        body.new_name(mul.name, "id"), "Identity", [mul.output(0, "z")],
-        attrs={"T": mul.attrs["T"]}, origin=[mul.name],
+        body.new_name(mul.name, "id"),
+        "Identity",
+        [mul.output(0, "z")],
+        attrs={"T": mul.attrs["T"]},
+        origin=[mul.name],
     )
     assert body.replace_all_uses(mul.output(0, "z"), ident.output(0, "output")) >= 1
     graph.lint(before)
@@ -269,7 +286,7 @@ def test_while_v2_bodies_are_function_graphs_passes_can_walk() -> None:
 def test_node_fields_the_ir_does_not_model_survive() -> None:
     gd = parse(
         'node { name: "a" op: "NoOp" experimental_debug_info { original_node_names: "orig" }'
-        ' experimental_type { type_id: TFT_PRODUCT } }'
+        " experimental_type { type_id: TFT_PRODUCT } }"
         ' node { name: "b" op: "NoOp" input: "^a" }'
         ' library { gradient { function_name: "f" gradient_func: "g" } }'
         ' debug_info { files: "model.py" }'
@@ -279,6 +296,8 @@ def test_node_fields_the_ir_does_not_model_survive() -> None:
 
 def test_an_empty_library_stays_present() -> None:
     assert_round_trip(parse('node { name: "a" op: "NoOp" } library { }'))
-    assert not Graph.from_graph_def(parse('node { name: "a" op: "NoOp" }')).to_graph_def().HasField(
-        "library"
+    assert (
+        not Graph.from_graph_def(parse('node { name: "a" op: "NoOp" }'))
+        .to_graph_def()
+        .HasField("library")
     )

@@ -27,6 +27,7 @@ def test_an_entry_that_cannot_be_inspected_is_yielded_and_a_vanished_one_skipped
 ):
     for name in ("bad", "gone", "ok"):
         (tmp_path / name).write_text("")
+
     class Entry:
         def __init__(self, entry):
             self.name = entry.name

@@ -35,8 +35,80 @@ def npu_init(monkeypatch):
     sys.modules.pop("npu_bridge.npu_init", None)  # monkeypatch then restores an older one
 
 
-ANCHOR_NAMES = ["NPURunConfig", "ProfilingConfig", "DumpConfig", "DynamicInputConfig", "NPUEstimator", "NPUEstimatorSpec", "NPUDistributedOptimizer", "NPUOptimizer", "NPUCheckpointSaverHook", "NPUOutputTensorHook", "NPULossScaleOptimizer", "FixedLossScaleManager", "ExponentialUpdateLossScaleManager", "npu_ops", "npu_rnn", "npu_scope", "util", "keras_to_npu", "npu_strategy", "npu_unary_ops", "hccl_ops", "rewriter_config_pb2", "RewriterConfig", "create_group", "destroy_group", "get_rank_size", "get_local_rank_size", "get_rank_id", "get_local_rank_id", "get_world_rank_from_group_rank", "get_group_rank_from_world_rank", "set_split_strategy_by_idx", "set_split_strategy_by_size"]
-LATEST_NAMES = ["npu_config_proto", "npu_graph_options", "npu_optimizer_options", "npu_run_config_init", "npu_session_config_init", "set_keras_session_npu_config", "npu_clear_session", "init_resource", "shutdown_resource", "close_session", "get_npu_rank_id", "get_npu_local_rank_id", "get_npu_rank_size", "get_npu_local_rank_size", "npu_hooks_append", "npu_callbacks_append", "NpuEmptyHook", "npu_tf_optimizer", "npu_keras_optimizer", "experimental_options", "MemoryConfig", "decorator_tf_session", "NPUBroadcastGlobalVariablesHook", "SetIterationsVarHook", "TellMeStepOrLossHook", "KerasDistributeOptimizer", "npu_distributed_optimizer_wrapper", "npu_allreduce", "NPUBroadcastGlobalVariablesCallback", "npu_plugin", "npu_cpu_ops", "config_pb2", "session", "session_run_hook", "backend", "tf", "os"]
+ANCHOR_NAMES = [
+    "NPURunConfig",
+    "ProfilingConfig",
+    "DumpConfig",
+    "DynamicInputConfig",
+    "NPUEstimator",
+    "NPUEstimatorSpec",
+    "NPUDistributedOptimizer",
+    "NPUOptimizer",
+    "NPUCheckpointSaverHook",
+    "NPUOutputTensorHook",
+    "NPULossScaleOptimizer",
+    "FixedLossScaleManager",
+    "ExponentialUpdateLossScaleManager",
+    "npu_ops",
+    "npu_rnn",
+    "npu_scope",
+    "util",
+    "keras_to_npu",
+    "npu_strategy",
+    "npu_unary_ops",
+    "hccl_ops",
+    "rewriter_config_pb2",
+    "RewriterConfig",
+    "create_group",
+    "destroy_group",
+    "get_rank_size",
+    "get_local_rank_size",
+    "get_rank_id",
+    "get_local_rank_id",
+    "get_world_rank_from_group_rank",
+    "get_group_rank_from_world_rank",
+    "set_split_strategy_by_idx",
+    "set_split_strategy_by_size",
+]
+LATEST_NAMES = [
+    "npu_config_proto",
+    "npu_graph_options",
+    "npu_optimizer_options",
+    "npu_run_config_init",
+    "npu_session_config_init",
+    "set_keras_session_npu_config",
+    "npu_clear_session",
+    "init_resource",
+    "shutdown_resource",
+    "close_session",
+    "get_npu_rank_id",
+    "get_npu_local_rank_id",
+    "get_npu_rank_size",
+    "get_npu_local_rank_size",
+    "npu_hooks_append",
+    "npu_callbacks_append",
+    "NpuEmptyHook",
+    "npu_tf_optimizer",
+    "npu_keras_optimizer",
+    "experimental_options",
+    "MemoryConfig",
+    "decorator_tf_session",
+    "NPUBroadcastGlobalVariablesHook",
+    "SetIterationsVarHook",
+    "TellMeStepOrLossHook",
+    "KerasDistributeOptimizer",
+    "npu_distributed_optimizer_wrapper",
+    "npu_allreduce",
+    "NPUBroadcastGlobalVariablesCallback",
+    "npu_plugin",
+    "npu_cpu_ops",
+    "config_pb2",
+    "session",
+    "session_run_hook",
+    "backend",
+    "tf",
+    "os",
+]
 
 
 def test_star_import_provides_every_name(npu_init) -> None:
@@ -55,8 +127,11 @@ def test_import_makes_sessions_npu_by_default(npu_init) -> None:
 
 
 def _npu_entries(config):
-    return [o for o in config.graph_options.rewrite_options.custom_optimizers
-            if o.name == "NpuOptimizer"]
+    return [
+        o
+        for o in config.graph_options.rewrite_options.custom_optimizers
+        if o.name == "NpuOptimizer"
+    ]
 
 
 def test_npu_config_proto_adds_one_npu_optimizer_and_rewrite_options(npu_init) -> None:

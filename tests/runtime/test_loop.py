@@ -31,8 +31,14 @@ def _loop_graph(iterator: str = "initializable", drop_remainder: bool = True) ->
         init = [tf.compat.v1.global_variables_initializer()]
         if iterator != "one_shot":
             init.append(it.initializer)
-    return {"graph": graph, "loop": loop, "train": train, "init": init, "total": total,
-            "step": step}
+    return {
+        "graph": graph,
+        "loop": loop,
+        "train": train,
+        "init": init,
+        "total": total,
+        "step": step,
+    }
 
 
 def test_one_run_of_iteration_op_executes_n_steps() -> None:

@@ -33,8 +33,15 @@ def _mlp(seed: int = 1) -> dict[str, Any]:
         init = tf.compat.v1.global_variables_initializer()
     rng = np.random.RandomState(0)
     feed = {x: rng.randn(32, 8).astype(np.float32), y: rng.randint(0, 4, 32)}
-    return {"graph": graph, "loss": loss, "train": train, "init": init, "feed": feed,
-            "step": step, "w1": w1}
+    return {
+        "graph": graph,
+        "loss": loss,
+        "train": train,
+        "init": init,
+        "feed": feed,
+        "step": step,
+        "w1": w1,
+    }
 
 
 def _train(model: dict[str, Any], config: Any, steps: int = 30) -> float:
@@ -181,8 +188,10 @@ def test_keras_with_set_session_trains() -> None:
         sess = tf.compat.v1.Session(config=npu_config())
         tf.compat.v1.keras.backend.set_session(sess)
         model = tf.compat.v1.keras.Sequential(
-            [tf.compat.v1.keras.layers.Dense(8, activation="relu", input_shape=(4,)),
-             tf.compat.v1.keras.layers.Dense(2)]
+            [
+                tf.compat.v1.keras.layers.Dense(8, activation="relu", input_shape=(4,)),
+                tf.compat.v1.keras.layers.Dense(2),
+            ]
         )
         model.compile("adam", tf.compat.v1.keras.losses.SparseCategoricalCrossentropy(True))
         x = np.random.RandomState(0).randn(64, 4).astype(np.float32)
@@ -236,7 +245,9 @@ def test_xla_execution_trains_like_host_execution() -> None:
         sess.run(model["init"])
         for _ in range(10):
             xla, _ = sess.run([model["loss"], model["train"]], model["feed"])
-        marked = [op for op in sess.mirror.graph.get_operations() if "_XlaCompile" in op.node_def.attr]
+        marked = [
+            op for op in sess.mirror.graph.get_operations() if "_XlaCompile" in op.node_def.attr
+        ]
     assert marked and all(op.type != "VariableV2" for op in marked)
     assert float(xla) == pytest.approx(host, rel=1e-4)
 

@@ -81,6 +81,8 @@ def test_check_result_does_not_list_the_stubs_of_a_grown_graph(
             later = tf.identity(v + 1.0, name="later")  # small change, reads v through a stub
             np.testing.assert_allclose(sess.run(later), [2.0] * 4)
             assert sess.mirror.syncs[-1].incremental
-    listed = {op["name"] for op in json.loads((tmp_path / "check_result.tf.json").read_text())["op"]}
+    listed = {
+        op["name"] for op in json.loads((tmp_path / "check_result.tf.json").read_text())["op"]
+    }
     assert "as_text" in listed
     assert listed == {"as_text"}

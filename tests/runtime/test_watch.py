@@ -92,9 +92,10 @@ def test_only_scalar_floats_are_checked_and_a_run_without_training_says_after(
         "fetches": ["mean:0"],
     }
     assert "'mean:0' is NaN after 0 training steps" in caplog.text
-    assert run_stats().steps == 0 and run_stats().summary(wall_seconds=0, exit_status=0)[
-        "loss_scale"
-    ] is None
+    assert (
+        run_stats().steps == 0
+        and run_stats().summary(wall_seconds=0, exit_status=0)["loss_scale"] is None
+    )
 
 
 def test_stock_sessions_count_steps_of_every_entry_point() -> None:

@@ -252,7 +252,10 @@ _BUILD_OPTIONS = (
     _off("hcom_multi_mode", "b", False, None, _HCCL),
     _off("HCCL_algorithm", "s", "", None, _HCCL),
     _on(
-        "hccl_timeout", "i", None, checks.at_least(1),
+        "hccl_timeout",
+        "i",
+        None,
+        checks.at_least(1),
         "how long a rank waits for the others, seconds (here: each run)",
     ),
     _off("op_wait_timeout", "i", None, None, "device timeouts"),

@@ -13,7 +13,9 @@ import pytest
 
 
 def _forget() -> None:
-    for name in [m for m in sys.modules if m == "precision_tool" or m.startswith("precision_tool.")]:
+    for name in [
+        m for m in sys.modules if m == "precision_tool" or m.startswith("precision_tool.")
+    ]:
         del sys.modules[name]
 
 

@@ -83,7 +83,11 @@ class Harness:
             return np.asarray(session.run(fetch, {f"{k}:0": v for k, v in feeds.items()}))
 
     def compare(
-        self, graph_def: Any, out: Outcome, root: str, feeds: Mapping[str, np.ndarray],
+        self,
+        graph_def: Any,
+        out: Outcome,
+        root: str,
+        feeds: Mapping[str, np.ndarray],
         init: Sequence[str] = (),
     ) -> tuple[np.ndarray, np.ndarray]:
         """The root's value before fusion and its replacement's value after."""

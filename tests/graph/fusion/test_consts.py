@@ -17,19 +17,23 @@ def const(value: object, dtype: object = None) -> object:
 
     g = Graph()
     proto = tf.make_tensor_proto(value, dtype=dtype)
-    return g.add_node("c", "Const", attrs={"value": AttrValue(tensor=proto),
-                                           "dtype": AttrValue(type=proto.dtype)})
+    return g.add_node(
+        "c", "Const", attrs={"value": AttrValue(tensor=proto), "dtype": AttrValue(type=proto.dtype)}
+    )
 
 
-@pytest.mark.parametrize(("value", "dtype", "expected"), [
-    (0.5, np.float32, [0.5]),
-    (np.float16(0.044715), np.float16, [float(np.float16(0.044715))]),
-    ([-1], np.int32, [-1.0]),
-    (3, np.int64, [3.0]),
-    (np.arange(6, dtype=np.float32).reshape(2, 3), None, [0, 1, 2, 3, 4, 5]),
-    (np.zeros(4, np.float32), None, [0.0] * 4),
-    (2.5, np.float64, [2.5]),
-])
+@pytest.mark.parametrize(
+    ("value", "dtype", "expected"),
+    [
+        (0.5, np.float32, [0.5]),
+        (np.float16(0.044715), np.float16, [float(np.float16(0.044715))]),
+        ([-1], np.int32, [-1.0]),
+        (3, np.int64, [3.0]),
+        (np.arange(6, dtype=np.float32).reshape(2, 3), None, [0, 1, 2, 3, 4, 5]),
+        (np.zeros(4, np.float32), None, [0.0] * 4),
+        (2.5, np.float64, [2.5]),
+    ],
+)
 def test_const_values(value, dtype, expected) -> None:
     assert const_values(const(value, dtype)) == pytest.approx(expected)
 

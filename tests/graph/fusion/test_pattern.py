@@ -42,8 +42,9 @@ def test_commutative_match_binds_a_var_twice_to_the_same_tensor() -> None:
 
 def test_non_commutative_pattern_does_not_swap_operands() -> None:
     g = chain()
-    strict = Op("mul", {"Mul"}, (Var("x"), Op("square", {"Square"}, (Var("x"),))),
-                commutative=False)
+    strict = Op(
+        "mul", {"Mul"}, (Var("x"), Op("square", {"Square"}, (Var("x"),))), commutative=False
+    )
     assert match(g, g["out"], strict) is None
 
 
@@ -61,10 +62,14 @@ def test_backtracking_undoes_an_early_wrong_choice() -> None:
     m1 = g.add_node("m1", "Mul", [a.output(), b.output()])
     m2 = g.add_node("m2", "Mul", [c.output(), b.output()])
     add = g.add_node("add", "AddV2", [m1.output(), m2.output()])
-    pat = Op("add", {"AddV2"}, (
-        Op("m1", {"Mul"}, (Var("p"), Var("q")), commutative=True),
-        Op("m2", {"Mul"}, (Var("q"), Var("r")), commutative=True),
-    ))
+    pat = Op(
+        "add",
+        {"AddV2"},
+        (
+            Op("m1", {"Mul"}, (Var("p"), Var("q")), commutative=True),
+            Op("m2", {"Mul"}, (Var("q"), Var("r")), commutative=True),
+        ),
+    )
     m = match(g, add, pat)
     assert m is not None and m.tensors == {"p": a.output(), "q": b.output(), "r": c.output()}
 
@@ -143,8 +148,9 @@ def test_dtype_of_reads_t_then_dtype_then_dst_t_and_dtype_first_for_random_ops()
     assert dtype_of(g.add_node("a", "Mul", attrs=t(HALF))) == HALF
     assert dtype_of(g.add_node("b", "Const", attrs={"dtype": SimpleNamespace(type=3)})) == 3
     assert dtype_of(g.add_node("c", "Cast", attrs={"DstT": SimpleNamespace(type=1)})) == 1
-    random = g.add_node("d", "RandomUniform",
-                        attrs={"T": SimpleNamespace(type=3), "dtype": SimpleNamespace(type=1)})
+    random = g.add_node(
+        "d", "RandomUniform", attrs={"T": SimpleNamespace(type=3), "dtype": SimpleNamespace(type=1)}
+    )
     assert dtype_of(random) == 1
     assert dtype_of(g.add_node("e", "NoOp")) is None
 
@@ -159,12 +165,15 @@ def test_mul_and_add_swap_operands_by_default_sub_does_not() -> None:
 
 def test_any_of_tries_each_spelling_and_binds_the_one_that_matches() -> None:
     g = chain()
-    spelling = any_of(Op("cube", {"Pow"}, (Var("x"), Var("three"))),
-                      Op("square", {"Square"}, (Var("x"),)))
+    spelling = any_of(
+        Op("cube", {"Pow"}, (Var("x"), Var("three"))), Op("square", {"Square"}, (Var("x"),))
+    )
     pat = Op("mul", {"Mul"}, (Var("x"), spelling))
     m = match(g, g["out"], pat)
-    assert m is not None and {k: n.name for k, n in m.nodes.items()} == {"mul": "out",
-                                                                         "square": "sq"}
+    assert m is not None and {k: n.name for k, n in m.nodes.items()} == {
+        "mul": "out",
+        "square": "sq",
+    }
 
 
 def test_any_of_at_the_root_and_nested_any_of_flattens() -> None:
@@ -181,8 +190,12 @@ def test_any_of_backtracks_into_a_later_alternative_when_a_sibling_fails() -> No
     x, y = g.add_node("x", "Placeholder"), g.add_node("y", "Placeholder")
     sq = g.add_node("sq", "Square", [y.output()])
     g.add_node("out", "Mul", [sq.output(), x.output()])
-    pat = Op("mul", {"Mul"}, (any_of(Var("x"), Op("sq", {"Square"}, (Var("y"),))), Var("x")),
-             commutative=False)
+    pat = Op(
+        "mul",
+        {"Mul"},
+        (any_of(Var("x"), Op("sq", {"Square"}, (Var("y"),))), Var("x")),
+        commutative=False,
+    )
     m = match(g, g["out"], pat)
     assert m is not None and m.tensors == {"x": x.output(), "y": y.output()}
 

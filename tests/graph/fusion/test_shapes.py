@@ -15,9 +15,12 @@ def shape_attr(*dims: int) -> SimpleNamespace:
 
 def const(g: Graph, name: str, values: list[int]) -> None:
     """An int32 Const vector (a reshape target, an axis list)."""
-    tensor = SimpleNamespace(dtype=3, tensor_shape=SimpleNamespace(
-        unknown_rank=False, dim=[SimpleNamespace(size=len(values))]),
-        tensor_content=b"", int_val=values)
+    tensor = SimpleNamespace(
+        dtype=3,
+        tensor_shape=SimpleNamespace(unknown_rank=False, dim=[SimpleNamespace(size=len(values))]),
+        tensor_content=b"",
+        int_val=values,
+    )
     g.add_node(name, "Const", attrs={"value": SimpleNamespace(tensor=tensor)})
 
 
@@ -29,8 +32,12 @@ def graph() -> Graph:
     g.add_node("w", "VariableV2", attrs={"shape": shape_attr(8, 5)})
     g.add_node("w_read", "Identity", [g["w"].output()])
     g.add_node("sum", "AddV2", [g["a"].output(), g["b"].output()])
-    g.add_node("mean", "Mean", [g["sum"].output(), g["a"].output()],
-               attrs={"keep_dims": SimpleNamespace(b=True)})
+    g.add_node(
+        "mean",
+        "Mean",
+        [g["sum"].output(), g["a"].output()],
+        attrs={"keep_dims": SimpleNamespace(b=True)},
+    )
     const(g, "flat", [-1, 8])
     g.add_node("x2", "Reshape", [g["sum"].output(), g["flat"].output()])
     g.add_node("mm", "MatMul", [g["x2"].output(), g["w_read"].output()])

@@ -25,14 +25,16 @@ def build_op_graph(
     refs = []
     for i, array in enumerate(inputs):
         enum = tf.dtypes.as_dtype(array.dtype).as_datatype_enum
-        refs.append(graph.add_node(f"in{i}", "Placeholder", attrs={"dtype": AttrValue(type=enum)})
-                    .output())
+        refs.append(
+            graph.add_node(f"in{i}", "Placeholder", attrs={"dtype": AttrValue(type=enum)}).output()
+        )
     add_npu_node(graph, "op", op, refs, dtype=dtype, attrs=attrs)
     return graph
 
 
-def _run_graph(graph: Graph, feeds: Sequence[np.ndarray], fetches: Sequence[str],
-              runs: int = 1) -> list[list[np.ndarray]]:
+def _run_graph(
+    graph: Graph, feeds: Sequence[np.ndarray], fetches: Sequence[str], runs: int = 1
+) -> list[list[np.ndarray]]:
     """Import ``graph`` into a fresh TF graph and run ``fetches`` ``runs`` times in one session."""
     import tensorflow as tf
 
@@ -48,8 +50,13 @@ def _run_graph(graph: Graph, feeds: Sequence[np.ndarray], fetches: Sequence[str]
 def run_op() -> RunOp:
     """``run_op(op, inputs, dtype, attrs=None, outputs=1)`` → the op's outputs as arrays."""
 
-    def run(op: str, inputs: Sequence[np.ndarray], dtype: int,
-            attrs: Mapping[str, Any] | None = None, outputs: int = 1) -> list[np.ndarray]:
+    def run(
+        op: str,
+        inputs: Sequence[np.ndarray],
+        dtype: int,
+        attrs: Mapping[str, Any] | None = None,
+        outputs: int = 1,
+    ) -> list[np.ndarray]:
         graph = build_op_graph(op, inputs, dtype, attrs)
         assert materialize(graph) == 1
         graph.lint()

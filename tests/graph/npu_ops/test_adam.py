@@ -27,8 +27,7 @@ def _numpy_step(weight_decay: float) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 
 def test_adam_apply_one_matches_numpy(run_op) -> None:
-    new_v, new_m, new_var = run_op("AdamApplyOne", [GRAD, V, M, VAR, *SCALARS], DT_FLOAT,
-                                   outputs=3)
+    new_v, new_m, new_var = run_op("AdamApplyOne", [GRAD, V, M, VAR, *SCALARS], DT_FLOAT, outputs=3)
     ref_v, ref_m, ref_var = _numpy_step(0.0)
     np.testing.assert_allclose(new_v, ref_v, rtol=1e-6)
     np.testing.assert_allclose(new_m, ref_m, rtol=1e-6, atol=1e-7)
@@ -45,8 +44,7 @@ def test_adam_apply_one_with_decay_matches_numpy(run_op) -> None:
 
 
 def test_adam_apply_one_is_bit_exact_against_the_same_tf_ops(run_op) -> None:
-    new_v, new_m, new_var = run_op("AdamApplyOne", [GRAD, V, M, VAR, *SCALARS], DT_FLOAT,
-                                   outputs=3)
+    new_v, new_m, new_var = run_op("AdamApplyOne", [GRAD, V, M, VAR, *SCALARS], DT_FLOAT, outputs=3)
     lr, b1, omb1, b2, omb2, eps = (tf.constant(s) for s in SCALARS)
     v = b2 * V + omb2 * (GRAD * GRAD)
     m = b1 * M + omb1 * GRAD

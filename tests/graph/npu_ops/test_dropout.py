@@ -29,8 +29,9 @@ def test_mask_bytes_rounds_up_to_128_bits(elements: int, expected: int) -> None:
 @pytest.mark.parametrize("shape", [[3, 43], [2, 64], [129]])
 def test_gen_mask_length_and_padding(run_op, shape: list[int]) -> None:
     prob = np.float32(1.0)
-    (mask,) = run_op("DropOutGenMask", [np.array(shape, np.int32), prob], DT_FLOAT,
-                     attrs={"seed": 1, "seed2": 2})
+    (mask,) = run_op(
+        "DropOutGenMask", [np.array(shape, np.int32), prob], DT_FLOAT, attrs={"seed": 1, "seed2": 2}
+    )
     count = int(np.prod(shape))
     assert mask.dtype == np.uint8 and mask.shape == (mask_bytes(count),)
     bits = np.unpackbits(mask, bitorder="little")
@@ -39,8 +40,12 @@ def test_gen_mask_length_and_padding(run_op, shape: list[int]) -> None:
 
 
 def test_gen_mask_int64_shape(run_op) -> None:
-    (mask,) = run_op("DropOutGenMask", [np.array([5, 7], np.int64), np.float32(0.0)], DT_FLOAT,
-                     attrs={"seed": 3, "seed2": 4, "Tshape": DT_INT64})
+    (mask,) = run_op(
+        "DropOutGenMask",
+        [np.array([5, 7], np.int64), np.float32(0.0)],
+        DT_FLOAT,
+        attrs={"seed": 3, "seed2": 4, "Tshape": DT_INT64},
+    )
     assert mask.shape == (16,) and not mask.any()  # keep probability 0 drops everything
 
 
@@ -82,8 +87,9 @@ def test_gen_then_do_mask_preserves_the_mean(run_graph) -> None:
         graph.add_node(f"in{i}", "Placeholder", attrs={"dtype": AttrValue(type=t)}).output()
         for i, t in enumerate((DT_FLOAT, DT_INT32, DT_FLOAT))
     )
-    gen = add_npu_node(graph, "gen", "DropOutGenMask", [shape, keep], dtype=DT_FLOAT,
-                       attrs={"seed": 5, "seed2": 6})
+    gen = add_npu_node(
+        graph, "gen", "DropOutGenMask", [shape, keep], dtype=DT_FLOAT, attrs={"seed": 5, "seed2": 6}
+    )
     add_npu_node(graph, "do", "DropOutDoMask", [x, gen.output(), keep], dtype=DT_FLOAT)
     assert materialize(graph) == 2
     graph.lint()

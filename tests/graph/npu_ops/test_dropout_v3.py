@@ -18,15 +18,20 @@ def test_mask_length_is_rounded_up_to_16() -> None:
 
 def test_gen_mask_v3_is_bytes_of_0_and_1_with_zero_padding(run_op) -> None:
     shape = np.array([3, 7], np.int32)
-    (mask,) = run_op("DropOutGenMaskV3", [shape, np.float32(0.5)], DT_FLOAT,
-                     {"seed": 1, "seed2": 2})
+    (mask,) = run_op(
+        "DropOutGenMaskV3", [shape, np.float32(0.5)], DT_FLOAT, {"seed": 1, "seed2": 2}
+    )
     assert mask.dtype == np.uint8 and mask.shape == (32,)
     assert set(np.unique(mask[:21])) <= {0, 1} and not mask[21:].any()
 
 
 def test_gen_mask_v3_keep_prob_1_keeps_all(run_op) -> None:
-    (mask,) = run_op("DropOutGenMaskV3", [np.array([5], np.int32), np.float32(1.0)], DT_FLOAT,
-                     {"seed": 3, "seed2": 4})
+    (mask,) = run_op(
+        "DropOutGenMaskV3",
+        [np.array([5], np.int32), np.float32(1.0)],
+        DT_FLOAT,
+        {"seed": 3, "seed2": 4},
+    )
     assert mask.tolist() == [1] * 5 + [0] * 11
 
 

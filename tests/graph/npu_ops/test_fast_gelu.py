@@ -44,8 +44,9 @@ def test_fast_gelu_grad_equals_tf_gradients_of_the_sigmoid_form(run_op) -> None:
 
 
 def test_fast_gelu_grad_matches_the_documented_formula_at_literals(run_op) -> None:
-    (z,) = run_op("FastGeluGrad", [np.ones(3, np.float32), np.array([0.0, 1.0, -90.0],
-                                                                        np.float32)], DT_FLOAT)
+    (z,) = run_op(
+        "FastGeluGrad", [np.ones(3, np.float32), np.array([0.0, 1.0, -90.0], np.float32)], DT_FLOAT
+    )
     e = np.exp(-1.702)
     assert z[0] == pytest.approx(0.5)
     assert z[1] == pytest.approx((e + 1.702 * e + 1.0) / (e + 1.0) ** 2, rel=1e-6)

@@ -26,8 +26,12 @@ def _reference(wd: float, lr: float, hyper: float, eps: float, clip: bool) -> np
 
 @pytest.mark.parametrize(
     ("attrs", "lr", "clip"),
-    [({}, 0.1, False), ({"hyperpara": 0.02, "epsilon": 1e-3}, 0.5, False),
-     ({"use_clip": True}, 0.1, True), ({"use_clip": True, "hyperpara": 5.0}, 0.1, True)],
+    [
+        ({}, 0.1, False),
+        ({"hyperpara": 0.02, "epsilon": 1e-3}, 0.5, False),
+        ({"use_clip": True}, 0.1, True),
+        ({"use_clip": True, "hyperpara": 5.0}, 0.1, True),
+    ],
 )
 def test_lars_v2_matches_the_formula(run_op, attrs: dict, lr: float, clip: bool) -> None:
     wd = np.float32(0.01)

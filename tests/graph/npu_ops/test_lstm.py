@@ -50,8 +50,14 @@ def _reference(x, w, b, lengths, h0, c0, forget_bias=0.0, cell_clip=-1.0):
 
 
 def _run(run_op, lengths, attrs=None, dtype=np.float32, dt=DT_FLOAT):
-    inputs = [X.astype(dtype), W.astype(dtype), BIAS.astype(dtype),
-              np.asarray(lengths, np.int32), H0.astype(dtype), C0.astype(dtype)]
+    inputs = [
+        X.astype(dtype),
+        W.astype(dtype),
+        BIAS.astype(dtype),
+        np.asarray(lengths, np.int32),
+        H0.astype(dtype),
+        C0.astype(dtype),
+    ]
     return run_op("DynamicRnn", inputs, dt, attrs, outputs=8)
 
 
@@ -96,6 +102,13 @@ def test_basic_lstm_cell_is_one_step(run_op) -> None:
         "BasicLSTMCell", [X[0], h, c, W, BIAS], DT_FLOAT, {"forget_bias": 0.5}, outputs=7
     )
     c_ref, i, j, f, o = _step(*(a.astype(np.float64) for a in (X[0], h, c, W, BIAS)), 0.5)
-    for g, r in [(ct, c_ref), (it, i), (jt, j), (ft, f), (ot, o), (tanhct, np.tanh(c_ref)),
-                 (ht, o * np.tanh(c_ref))]:
+    for g, r in [
+        (ct, c_ref),
+        (it, i),
+        (jt, j),
+        (ft, f),
+        (ot, o),
+        (tanhct, np.tanh(c_ref)),
+        (ht, o * np.tanh(c_ref)),
+    ]:
         np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-6)

@@ -36,8 +36,7 @@ def _two_gelus() -> Graph:
     add_npu_node(graph, "g32", "Gelu", [x32], dtype=DT_FLOAT)
     add_npu_node(graph, "g32b", "Gelu", [x32], dtype=DT_FLOAT)
     add_npu_node(graph, "g16", "Gelu", [x16], dtype=DT_HALF)
-    graph.add_node("out", "Identity", [graph["g16"].output()],
-                   attrs={"T": graph["g16"].attrs["T"]})
+    graph.add_node("out", "Identity", [graph["g16"].output()], attrs={"T": graph["g16"].attrs["T"]})
     return graph
 
 
@@ -49,14 +48,16 @@ def test_fp32_and_fp16_gelu_give_two_functions_and_run(run_graph) -> None:
     graph.lint(baseline)  # names and output dtypes survive
     assert sorted(graph.functions) == sorted({graph["g32"].op, graph["g16"].op})
     assert graph["g32"].op == graph["g32b"].op != graph["g16"].op
-    assert graph["g32"].op.startswith("Gelu_DT_FLOAT_") and graph["g32"].op.endswith(FUNCTION_SUFFIX)
+    assert graph["g32"].op.startswith("Gelu_DT_FLOAT_") and graph["g32"].op.endswith(
+        FUNCTION_SUFFIX
+    )
     assert graph["g16"].op.startswith("Gelu_DT_HALF_")
     g16 = graph["g16"]
     assert g16.meta[NPU_OP_META] == "Gelu" and g16.meta[NPU_ATTRS_META]["T"].type == DT_HALF
     assert g16.attrs == {} and g16.device == "/device:CPU:0"
     assert output_dtypes(g16) == (DT_HALF,)
     x = np.array([-1.0, 0.0, 2.0], np.float32)
-    (y32, y16, out), = run_graph(graph, [x, x.astype(np.float16)], ["g32:0", "g16:0", "out:0"])
+    ((y32, y16, out),) = run_graph(graph, [x, x.astype(np.float16)], ["g32:0", "g16:0", "out:0"])
     assert y32.dtype == np.float32 and y16.dtype == out.dtype == np.float16
     np.testing.assert_allclose(y16, y32, rtol=1e-3, atol=1e-3)
 
@@ -117,7 +118,7 @@ def test_npu_ops_in_function_bodies_keep_their_output_arg_indexing(run_graph) ->
     assert body["ln"].attrs == {}
     graph.lint()
     x = np.array([[1.0, 3.0], [2.0, 2.0]], np.float32)
-    (var,), = run_graph(graph, [x, np.ones(2, np.float32), np.zeros(2, np.float32)], ["call:0"])
+    ((var,),) = run_graph(graph, [x, np.ones(2, np.float32), np.zeros(2, np.float32)], ["call:0"])
     np.testing.assert_allclose(var, [[1.0], [0.0]])
 
 

@@ -22,11 +22,29 @@ def _graph(inputs: int = 3) -> tuple[Graph, list]:
 
 def test_catalogue_has_the_twenty_three_ops() -> None:
     assert sorted(NPU_OPS) == [
-        "AdamApplyOne", "AdamApplyOneWithDecay", "BasicLSTMCell", "DropOutDoMask",
-        "DropOutDoMaskV3", "DropOutGenMask", "DropOutGenMaskV3", "DynamicAUGRU", "DynamicGruV2",
-        "DynamicRnn", "FastGelu", "FastGeluGrad", "Gelu", "GeluGrad", "HcomAllGather",
-        "HcomAllReduce", "HcomBroadcast", "HcomReceive", "HcomReduce", "HcomReduceScatter",
-        "HcomSend", "LarsV2", "LayerNorm",
+        "AdamApplyOne",
+        "AdamApplyOneWithDecay",
+        "BasicLSTMCell",
+        "DropOutDoMask",
+        "DropOutDoMaskV3",
+        "DropOutGenMask",
+        "DropOutGenMaskV3",
+        "DynamicAUGRU",
+        "DynamicGruV2",
+        "DynamicRnn",
+        "FastGelu",
+        "FastGeluGrad",
+        "Gelu",
+        "GeluGrad",
+        "HcomAllGather",
+        "HcomAllReduce",
+        "HcomBroadcast",
+        "HcomReceive",
+        "HcomReduce",
+        "HcomReduceScatter",
+        "HcomSend",
+        "LarsV2",
+        "LayerNorm",
     ]
     assert is_npu_op("Gelu") and not is_npu_op("Relu") and not is_npu_op("gelu")
 
@@ -42,8 +60,9 @@ def test_every_definition_is_documented_with_unique_arg_names(op: str) -> None:
 
 def test_add_npu_node_sets_type_and_default_attrs() -> None:
     graph, refs = _graph(2)
-    node = add_npu_node(graph, "gen", "DropOutGenMask", refs, dtype=DT_HALF,
-                        attrs={"seed": 3}, origin=["dropout"])
+    node = add_npu_node(
+        graph, "gen", "DropOutGenMask", refs, dtype=DT_HALF, attrs={"seed": 3}, origin=["dropout"]
+    )
     assert node.op == "DropOutGenMask" and node.origin == ("dropout",)
     assert node.attrs["T"].type == DT_HALF
     assert (node.attrs["seed"].i, node.attrs["seed2"].i) == (3, 0)
@@ -55,8 +74,14 @@ def test_attrs_accept_attr_value_protos() -> None:
     from tensorflow.core.framework.attr_value_pb2 import AttrValue
 
     graph, refs = _graph(3)
-    node = add_npu_node(graph, "ln", "LayerNorm", refs, dtype=DT_FLOAT,
-                        attrs={"epsilon": AttrValue(f=1e-5), "begin_norm_axis": -1})
+    node = add_npu_node(
+        graph,
+        "ln",
+        "LayerNorm",
+        refs,
+        dtype=DT_FLOAT,
+        attrs={"epsilon": AttrValue(f=1e-5), "begin_norm_axis": -1},
+    )
     assert node.attrs["epsilon"].f == pytest.approx(1e-5)
     assert node.attrs["begin_norm_axis"].i == -1
     assert output_dtypes(node) == (DT_FLOAT, DT_FLOAT, DT_FLOAT)
@@ -69,7 +94,13 @@ def test_attrs_accept_attr_value_protos() -> None:
         ("Gelu", 1, DT_INT32, {}, "T = DT_INT32 is not supported; use one of DT_FLOAT, DT_HALF"),
         ("Gelu", 1, DT_FLOAT, {"alpha": 1.0}, "unknown attr 'alpha'"),
         ("LayerNorm", 3, DT_FLOAT, {"epsilon": "small"}, "'epsilon' = 'small' is not a float"),
-        ("LayerNorm", 3, DT_FLOAT, {"begin_norm_axis": 1.5}, "1.5 is not an int; pass an int (default 0)"),
+        (
+            "LayerNorm",
+            3,
+            DT_FLOAT,
+            {"begin_norm_axis": 1.5},
+            "1.5 is not an int; pass an int (default 0)",
+        ),
         ("DropOutGenMask", 2, DT_FLOAT, {"Tshape": DT_FLOAT}, "Tshape = DT_FLOAT"),
         ("DropOutGenMask", 2, DT_FLOAT, {"seed": True}, "'seed' = True is not an int"),
         ("DynamicRnn", 6, DT_FLOAT, {"direction": 1}, "'direction' = 1 is not a str"),
@@ -89,7 +120,9 @@ def test_attr_value_proto_of_the_wrong_kind_is_rejected() -> None:
 
     graph, refs = _graph(3)
     with pytest.raises(InternalError, match="attr 'epsilon' holds 'i', expected an AttrValue"):
-        add_npu_node(graph, "n", "LayerNorm", refs, dtype=DT_FLOAT, attrs={"epsilon": AttrValue(i=1)})
+        add_npu_node(
+            graph, "n", "LayerNorm", refs, dtype=DT_FLOAT, attrs={"epsilon": AttrValue(i=1)}
+        )
 
 
 def test_output_dtypes_of_a_non_npu_node_is_an_error() -> None:
@@ -100,8 +133,9 @@ def test_output_dtypes_of_a_non_npu_node_is_an_error() -> None:
 
 def test_lint_knows_npu_op_outputs() -> None:
     graph, refs = _graph(2)
-    gen = add_npu_node(graph, "gen", "DropOutGenMask", refs, dtype=DT_FLOAT,
-                       attrs={"Tshape": DT_INT64})
+    gen = add_npu_node(
+        graph, "gen", "DropOutGenMask", refs, dtype=DT_FLOAT, attrs={"Tshape": DT_INT64}
+    )
     assert output_layout(gen) == (("y", (DT_UINT8,)),)
     graph.add_node("bad", "Identity", [gen.output(1)])
     with pytest.raises(InternalError, match=r"\[output-index\].*DropOutGenMask has 1 outputs"):

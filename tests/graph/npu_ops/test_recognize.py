@@ -86,10 +86,11 @@ def test_a_function_still_called_by_an_unmarked_node_is_kept() -> None:
 
 @pytest.mark.parametrize("module", ["tf2npu.graph.npu_ops", "tf2npu.graph.npu_ops.client"])
 def test_importing_recognize_and_the_client_does_not_import_tensorflow(module: str) -> None:
-    code = (f"import sys, {module}; from tf2npu.graph.npu_ops import recognize; "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'tensorflow'))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+    code = (
+        f"import sys, {module}; from tf2npu.graph.npu_ops import recognize; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'tensorflow'))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
 
@@ -108,16 +109,22 @@ def test_other_nodes_are_untouched() -> None:
 def test_a_marked_call_without_its_type_attr_is_a_graph_error() -> None:
     graph = Graph.from_graph_def(_client_graph_def())
     del graph["Gelu"].attrs["_npu_attr_T"]
-    with pytest.raises(GraphError, match=r"node 'Gelu': a call of Gelu_DT_FLOAT_\w+ marked as NPU "
-                                         r"op Gelu lacks '_npu_attr_T'"):
+    with pytest.raises(
+        GraphError,
+        match=r"node 'Gelu': a call of Gelu_DT_FLOAT_\w+ marked as NPU "
+        r"op Gelu lacks '_npu_attr_T'",
+    ):
         recognize(graph)
 
 
 def test_a_marked_call_with_a_bad_attr_is_a_graph_error() -> None:
     graph = Graph.from_graph_def(_client_graph_def())
     graph["DropOutGenMask"].attrs["_npu_attr_seed"] = AttrValue(f=1.5)
-    with pytest.raises(GraphError, match=r"node 'DropOutGenMask': NPU op DropOutGenMask: attr "
-                                         r"'seed' holds 'f'"):
+    with pytest.raises(
+        GraphError,
+        match=r"node 'DropOutGenMask': NPU op DropOutGenMask: attr "
+        r"'seed' holds 'f'",
+    ):
         recognize(graph)
 
 
@@ -126,11 +133,13 @@ def test_the_engine_sees_the_npu_ops_then_lowers_to_what_the_client_graph_comput
     from tf2npu.graph.engine import run_engine
 
     original = _client_graph_def()
-    decided = run_engine(Graph.from_graph_def(original), NpuOptions.from_values({}),
-                         disabled=frozenset({"lowering"})).graph
-    assert {decided[n].op for n in ("Gelu", "gradients/Gelu_grad/GeluGrad", "DropOutGenMask",
-                                    "DropOutDoMask")} == {"Gelu", "GeluGrad", "DropOutGenMask",
-                                                          "DropOutDoMask"}
+    decided = run_engine(
+        Graph.from_graph_def(original), NpuOptions.from_values({}), disabled=frozenset({"lowering"})
+    ).graph
+    assert {
+        decided[n].op
+        for n in ("Gelu", "gradients/Gelu_grad/GeluGrad", "DropOutGenMask", "DropOutDoMask")
+    } == {"Gelu", "GeluGrad", "DropOutGenMask", "DropOutDoMask"}
     assert decided.functions == {}
     for name in ("DropOutGenMask", "DropOutDoMask", "gradients/Gelu_grad/GeluGrad"):
         placement = decided[name].meta["placement"]

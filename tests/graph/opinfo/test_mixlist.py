@@ -20,7 +20,9 @@ def edits(text: str) -> Mixlist:
 
 def test_ge_names_become_tf_op_types() -> None:
     got = resolve(
-        edits('{"black-list": {"to-add": ["ReduceSumD"]}, "white-list": {"to-add": ["SoftmaxV2"]}}'),
+        edits(
+            '{"black-list": {"to-add": ["ReduceSumD"]}, "white-list": {"to-add": ["SoftmaxV2"]}}'
+        ),
         load_default(),
     )
     assert got == Resolved(Mixlist(added=(("Sum", D), ("Softmax", A))))
@@ -66,4 +68,6 @@ def test_apply_moves_classes_and_warns_about_unmatched_names() -> None:
         "one in the op library; it changes nothing",
     )
     assert first.fix == "write 'ReduceSumD' (the GE op type of TF Sum)"
-    assert second.fix == "write the GE op type (as in the ops-info file) or the TF op type of the op"
+    assert (
+        second.fix == "write the GE op type (as in the ops-info file) or the TF op type of the op"
+    )

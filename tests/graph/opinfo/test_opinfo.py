@@ -69,7 +69,12 @@ def test_pinned_ops(
     op: str, ge_op: str, fp32: bool | None, precision: PrecisionClass, source: str
 ) -> None:
     info = load_default().get(op)
-    assert (info.device_supported, info.gray, info.heavy, info.host_only) == (True, False, False, None)
+    assert (info.device_supported, info.gray, info.heavy, info.host_only) == (
+        True,
+        False,
+        False,
+        None,
+    )
     assert (info.ge_op, info.has_fp32_kernel) == (ge_op, fp32)
     assert (info.precision, info.precision_from) == (precision, source)
 

@@ -30,8 +30,10 @@ def random_graph(
 def test_ranks_grow_across_device_to_host_edges_and_variables_move_late() -> None:
     g = Graph()
     for name, op, inputs, device in [
-        ("d1", "Relu", [], True), ("h", "PyFunc", ["d1"], False),
-        ("w", "Const", [], True), ("d2", "AddV2", ["h", "w", "d1"], True),
+        ("d1", "Relu", [], True),
+        ("h", "PyFunc", ["d1"], False),
+        ("w", "Const", [], True),
+        ("d2", "AddV2", ["h", "w", "d1"], True),
     ]:
         node = g.add_node(name, op, [TensorRef(i) for i in inputs])
         node.meta[PLACEMENT] = Placement(device)

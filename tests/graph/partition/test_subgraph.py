@@ -10,7 +10,9 @@ from tf2npu.graph.ir import Graph, TensorRef
 from tf2npu.graph.partition import extract_subgraph, partition_graph
 
 
-def build(spec: list[tuple[str, str, list[str], bool]], control: dict[str, str] | None = None) -> Graph:
+def build(
+    spec: list[tuple[str, str, list[str], bool]], control: dict[str, str] | None = None
+) -> Graph:
     g = Graph()
     for name, op, inputs, device in spec:
         node = g.add_node(name, op, [TensorRef.parse(i) for i in inputs])

@@ -122,8 +122,7 @@ def conv_graph() -> Any:
 
 def fused_nodes(run: EngineRun, *, live: bool = False) -> list[Any]:
     return [
-        n for n in run.graph
-        if n.op.startswith("_Fused") and not (live and SUPERSEDED in n.meta)
+        n for n in run.graph if n.op.startswith("_Fused") and not (live and SUPERSEDED in n.meta)
     ]
 
 
@@ -142,8 +141,11 @@ def test_mixed_precision_graph_runs_with_fused_ops_expanded(
     expanded = [n for n in run.graph if n.meta.get(CPU_FORM) == f"expanded {fused}"]
     # The chain's BiasAdd / Relu then run as float32 op + rounding (half_via_fp32): the
     # tensors the chain names stay float16, a Cast to float16 where the op was.
-    formed = [n for n in run.graph if n.meta.get(CPU_FORM) in ("half via fp32 BiasAdd",
-                                                               "half via fp32 Relu")]
+    formed = [
+        n
+        for n in run.graph
+        if n.meta.get(CPU_FORM) in ("half via fp32 BiasAdd", "half via fp32 Relu")
+    ]
     named = [n for n in [*expanded, *formed] if not n.name.endswith("/_tf2npu_f32")]
     live = [n for n in named if GEOP_ATTR in n.attrs]
     assert live and all(n.attrs["DstT" if n.op == "Cast" else "T"].type == HALF for n in live)

@@ -79,10 +79,14 @@ def fused_conv(dtype: int, ops: tuple[str, ...]) -> Graph:
     args = ["bias"] if ops[0] == "BiasAdd" else ["scale", "offset", "mean", "variance"]
     placeholders(graph, dtype, "x", "filter", *args)
     attrs = {
-        "T": typ(dtype), "TArgs": AttrValue(list=AttrValue.ListValue(type=[dtype] * len(args))),
-        "num_args": AttrValue(i=len(args)), "fused_ops": strings(*ops),
-        "strides": ints(1, 1, 1, 1), "dilations": ints(1, 1, 1, 1),
-        "padding": AttrValue(s=b"SAME"), "data_format": AttrValue(s=b"NHWC"),
+        "T": typ(dtype),
+        "TArgs": AttrValue(list=AttrValue.ListValue(type=[dtype] * len(args))),
+        "num_args": AttrValue(i=len(args)),
+        "fused_ops": strings(*ops),
+        "strides": ints(1, 1, 1, 1),
+        "dilations": ints(1, 1, 1, 1),
+        "padding": AttrValue(s=b"SAME"),
+        "data_format": AttrValue(s=b"NHWC"),
         "epsilon": AttrValue(f=0.001),
     }
     inputs = [graph[n].output() for n in ("x", "filter", *args)]
@@ -113,11 +117,17 @@ CONV_FEEDS = {
         (("FusedBatchNorm", "Relu"), ["Conv2D", "Cast", "FusedBatchNormV3", "Relu"]),
     ],
 )
-def test_half_fused_conv2d_is_expanded_into_its_chain(ops: tuple[str, ...], chain: list[str]) -> None:
+def test_half_fused_conv2d_is_expanded_into_its_chain(
+    ops: tuple[str, ...], chain: list[str]
+) -> None:
     graph = fused_conv(HALF, ops)
     stats = rewrite(graph)
-    assert stats == {"fused_ops_expanded": 1, "ops_computed_in_fp32": 0,
-                     "matmuls_accumulated_in_fp32": 1, "ops_without_cpu_kernel": 0}
+    assert stats == {
+        "fused_ops_expanded": 1,
+        "ops_computed_in_fp32": 0,
+        "matmuls_accumulated_in_fp32": 1,
+        "ops_without_cpu_kernel": 0,
+    }
     fused = graph["fused"]
     assert fused.op == chain[-1] and fused.attrs["T"].type == HALF
     formed = [n for n in graph if n.meta.get(CPU_FORM) == "expanded _FusedConv2D"]
@@ -145,8 +155,13 @@ def test_float32_fused_conv2d_is_left_alone() -> None:
     graph = fused_conv(FLOAT, ("BiasAdd", "Relu"))
     before = graph.to_graph_def().SerializeToString(deterministic=True)
     assert rewrite(graph) == dict.fromkeys(
-        ("fused_ops_expanded", "ops_computed_in_fp32", "matmuls_accumulated_in_fp32",
-         "ops_without_cpu_kernel"), 0
+        (
+            "fused_ops_expanded",
+            "ops_computed_in_fp32",
+            "matmuls_accumulated_in_fp32",
+            "ops_without_cpu_kernel",
+        ),
+        0,
     )
     assert graph.to_graph_def().SerializeToString(deterministic=True) == before
 
@@ -167,19 +182,26 @@ def test_half_mod_runs_in_float32_under_its_name() -> None:
     def build(dtype: int) -> Graph:
         graph = Graph()
         placeholders(graph, dtype, "x", "y")
-        graph.add_node("mod", "Mod", [graph["x"].output(), graph["y"].output()],
-                       attrs={"T": typ(dtype)})
+        graph.add_node(
+            "mod", "Mod", [graph["x"].output(), graph["y"].output()], attrs={"T": typ(dtype)}
+        )
         graph.add_node("out", "Identity", [graph["mod"].output()], attrs={"T": typ(dtype)})
         return graph
 
     graph = build(HALF)
     diagnostics = Diagnostics()
     stats = rewrite(graph, diagnostics)
-    assert stats == {"fused_ops_expanded": 0, "ops_computed_in_fp32": 1,
-                     "matmuls_accumulated_in_fp32": 0, "ops_without_cpu_kernel": 0}
+    assert stats == {
+        "fused_ops_expanded": 0,
+        "ops_computed_in_fp32": 1,
+        "matmuls_accumulated_in_fp32": 0,
+        "ops_without_cpu_kernel": 0,
+    }
     assert [(n.name, n.op) for n in graph if n.meta.get(CPU_FORM)] == [
-        ("mod/_tf2npu_in_f32", "Cast"), ("mod/_tf2npu_in_f32_1", "Cast"),
-        ("mod/_tf2npu_f32", "Mod"), ("mod", "Cast"),
+        ("mod/_tf2npu_in_f32", "Cast"),
+        ("mod/_tf2npu_in_f32_1", "Cast"),
+        ("mod/_tf2npu_f32", "Mod"),
+        ("mod", "Cast"),
     ]
     assert graph["mod"].attrs["DstT"].type == HALF and graph["mod"].origin == ()
     device = DeviceForm("Mod", (graph["x"].output(), graph["y"].output()))
@@ -196,8 +218,13 @@ def batch_norm(dtype: int, param_dtype: int) -> Graph:
     graph = Graph()
     placeholders(graph, dtype, "x")
     placeholders(graph, param_dtype, "scale", "offset", "mean", "variance")
-    attrs = {"T": typ(dtype), "U": typ(param_dtype), "is_training": AttrValue(b=False),
-             "epsilon": AttrValue(f=0.001), "data_format": AttrValue(s=b"NHWC")}
+    attrs = {
+        "T": typ(dtype),
+        "U": typ(param_dtype),
+        "is_training": AttrValue(b=False),
+        "epsilon": AttrValue(f=0.001),
+        "data_format": AttrValue(s=b"NHWC"),
+    }
     inputs = [graph[n].output() for n in ("x", "scale", "offset", "mean", "variance")]
     graph.add_node("bn", "FusedBatchNormV3", inputs, attrs=attrs)
     return graph
@@ -221,8 +248,12 @@ def test_an_op_without_any_cpu_kernel_is_left_and_warned_about() -> None:
     graph = batch_norm(HALF, DOUBLE)  # T=float, U=double has no kernel either
     diagnostics = Diagnostics()
     stats = rewrite(graph, diagnostics)
-    assert stats == {"fused_ops_expanded": 0, "ops_computed_in_fp32": 0,
-                     "matmuls_accumulated_in_fp32": 0, "ops_without_cpu_kernel": 1}
+    assert stats == {
+        "fused_ops_expanded": 0,
+        "ops_computed_in_fp32": 0,
+        "matmuls_accumulated_in_fp32": 0,
+        "ops_without_cpu_kernel": 1,
+    }
     assert graph["bn"].op == "FusedBatchNormV3" and CPU_FORM not in graph["bn"].meta
     (warning,) = diagnostics.of("warning")
     assert warning.code == "no_cpu_kernel" and warning.node == "bn"
@@ -232,8 +263,12 @@ def test_an_op_without_any_cpu_kernel_is_left_and_warned_about() -> None:
 def test_a_bool_output_needs_no_cast_back() -> None:
     graph = Graph()
     placeholders(graph, HALF, "x", "y")
-    graph.add_node("eq", "ApproximateEqual", [graph["x"].output(), graph["y"].output()],
-                   attrs={"T": typ(HALF), "tolerance": AttrValue(f=0.5)})
+    graph.add_node(
+        "eq",
+        "ApproximateEqual",
+        [graph["x"].output(), graph["y"].output()],
+        attrs={"T": typ(HALF), "tolerance": AttrValue(f=0.5)},
+    )
     assert rewrite(graph)["ops_computed_in_fp32"] == 1
     assert graph["eq"].op == "ApproximateEqual" and graph["eq"].attrs["T"].type == FLOAT
     (got,) = run(graph, ["eq:0"], {"x": np.array([1.0, 2.0]), "y": np.array([1.2, 3.0])})
@@ -282,17 +317,25 @@ def test_six_thousand_nodes_needing_forms_get_them_in_one_pass() -> None:
     previous = graph["x"].output()
     for i in range(2000):
         fused = graph.add_node(
-            f"d{i}", "_FusedMatMul", [previous, graph["w"].output(), graph["b"].output()],
+            f"d{i}",
+            "_FusedMatMul",
+            [previous, graph["w"].output(), graph["b"].output()],
             attrs={"T": typ(HALF), "num_args": AttrValue(i=1), "fused_ops": strings("BiasAdd")},
         )
-        mod = graph.add_node(f"m{i}", "Mod", [fused.output(), graph["w"].output()],
-                             attrs={"T": typ(HALF)})
-        previous = graph.add_node(f"k{i}", "Identity", [mod.output()],
-                                  attrs={"T": typ(HALF)}).output()
+        mod = graph.add_node(
+            f"m{i}", "Mod", [fused.output(), graph["w"].output()], attrs={"T": typ(HALF)}
+        )
+        previous = graph.add_node(
+            f"k{i}", "Identity", [mod.output()], attrs={"T": typ(HALF)}
+        ).output()
     with gc_paused():  # as in run_engine
         stats = make_cpu_runnable(graph)
-    assert stats == {"fused_ops_expanded": 2000, "ops_computed_in_fp32": 2000,
-                     "matmuls_accumulated_in_fp32": 2000, "ops_without_cpu_kernel": 0}
+    assert stats == {
+        "fused_ops_expanded": 2000,
+        "ops_computed_in_fp32": 2000,
+        "matmuls_accumulated_in_fp32": 2000,
+        "ops_without_cpu_kernel": 0,
+    }
 
 
 @pytest.mark.tf
@@ -302,8 +345,9 @@ def test_a_float16_matmul_accumulates_in_float32_as_the_device_does() -> None:
 
     graph = Graph()
     placeholders(graph, HALF, "a", "b")
-    graph.add_node("p", "MatMul", [graph["a"].output(), graph["b"].output()],
-                   attrs={"T": typ(HALF)})
+    graph.add_node(
+        "p", "MatMul", [graph["a"].output(), graph["b"].output()], attrs={"T": typ(HALF)}
+    )
     stats = make_cpu_runnable(graph)
     assert stats["matmuls_accumulated_in_fp32"] == 1
     assert graph["p"].op == "Cast"

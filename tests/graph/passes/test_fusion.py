@@ -156,8 +156,7 @@ def test_in_the_default_pipeline_on_a_bert_training_graph() -> None:
     from tf2npu.testing.bert_graph import build_bert_graph
 
     built = build_bert_graph(layers=1, hidden=32, heads=2, seq=8)
-    run = run_engine(Graph.from_graph_def(built.graph_def), NpuOptions.from_values({}),
-                     verify=True)
+    run = run_engine(Graph.from_graph_def(built.graph_def), NpuOptions.from_values({}), verify=True)
     stats = run.pipeline.stats["fusion"]
     assert stats["matmul_biasadd"] > 0
     # a training graph: the gradients read the interiors of the forward-only patterns

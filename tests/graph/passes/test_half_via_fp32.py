@@ -130,7 +130,8 @@ def test_a_twin_shares_its_producers_geop_not_its_form_nor_its_fusion() -> None:
     graph["x16"].meta.update({CLUSTER: "GeOp1_0", DEVICE_FORM: form, FUSED_BY: "rule"})
     compute_half_in_fp32(graph)
     assert graph["x16/_tf2npu_twin_f32"].meta == {
-        CLUSTER: "GeOp1_0", CPU_FORM: "half via fp32 twin",
+        CLUSTER: "GeOp1_0",
+        CPU_FORM: "half via fp32 twin",
     }
 
 
@@ -163,7 +164,9 @@ def test_a_second_fp32_cast_of_a_half_tensor_reads_the_first() -> None:
     assert graph["first"].op == "Cast"
     second = graph["second"]
     assert (second.op, second.inputs, second.control_inputs) == (
-        "Identity", (TensorRef("first"),), ("after",),
+        "Identity",
+        (TensorRef("first"),),
+        ("after",),
     )
 
 
@@ -253,6 +256,7 @@ def test_a_conv_net_chain_gives_the_same_bits() -> None:
     stats = rewritten_equals(graph, fetches, feeds, signed_zero=False)
     assert stats == {"half_ops_via_fp32": 5, "half_casts_elided": 2}
     assert graph["grad/_tf2npu_f32"].inputs == (
-        TensorRef("relu/_tf2npu_f32"), TensorRef("pool/_tf2npu_f32"),
+        TensorRef("relu/_tf2npu_f32"),
+        TensorRef("pool/_tf2npu_f32"),
         TensorRef("g16/_tf2npu_twin_f32"),
     )

@@ -61,8 +61,9 @@ def _graph() -> Graph:
     x = graph.add_node("x", "Placeholder", attrs={"dtype": t})
     old = graph.add_node("old", "Relu", [x.output()], attrs={"T": t})
     graph.add_node("relu", "Relu", [old.output()], attrs={"T": t}, device="/device:CPU:0")
-    gelu = add_npu_node(graph, graph.new_name("old", "gelu"), "Gelu", [x.output()],
-                        dtype=DT_FLOAT, origin=["old"])
+    gelu = add_npu_node(
+        graph, graph.new_name("old", "gelu"), "Gelu", [x.output()], dtype=DT_FLOAT, origin=["old"]
+    )
     assert gelu.name == GELU
     supersede(graph, old, {0: gelu.output()}, by="fusion", rule="test")
     graph.add_node("out", "Identity", [graph["relu"].output()], attrs={"T": t})
@@ -84,7 +85,10 @@ def test_lowering_materialises_tags_and_sets_devices() -> None:
     result = _run(graph, clusters)
     assert result.changed
     assert dict(result.stats) == {
-        "npu_ops_materialized": 1, "nodes_annotated": 2, "devices_set": 3, **NO_CPU_FORMS,
+        "npu_ops_materialized": 1,
+        "nodes_annotated": 2,
+        "devices_set": 3,
+        **NO_CPU_FORMS,
     }
     assert graph[gelu].meta[NPU_OP_META] == "Gelu"
     assert graph[gelu].attrs[GEOP_ATTR].s == b"GeOp1_0"
@@ -126,7 +130,10 @@ def test_function_body_members_are_tagged_but_keep_no_device() -> None:
     assert inner.attrs[GEOP_ATTR].s == b"GeOp2_0" and inner.device == ""
     assert graph["call"].device == CPU_DEVICE
     assert dict(result.stats) == {
-        "npu_ops_materialized": 0, "nodes_annotated": 1, "devices_set": 1, **NO_CPU_FORMS,
+        "npu_ops_materialized": 0,
+        "nodes_annotated": 1,
+        "devices_set": 1,
+        **NO_CPU_FORMS,
     }
 
 
@@ -136,7 +143,10 @@ def test_a_second_run_changes_nothing_but_re_tags() -> None:
     before = graph.to_graph_def().SerializeToString(deterministic=True)
     result = Lowering().run(graph, _ctx())
     assert dict(result.stats) == {
-        "npu_ops_materialized": 0, "nodes_annotated": 1, "devices_set": 0, **NO_CPU_FORMS,
+        "npu_ops_materialized": 0,
+        "nodes_annotated": 1,
+        "devices_set": 0,
+        **NO_CPU_FORMS,
     }
     assert graph.to_graph_def().SerializeToString(deterministic=True) == before
 

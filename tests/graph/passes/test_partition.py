@@ -27,9 +27,16 @@ _BASE = EngineConfig.build(NpuOptions.from_values({}))
 HOST_OPS = {"PyFunc": 1, "GrayOp": 2}
 
 
-def add(g: Graph, name: str, op: str, *inputs: str, device: bool | None = None,
-        control: tuple[str, ...] = (), code: int | None = None,
-        reason: str | None = None) -> Node:
+def add(
+    g: Graph,
+    name: str,
+    op: str,
+    *inputs: str,
+    device: bool | None = None,
+    control: tuple[str, ...] = (),
+    code: int | None = None,
+    reason: str | None = None,
+) -> Node:
     """A node placed on the device unless its op is in HOST_OPS (or ``device`` says so); a host
     Placeholder gets the placement pass's reason ``feed``."""
     node = g.add_node(name, op, [TensorRef.parse(i) for i in inputs], control_inputs=control)
@@ -38,12 +45,15 @@ def add(g: Graph, name: str, op: str, *inputs: str, device: bool | None = None,
         code = 0 if on_device else HOST_OPS.get(op, 4)
     if reason is None:
         reason = "supported" if on_device else ("feed" if op == "Placeholder" else "test")
-    node.meta[PLACEMENT] = Placement(on_device, code, reason,
-                                     "" if on_device else f"{op}: not in the device op library")
+    node.meta[PLACEMENT] = Placement(
+        on_device, code, reason, "" if on_device else f"{op}: not in the device op library"
+    )
     return node
 
 
-def run(g: Graph, *, mixed: bool = False, **values: object) -> tuple[PassResult[Graph], Diagnostics]:
+def run(
+    g: Graph, *, mixed: bool = False, **values: object
+) -> tuple[PassResult[Graph], Diagnostics]:
     options = NpuOptions.from_values({"mix_compile_mode": mixed, **values})  # type: ignore[dict-item]
     cfg = dataclasses.replace(_BASE, options=options, diagnostics=Diagnostics())
     result = Partition().run(g, PassContext(config=cfg))
@@ -83,9 +93,15 @@ def test_an_all_device_chain_is_one_geop_with_no_memcpy() -> None:
     assert clusters(g) == [Cluster("GeOp1_0", ("a", "b", "c"), (), ())]
     assert {n.name: n.meta[CLUSTER] for n in g} == dict.fromkeys("abc", "GeOp1_0")
     assert result.stats == {
-        "geops": 1, "device_nodes": 3, "host_nodes": 0, "memcpy_edges": 0,
-        "memcpy_bytes": 0, "memcpy_edges_unknown_size": 0, "fallback_nodes": 0,
-        "const_copies": 0, "variable_copies": 0,
+        "geops": 1,
+        "device_nodes": 3,
+        "host_nodes": 0,
+        "memcpy_edges": 0,
+        "memcpy_bytes": 0,
+        "memcpy_edges_unknown_size": 0,
+        "fallback_nodes": 0,
+        "const_copies": 0,
+        "variable_copies": 0,
     }
     assert not result.changed
     assert diags.items == []
@@ -155,7 +171,9 @@ def test_mixed_mode_makes_two_geops_and_counts_the_memcpy_edges() -> None:
     assert result.stats["memcpy_bytes"] == 0
     plan: PartitionPlan = g.meta[PARTITION]
     assert [(t.tensor, t.source, t.dest, t.edges) for t in plan.transfers] == [
-        ("b", "GeOp1_0", "", 2), ("py", "", "GeOp1_1", 1), ("x", "", "GeOp1_0", 1),
+        ("b", "GeOp1_0", "", 2),
+        ("py", "", "GeOp1_1", 1),
+        ("x", "", "GeOp1_0", 1),
     ]
     assert diags.items == []  # no fallback and no per-node host info in mixed compute
 
@@ -242,7 +260,8 @@ def test_a_const_or_variable_feeding_two_geops_is_duplicated_not_copied_each_ste
     assert second.inputs == ("h",)  # not k, not v: the vendor copies them into GeOp1_1
     plan: PartitionPlan = g.meta[PARTITION]
     assert [(c.node, c.into, c.kind) for c in plan.copies] == [
-        ("k", "GeOp1_1", "const"), ("v", "GeOp1_1", "variable"),
+        ("k", "GeOp1_1", "const"),
+        ("v", "GeOp1_1", "variable"),
     ]
     assert result.stats["const_copies"] == 1 and result.stats["variable_copies"] == 1
     assert result.stats["memcpy_edges"] == 2  # d1 -> h, h -> d2
@@ -407,7 +426,9 @@ def test_one_node_fed_by_10k_host_placeholders_is_one_geop_with_every_edge_and_n
 
 def test_iterations_per_loop_above_one_in_mixed_mode_is_a_config_error() -> None:
     g = host_in_middle()
-    with pytest.raises(ConfigError, match=r"'iterations_per_loop' = 10 .* set iterations_per_loop=1"):
+    with pytest.raises(
+        ConfigError, match=r"'iterations_per_loop' = 10 .* set iterations_per_loop=1"
+    ):
         run(g, mixed=True, iterations_per_loop=10)
     assert CLUSTERS not in g.meta
     run(g, iterations_per_loop=10)  # full offload may loop on the device
@@ -438,7 +459,7 @@ def mlp_with_py_func() -> Graph:
     with tf.Graph().as_default() as tfg:
         x = tf.compat.v1.placeholder(tf.float32, [8, 4], name="x")
         y = tf.compat.v1.placeholder(tf.float32, [8, 2], name="y")
-        scaled = tf.compat.v1.py_func(lambda a: (a * np.float32(2)), [x], tf.float32)
+        scaled = tf.compat.v1.py_func(lambda a: a * np.float32(2), [x], tf.float32)
         scaled.set_shape([8, 4])
         hidden = tf.nn.relu(dense(scaled, 16, "dense"))
         logits = dense(hidden, 2, "dense_1")

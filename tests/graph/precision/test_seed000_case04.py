@@ -56,7 +56,9 @@ def decided(tmp_path: Path, *, mixlist: bool) -> dict[str, PrecisionDecision]:
 def test_the_engine_lowers_the_sum_after_a_float16_matmul(tmp_path: Path) -> None:
     assert decided(tmp_path, mixlist=False) == {
         "mm": PrecisionDecision("float32", "float16", "allow_list: MatMul is in the allow list"),
-        "total": PrecisionDecision("float32", "float16", "follows_lowered: follows fp16 input 'mm'"),
+        "total": PrecisionDecision(
+            "float32", "float16", "follows_lowered: follows fp16 input 'mm'"
+        ),
     }
 
 

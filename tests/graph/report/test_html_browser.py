@@ -91,9 +91,7 @@ def test_page_fits_the_window_and_puts_errors_first(wide_run: EngineRun, tmp_pat
     assert seen["headings"][0].startswith("Errors and warnings")
 
 
-def test_each_line_runs_from_its_host_box_to_its_geop(
-    wide_run: EngineRun, tmp_path: Path
-) -> None:
+def test_each_line_runs_from_its_host_box_to_its_geop(wide_run: EngineRun, tmp_path: Path) -> None:
     summary = summarize(wide_run)
     seen = _measure(render_html(summary), tmp_path)
     hosts = dict(zip([r for r, _ in summary.host_ops_by_reason()], seen["hosts"], strict=True))
@@ -131,5 +129,7 @@ def test_line_labels_do_not_overlap(wide_run: EngineRun, tmp_path: Path) -> None
     boxes = [b for t, b in seen["labels"] if t.startswith("in ")]
     for i, a in enumerate(boxes):
         for b in boxes[i + 1 :]:
-            overlap = min(a[2], b[2]) - max(a[0], b[0]) > 0 and min(a[3], b[3]) - max(a[1], b[1]) > 0
+            overlap = (
+                min(a[2], b[2]) - max(a[0], b[0]) > 0 and min(a[3], b[3]) - max(a[1], b[1]) > 0
+            )
             assert not overlap, (a, b)

@@ -123,7 +123,9 @@ def test_names_that_are_not_utf8_survive_every_format(
         findings=tuple(dataclasses.replace(f, path=name) for f in first.findings),
         api_uses=tuple(dataclasses.replace(u, path=name) for u in first.api_uses),
     )
-    odd = dataclasses.replace(report, files=[*report.files[:index], first, *report.files[index + 1:]])
+    odd = dataclasses.replace(
+        report, files=[*report.files[:index], first, *report.files[index + 1 :]]
+    )
     write_reports(odd, tmp_path, FORMATS)
     data = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
     assert os.fsencode(data["files"][index]["path"]) == b"src/caf\xe9.py"

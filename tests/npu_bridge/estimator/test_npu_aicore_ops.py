@@ -71,8 +71,9 @@ def test_dropout_v3_keeps_scaled_or_zeroes_and_gradient_uses_same_mask() -> None
 def test_dropout_v3_emits_the_v3_ops() -> None:
     with tf.Graph().as_default() as graph:
         dropout_v3(tf.ones([4, 4]), 0.9)
-        types = {op.get_attr("_npu_op") for op in graph.get_operations()
-                 if "_npu_op" in op.node_def.attr}
+        types = {
+            op.get_attr("_npu_op") for op in graph.get_operations() if "_npu_op" in op.node_def.attr
+        }
     assert types == {b"DropOutGenMaskV3", b"DropOutDoMaskV3"}
 
 

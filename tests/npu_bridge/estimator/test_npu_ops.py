@@ -133,8 +133,10 @@ def test_node_names_follow_the_generated_wrappers() -> None:
         x = tf.ones([4])
         default = npu_ops.dropout(x, 0.5)
         named = npu_ops.dropout(x, 0.5, name="drop")
-    assert (_mask_and_output(default)[0].op.name, default.op.name) == ("DropOutGenMask",
-                                                                       "DropOutDoMask")
+    assert (_mask_and_output(default)[0].op.name, default.op.name) == (
+        "DropOutGenMask",
+        "DropOutDoMask",
+    )
     assert (_mask_and_output(named)[0].op.name, named.op.name) == ("drop", "drop_1")
 
 
@@ -152,8 +154,11 @@ def test_noise_shape_fills_unknown_dims_from_x_and_must_cover_x() -> None:
         out = npu_ops.dropout(x, 0.5, noise_shape=[None, 8])
         shape = _mask_and_output(out)[0].op.inputs[0]
         assert tf.get_static_value(shape).tolist() == [4, 8]
-        with pytest.raises(ValueError, match=r"noise_shape=\[4, 1\] has 4 elements but x \(4, 8\) "
-                                             r"has 32; the NPU dropout does not broadcast"):
+        with pytest.raises(
+            ValueError,
+            match=r"noise_shape=\[4, 1\] has 4 elements but x \(4, 8\) "
+            r"has 32; the NPU dropout does not broadcast",
+        ):
             npu_ops.dropout(x, 0.5, noise_shape=[4, 1])
         y = tf.compat.v1.placeholder(tf.float32, [None, 8])
         with pytest.raises(ValueError, match=r"noise_shape=\[None, 8\] has unknown dimensions"):
@@ -162,17 +167,21 @@ def test_noise_shape_fills_unknown_dims_from_x_and_must_cover_x() -> None:
 
 @pytest.mark.parametrize("keep_prob", [0, 0.0, 1.5, -0.1])
 def test_keep_prob_outside_the_interval_is_refused(keep_prob) -> None:
-    with tf.Graph().as_default(), pytest.raises(
-        ValueError,
-        match=rf"npu_ops.dropout: keep_prob={keep_prob!r} is outside \(0, 1\]; give the "
-        r"probability of KEEPING an element, e.g. 0.9",
+    with (
+        tf.Graph().as_default(),
+        pytest.raises(
+            ValueError,
+            match=rf"npu_ops.dropout: keep_prob={keep_prob!r} is outside \(0, 1\]; give the "
+            r"probability of KEEPING an element, e.g. 0.9",
+        ),
     ):
         npu_ops.dropout(tf.ones([2]), keep_prob)
 
 
 def test_integer_x_is_refused() -> None:
-    with tf.Graph().as_default(), pytest.raises(
-        ValueError, match=r"x is a int32 tensor; it must be floating point"
+    with (
+        tf.Graph().as_default(),
+        pytest.raises(ValueError, match=r"x is a int32 tensor; it must be floating point"),
     ):
         npu_ops.dropout(tf.constant([1, 2]), 0.5)
 
@@ -213,8 +222,9 @@ LSTM_B = (LSTM_RNG.standard_normal(16) * 0.1).astype(np.float32)
 def test_basic_lstm_cell_equals_tf_basic_lstm_cell_bit_for_bit() -> None:
     with tf.Graph().as_default():
         args = [tf.constant(a) for a in (LSTM_X, LSTM_H, LSTM_C, LSTM_W, LSTM_B)]
-        outputs = npu_ops.basic_lstm_cell(*args, keep_prob=1.0, forget_bias=1.0,
-                                          state_is_tuple=True, activation="tanh")
+        outputs = npu_ops.basic_lstm_cell(
+            *args, keep_prob=1.0, forget_bias=1.0, state_is_tuple=True, activation="tanh"
+        )
         cell = tf.compat.v1.nn.rnn_cell.BasicLSTMCell(4, forget_bias=1.0)
         new_h, state = cell(args[0], tf.compat.v1.nn.rnn_cell.LSTMStateTuple(args[2], args[1]))
         with tf.compat.v1.Session() as session:
@@ -239,8 +249,18 @@ def test_basic_lstm_cell_equals_tf_basic_lstm_cell_bit_for_bit() -> None:
     ],
 )
 def test_basic_lstm_cell_refuses_what_it_cannot_compute(kwargs: dict, message: str) -> None:
-    args = {"x": LSTM_X, "h": LSTM_H, "c": LSTM_C, "w": LSTM_W, "b": LSTM_B, "keep_prob": 1.0,
-            "forget_bias": 1.0, "state_is_tuple": True, "activation": "tanh", **kwargs}
+    args = {
+        "x": LSTM_X,
+        "h": LSTM_H,
+        "c": LSTM_C,
+        "w": LSTM_W,
+        "b": LSTM_B,
+        "keep_prob": 1.0,
+        "forget_bias": 1.0,
+        "state_is_tuple": True,
+        "activation": "tanh",
+        **kwargs,
+    }
     with tf.Graph().as_default(), pytest.raises(ValueError, match=message):
         npu_ops.basic_lstm_cell(**args)
 
@@ -257,10 +277,16 @@ def test_lars_scales_each_gradient_by_its_trust_ratio() -> None:
     ws = [LSTM_W, LSTM_B]
     gs = [LSTM_W * 0.01 + 0.003, LSTM_B * -2.0]
     with tf.Graph().as_default() as graph:
-        out = npu_ops.LARS([tf.constant(w) for w in ws], [tf.constant(g) for g in gs],
-                           weight_decay=1e-4, hyperpara=0.002, epsilon=1e-6)
-        ops = [op.get_attr("_npu_op") for op in graph.get_operations()
-               if "_npu_op" in op.node_def.attr]
+        out = npu_ops.LARS(
+            [tf.constant(w) for w in ws],
+            [tf.constant(g) for g in gs],
+            weight_decay=1e-4,
+            hyperpara=0.002,
+            epsilon=1e-6,
+        )
+        ops = [
+            op.get_attr("_npu_op") for op in graph.get_operations() if "_npu_op" in op.node_def.attr
+        ]
         with tf.compat.v1.Session() as session:
             got = session.run(out)
     assert ops == [b"LarsV2", b"LarsV2"]
@@ -273,8 +299,9 @@ def test_lars_scales_each_gradient_by_its_trust_ratio() -> None:
 def test_larsv2_matches_the_formula(lr: float, clip: bool) -> None:
     g = LSTM_W * 0.3
     with tf.Graph().as_default():
-        out = npu_ops.LARSV2(LSTM_W, g, tf.constant(0.01), tf.constant(lr), hyperpara=0.01,
-                             use_clip=clip)
+        out = npu_ops.LARSV2(
+            LSTM_W, g, tf.constant(0.01), tf.constant(lr), hyperpara=0.01, use_clip=clip
+        )
         with tf.compat.v1.Session() as session:
             got = session.run(out)
     want = _lars_np(LSTM_W, g, 0.01, lr, hyper=0.01, clip=clip)
@@ -289,8 +316,11 @@ def test_lars_refusals() -> None:
             npu_ops.LARS([LSTM_W, LSTM_B], [LSTM_W], 0.1)
         with pytest.raises(ValueError, match=r"input_weight has shape \(7, 16\) but input_grad"):
             npu_ops.LARSV2(LSTM_W, LSTM_B, 0.1, 0.1)
-        with pytest.raises(TypeError, match=r"NPU op LarsV2: input 'input_weight'.* is float16; "
-                                            r"it takes float32"):
+        with pytest.raises(
+            TypeError,
+            match=r"NPU op LarsV2: input 'input_weight'.* is float16; "
+            r"it takes float32",
+        ):
             npu_ops.LARSV2(LSTM_W.astype(np.float16), LSTM_W.astype(np.float16), 0.1, 0.1)
     with pytest.raises(RuntimeError, match=r"npu_ops\.LARSV2 is not compatible with eager"):
         npu_ops.LARSV2(LSTM_W, LSTM_W, 0.1, 0.1)
@@ -301,8 +331,9 @@ class _NpuLSTMCell(tf.compat.v1.nn.rnn_cell.BasicLSTMCell):
 
     def call(self, inputs, state):
         c, h = state
-        ct, ht = npu_ops.basic_lstm_cell(inputs, h, c, self._kernel, self._bias, 1.0,
-                                         self._forget_bias, True, "tanh")[:2]
+        ct, ht = npu_ops.basic_lstm_cell(
+            inputs, h, c, self._kernel, self._bias, 1.0, self._forget_bias, True, "tanh"
+        )[:2]
         return ht, tf.compat.v1.nn.rnn_cell.LSTMStateTuple(ct, ht)
 
 

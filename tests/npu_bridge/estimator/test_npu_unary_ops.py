@@ -73,9 +73,12 @@ def test_mask_ops_called_directly_with_keep_prob_one_return_x() -> None:
 
 
 def test_ops_the_library_lacks_raise_attribute_error_listing_the_provided_ones() -> None:
-    with pytest.raises(AttributeError, match=r"npu_unary_ops.lars_v2: tf2npu does not provide "
-                                             r"this op .*drop_out_do_mask, drop_out_gen_mask, "
-                                             r"gelu, gelu_grad"):
+    with pytest.raises(
+        AttributeError,
+        match=r"npu_unary_ops.lars_v2: tf2npu does not provide "
+        r"this op .*drop_out_do_mask, drop_out_gen_mask, "
+        r"gelu, gelu_grad",
+    ):
         npu_unary_ops.lars_v2  # noqa: B018
     assert isinstance(npu_unary_ops, NpuOpLibrary)
 

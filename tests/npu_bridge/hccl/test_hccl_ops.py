@@ -161,8 +161,11 @@ def test_remote_read_of_an_unknown_address_fails_when_run(monkeypatch) -> None:
     monkeypatch.setattr(_shared_memory, "_BUFFERS", {})
     with tf.Graph().as_default():
         read = hccl_ops.remote_read(tf.constant([[0, 64, 8]], tf.uint64), tf.float32)
-        with tf.compat.v1.Session() as sess, pytest.raises(
-            tf.errors.InvalidArgumentError, match="in no buffer made by malloc_shared_memory"
+        with (
+            tf.compat.v1.Session() as sess,
+            pytest.raises(
+                tf.errors.InvalidArgumentError, match="in no buffer made by malloc_shared_memory"
+            ),
         ):
             sess.run(read)
 

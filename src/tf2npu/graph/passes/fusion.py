@@ -130,9 +130,7 @@ def _instance(graph: Graph, rule: str, fusion: Fusion, fused: str) -> FusionInst
             nodes.setdefault(_qualified(graph, name), None)
     root = fusion.match.root
     function = graph.name if isinstance(graph, FunctionGraph) else ""
-    return FusionInstance(
-        rule, client_name(graph, root), tuple(nodes), fused, root.name, function
-    )
+    return FusionInstance(rule, client_name(graph, root), tuple(nodes), fused, root.name, function)
 
 
 def _report_switched_off(cfg: EngineConfig, rule: FusionRule, count: int, first: str) -> None:

@@ -22,8 +22,11 @@ def test_adam_update_becomes_one_fused_op_feeding_the_assigns(fx, rand, adam) ->
     fused = out.graph[ref.node]
     assert fused.op == "AdamApplyOne" and ref.index == 2
     assert [r.node for r in fused.inputs][:5] == ["grad", "v/read", "m/read", "param/read", "lr"]
-    written = {a.inputs[0].node: a.inputs[1] for a in out.graph
-               if a.op == "Assign" and not a.name.endswith("/Assign")}
+    written = {
+        a.inputs[0].node: a.inputs[1]
+        for a in out.graph
+        if a.op == "Assign" and not a.name.endswith("/Assign")
+    }
     assert written == {"v": fused.output(0), "m": fused.output(1), "param": fused.output(2)}
     assert SUPERSEDED in out.graph["Square"].meta
     feeds = {"grad": rand(4, 3), "lr": np.float32(0.01)}

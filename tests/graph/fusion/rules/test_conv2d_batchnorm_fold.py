@@ -24,11 +24,13 @@ def conv_bn(*, training: bool = False, relu: bool = True, stats_read: bool = Fal
     var = tf.constant(rng.uniform(0.5, 2.0, 4).astype(np.float32))
     y = tf.nn.conv2d(x, f, strides=[1, 1, 1, 1], padding="VALID", name="conv")
     if training:
-        bn = tf.compat.v1.nn.fused_batch_norm(y, scale, offset, epsilon=1e-3, is_training=True,
-                                              name="bn")
+        bn = tf.compat.v1.nn.fused_batch_norm(
+            y, scale, offset, epsilon=1e-3, is_training=True, name="bn"
+        )
     else:
-        bn = tf.compat.v1.nn.fused_batch_norm(y, scale, offset, mean, var, epsilon=1e-3,
-                                              is_training=False, name="bn")
+        bn = tf.compat.v1.nn.fused_batch_norm(
+            y, scale, offset, mean, var, epsilon=1e-3, is_training=False, name="bn"
+        )
     if stats_read:
         tf.identity(bn[1], name="side")
     if relu:

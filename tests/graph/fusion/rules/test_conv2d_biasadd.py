@@ -31,11 +31,14 @@ def conv(*, act: str = "relu6", extra: bool = False, cast: bool = False) -> None
         tf.nn.relu(y, name="out")
 
 
-@pytest.mark.parametrize(("act", "root", "ops", "count"), [
-    ("relu6", "out", ["BiasAdd", "Relu6"], 2),
-    ("relu", "out", ["BiasAdd", "Relu"], 2),
-    ("", "bias", ["BiasAdd"], 1),
-])
+@pytest.mark.parametrize(
+    ("act", "root", "ops", "count"),
+    [
+        ("relu6", "out", ["BiasAdd", "Relu6"], 2),
+        ("relu", "out", ["BiasAdd", "Relu"], 2),
+        ("", "bias", ["BiasAdd"], 1),
+    ],
+)
 def test_conv_bias_activation_becomes_one_fused_conv(fx, rand, act, root, ops, count) -> None:
     gd = fx.graph_def(lambda: conv(act=act))
     out = fx.fuse(gd)

@@ -13,8 +13,14 @@ pytestmark = pytest.mark.tf
 RULE = "dropout_do_mask"
 
 
-def dropout(*, rate: float = 0.5, form: str = "tf2", dynamic: bool = False,
-            noise_shape: bool = False, extra: bool = False) -> None:
+def dropout(
+    *,
+    rate: float = 0.5,
+    form: str = "tf2",
+    dynamic: bool = False,
+    noise_shape: bool = False,
+    extra: bool = False,
+) -> None:
     import tensorflow as tf
 
     x = tf.compat.v1.placeholder(tf.float32, [None, 50] if dynamic else [80, 50], name="x")
@@ -69,8 +75,9 @@ def test_a_dynamic_shape_matches_through_the_shape_op(fx) -> None:
     assert fx.fuse(fx.graph_def(lambda: dropout(dynamic=True))).stats[RULE] == 1
 
 
-@pytest.mark.parametrize("kwargs", [{"noise_shape": True}, {"extra": True}],
-                         ids=["noise_shape", "mask_read_elsewhere"])
+@pytest.mark.parametrize(
+    "kwargs", [{"noise_shape": True}, {"extra": True}], ids=["noise_shape", "mask_read_elsewhere"]
+)
 def test_near_misses_do_not_fire(fx, kwargs) -> None:
     assert fx.fuse(fx.graph_def(lambda: dropout(**kwargs))).stats[RULE] == 0
 

@@ -15,8 +15,14 @@ pytestmark = pytest.mark.tf
 RULE = "gelu_tanh"
 
 
-def gelu(*, dtype: str = "float32", cube: str = "pow", grouping: str = "bert",
-         extra: bool = False, coefficient: float = 0.044715) -> None:
+def gelu(
+    *,
+    dtype: str = "float32",
+    cube: str = "pow",
+    grouping: str = "bert",
+    extra: bool = False,
+    coefficient: float = 0.044715,
+) -> None:
     import tensorflow as tf
 
     x = tf.compat.v1.placeholder(dtype, [3, 7], name="x")
@@ -71,8 +77,14 @@ def _swapped(x):  # every operand the other way round
     return ((tf.tanh(inner * np.sqrt(2 / np.pi)) + 1.0) * 0.5) * x
 
 
-FORMS = {"bert_albert_xlnet_t2t": _bert, "gpt2": _gpt2, "tf_nn_gelu_approximate": _tf_nn,
-         "x_half_cubed": _x_half_cubed, "square_times_x": _square_times_x, "swapped": _swapped}
+FORMS = {
+    "bert_albert_xlnet_t2t": _bert,
+    "gpt2": _gpt2,
+    "tf_nn_gelu_approximate": _tf_nn,
+    "x_half_cubed": _x_half_cubed,
+    "square_times_x": _square_times_x,
+    "swapped": _swapped,
+}
 
 
 def form(fn) -> None:
@@ -125,14 +137,18 @@ def _square_not_cube(x):
     return 0.5 * x * (1 + tf.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * tf.pow(x, 2))))
 
 
-@pytest.mark.parametrize("fn", [_erf_nn, _erf_keras, _other_x, _square_not_cube],
-                         ids=["erf_tf_nn", "erf_keras", "two_tensors", "pow_2"])
+@pytest.mark.parametrize(
+    "fn",
+    [_erf_nn, _erf_keras, _other_x, _square_not_cube],
+    ids=["erf_tf_nn", "erf_keras", "two_tensors", "pow_2"],
+)
 def test_other_functions_do_not_fire(fx, fn) -> None:
     assert fx.fuse(fx.graph_def(lambda: form(fn))).stats[RULE] == 0
 
 
-@pytest.mark.parametrize(("cube", "grouping"), [("pow", "bert"), ("mul", "bert"),
-                                                ("pow", "half_x")])
+@pytest.mark.parametrize(
+    ("cube", "grouping"), [("pow", "bert"), ("mul", "bert"), ("pow", "half_x")]
+)
 def test_gelu_subgraph_becomes_one_gelu(fx, rand, cube, grouping) -> None:
     gd = fx.graph_def(lambda: gelu(cube=cube, grouping=grouping))
     out = fx.fuse(gd)
@@ -150,8 +166,11 @@ def test_float16_constants_match_within_tolerance(fx) -> None:
     assert out.stats[RULE] == 1
 
 
-@pytest.mark.parametrize("kwargs", [{"extra": True}, {"coefficient": 0.05}],
-                         ids=["tanh_read_elsewhere", "wrong_constant"])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"extra": True}, {"coefficient": 0.05}],
+    ids=["tanh_read_elsewhere", "wrong_constant"],
+)
 def test_near_misses_do_not_fire(fx, kwargs) -> None:
     assert fx.fuse(fx.graph_def(lambda: gelu(**kwargs))).stats[RULE] == 0
 

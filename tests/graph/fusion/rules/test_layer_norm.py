@@ -13,8 +13,9 @@ pytestmark = pytest.mark.tf
 RULE = "layer_norm"
 
 
-def layer_norm(*, axes: tuple[int, ...] = (-1,), extra: bool = False, keep: bool = True,
-               cast: bool = False) -> None:
+def layer_norm(
+    *, axes: tuple[int, ...] = (-1,), extra: bool = False, keep: bool = True, cast: bool = False
+) -> None:
     """What tf.contrib.layers.layer_norm (BERT's layer_norm) builds, begin_norm_axis=-1."""
     import tensorflow as tf
 
@@ -29,8 +30,7 @@ def layer_norm(*, axes: tuple[int, ...] = (-1,), extra: bool = False, keep: bool
     y = tf.nn.batch_normalization(x, mean, variance, beta, gamma, 1e-12, name="ln")
     tf.identity(y, name="out")
     if extra:
-        tf.identity(tf.compat.v1.get_default_graph().get_tensor_by_name("ln/Rsqrt:0"),
-                    name="side")
+        tf.identity(tf.compat.v1.get_default_graph().get_tensor_by_name("ln/Rsqrt:0"), name="side")
 
 
 def test_layer_norm_subgraph_becomes_one_layer_norm(fx, rand) -> None:
@@ -74,8 +74,11 @@ def test_two_trailing_axes_with_a_known_rank(fx, rand) -> None:
     np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("kwargs", [{"extra": True}, {"axes": (0, 1)}, {"cast": True}],
-                         ids=["rsqrt_read_elsewhere", "leading_axes", "cast_inside"])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"extra": True}, {"axes": (0, 1)}, {"cast": True}],
+    ids=["rsqrt_read_elsewhere", "leading_axes", "cast_inside"],
+)
 def test_near_misses_do_not_fire(fx, kwargs) -> None:
     out = fx.fuse(fx.graph_def(lambda: layer_norm(**kwargs)))
     assert out.stats[RULE] == 0
@@ -187,10 +190,17 @@ def _scale_first(x):  # (x - mean) * (rsqrt(var + eps) * gamma) + beta, variance
     return (x - mean) * (tf.math.rsqrt(variance + 1e-6) * gamma) + beta
 
 
-LN_FORMS = {"contrib_bert_albert_xlnet": _contrib, "keras": _keras, "keras_fused": _keras_fused,
-            "keras_fused_two_axes": _keras_fused_two_axes, "t2t": _t2t,
-            "gpt2": _gpt2, "moments_rsqrt": _moments_rsqrt, "div_sqrt": _div_sqrt,
-            "scale_first": _scale_first}
+LN_FORMS = {
+    "contrib_bert_albert_xlnet": _contrib,
+    "keras": _keras,
+    "keras_fused": _keras_fused,
+    "keras_fused_two_axes": _keras_fused_two_axes,
+    "t2t": _t2t,
+    "gpt2": _gpt2,
+    "moments_rsqrt": _moments_rsqrt,
+    "div_sqrt": _div_sqrt,
+    "scale_first": _scale_first,
+}
 
 
 def ln_form(fn) -> None:
@@ -259,8 +269,8 @@ def _fused_bn_scaled(x):  # Keras's fused-batch-norm layer norm, but with scale 
     rows, cols = tf.reduce_prod(shape[:2]), tf.reduce_prod(shape[2:])
     flat = tf.reshape(x, [1, rows, cols, 1])
     y, _, _ = tf.compat.v1.nn.fused_batch_norm(
-        flat, scale=tf.fill([rows], 2.0), offset=tf.zeros([rows]), epsilon=1e-3,
-        data_format="NCHW")
+        flat, scale=tf.fill([rows], 2.0), offset=tf.zeros([rows]), epsilon=1e-3, data_format="NCHW"
+    )
     return tf.reshape(y, shape) * gamma + beta
 
 
@@ -271,10 +281,18 @@ def _scalar_gamma(x):  # normalised, then * 2.0 + 0.5: scalars are not LayerNorm
     return (x - mean) * tf.math.rsqrt(variance + 1e-6) * 2.0 + 0.5
 
 
-@pytest.mark.parametrize("fn", [_eps_outside_sqrt, _other_mean, _not_squared, _leading_axis,
-                                _fused_bn_scaled, _scalar_gamma],
-                         ids=["eps_outside_sqrt", "other_mean", "abs", "leading_axis",
-                              "fused_bn_scale_2", "scalar_gamma"])
+@pytest.mark.parametrize(
+    "fn",
+    [_eps_outside_sqrt, _other_mean, _not_squared, _leading_axis, _fused_bn_scaled, _scalar_gamma],
+    ids=[
+        "eps_outside_sqrt",
+        "other_mean",
+        "abs",
+        "leading_axis",
+        "fused_bn_scale_2",
+        "scalar_gamma",
+    ],
+)
 def test_near_miss_forms_do_not_fire(fx, fn) -> None:
     assert fx.fuse(fx.graph_def(lambda: ln_form(fn))).stats[RULE] == 0
 

@@ -9,7 +9,8 @@ from tf2npu.graph.decisions import SUPERSEDED, replacement_of
 from tf2npu.graph.ir import TensorRef
 
 pytestmark = [
-    pytest.mark.tf, pytest.mark.filterwarnings("ignore:`tf.layers.dense` is deprecated"),
+    pytest.mark.tf,
+    pytest.mark.filterwarnings("ignore:`tf.layers.dense` is deprecated"),
 ]
 
 RULE = "matmul_biasadd"
@@ -131,9 +132,13 @@ def _manual_reshape(x):  # BERT-style: reshape to a matrix, dense, reshape back,
     return tf.reshape(y, [-1, 3, 5]) + b
 
 
-DENSE_FORMS = {"matmul_plus_b": _matmul_plus_b, "b_plus_matmul_t": _b_plus_matmul_transposed,
-               "layers_dense_rank3": _layers_dense, "keras_dense_rank3": _keras_dense,
-               "manual_reshape": _manual_reshape}
+DENSE_FORMS = {
+    "matmul_plus_b": _matmul_plus_b,
+    "b_plus_matmul_t": _b_plus_matmul_transposed,
+    "layers_dense_rank3": _layers_dense,
+    "keras_dense_rank3": _keras_dense,
+    "manual_reshape": _manual_reshape,
+}
 
 
 def dense_form(fn, batch: int | None) -> None:
@@ -185,8 +190,11 @@ def _reshape_changes_last_dim(x):  # [6, 4] -> [2, 3, 2, 2]: the bias would not 
     return tf.nn.bias_add(y, tf.constant([1.0, 2.0]))
 
 
-@pytest.mark.parametrize("fn", [_bias_matrix, _bias_scalar, _reshape_changes_last_dim],
-                         ids=["bias_1xn", "bias_scalar", "reshape_changes_last_dim"])
+@pytest.mark.parametrize(
+    "fn",
+    [_bias_matrix, _bias_scalar, _reshape_changes_last_dim],
+    ids=["bias_1xn", "bias_scalar", "reshape_changes_last_dim"],
+)
 def test_near_miss_dense_forms_do_not_fire(fx, fn) -> None:
     assert fx.fuse(fx.graph_def(lambda: dense_form(fn, 2))).stats[RULE] == 0
 

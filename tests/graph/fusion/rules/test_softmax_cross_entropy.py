@@ -13,8 +13,14 @@ pytestmark = pytest.mark.tf
 RULE = "softmax_cross_entropy"
 
 
-def xent(*, log_softmax: bool = False, axis: int = -1, extra: bool = False,
-         rank3: bool = False, keepdims: bool = False) -> None:
+def xent(
+    *,
+    log_softmax: bool = False,
+    axis: int = -1,
+    extra: bool = False,
+    rank3: bool = False,
+    keepdims: bool = False,
+) -> None:
     import tensorflow as tf
 
     shape = [2, 4, 6] if rank3 else [4, 6]
@@ -58,9 +64,16 @@ def test_axis_one_of_a_matrix_is_the_last_axis(fx) -> None:
     assert fx.fuse(fx.graph_def(lambda: xent(axis=1))).stats[RULE] == 1
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"axis": 0}, {"extra": True}, {"rank3": True}, {"keepdims": True},
-], ids=["axis0", "softmax_read_elsewhere", "rank3_logits", "keepdims"])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"axis": 0},
+        {"extra": True},
+        {"rank3": True},
+        {"keepdims": True},
+    ],
+    ids=["axis0", "softmax_read_elsewhere", "rank3_logits", "keepdims"],
+)
 def test_near_misses_do_not_fire(fx, kwargs) -> None:
     out = fx.fuse(fx.graph_def(lambda: xent(**kwargs)))
     assert out.stats[RULE] == 0
@@ -76,8 +89,10 @@ def test_in_a_training_graph_the_gradients_block_it(fx) -> None:
 
     def train() -> None:
         xent()
-        tf.gradients(tf.compat.v1.get_default_graph().get_tensor_by_name("loss:0"),
-                     [tf.compat.v1.get_default_graph().get_tensor_by_name("logits:0")])
+        tf.gradients(
+            tf.compat.v1.get_default_graph().get_tensor_by_name("loss:0"),
+            [tf.compat.v1.get_default_graph().get_tensor_by_name("logits:0")],
+        )
 
     assert fx.fuse(fx.graph_def(train)).stats[RULE] == 0
 

@@ -37,7 +37,8 @@ def test_dynamic_rnn_equals_tf_dynamic_rnn_with_basic_lstm_cell() -> None:
         outputs = layer(x, seq_length=tf.constant(LENGTHS))
         cell = tf.compat.v1.nn.rnn_cell.BasicLSTMCell(H, forget_bias=1.0)
         ref_y, ref_state = tf.compat.v1.nn.dynamic_rnn(
-            cell, x, sequence_length=LENGTHS, dtype=tf.float32, time_major=True)
+            cell, x, sequence_length=LENGTHS, dtype=tf.float32, time_major=True
+        )
         # The same kernel and bias fit both: the layouts are the same.
         kernel, bias = layer.trainable_weights
         copies = [cell.weights[0].assign(kernel), cell.weights[1].assign(bias)]
@@ -57,8 +58,11 @@ def test_dynamic_gru_v2_equals_keras_gru_with_reset_after() -> None:
         ref = gru(x)
         w_in, w_hid, b_in, b_hid = layer.trainable_weights
         kernel, recurrent, bias = gru.weights  # keras: gates z, r, h; bias [input; recurrent]
-        copies = [kernel.assign(w_in), recurrent.assign(w_hid),
-                  bias.assign(tf.stack([b_in, b_hid]))]
+        copies = [
+            kernel.assign(w_in),
+            recurrent.assign(w_hid),
+            bias.assign(tf.stack([b_in, b_hid])),
+        ]
         got_y, got_h, want = _run([y, output_h, ref], copies)
     np.testing.assert_allclose(got_y, want, rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(got_y, got_h)
@@ -170,12 +174,18 @@ def test_basic_lstm_cell_gradient_matches_finite_differences() -> None:
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda: DynamicRNN(H, tf.float32, direction="BIDIRECTIONAL"),
-         r"direction='BIDIRECTIONAL' is not supported .* tf\.reverse\(x, \[0\]\)"),
-        (lambda: DynamicRNN(H, tf.float32, direction="SIDEWAYS"),
-         r"invalid direction 'SIDEWAYS', expecting 'UNIDIRECTIONAL' or 'BIDIRECTIONAL'"),
-        (lambda: DynamicRNN(H, tf.float32, time_major=False),
-         r"time_major=False is not supported .* transpose the inputs"),
+        (
+            lambda: DynamicRNN(H, tf.float32, direction="BIDIRECTIONAL"),
+            r"direction='BIDIRECTIONAL' is not supported .* tf\.reverse\(x, \[0\]\)",
+        ),
+        (
+            lambda: DynamicRNN(H, tf.float32, direction="SIDEWAYS"),
+            r"invalid direction 'SIDEWAYS', expecting 'UNIDIRECTIONAL' or 'BIDIRECTIONAL'",
+        ),
+        (
+            lambda: DynamicRNN(H, tf.float32, time_major=False),
+            r"time_major=False is not supported .* transpose the inputs",
+        ),
         (lambda: DynamicRNN(H, tf.float32, use_peephole=True), r"use_peephole=True"),
         (lambda: DynamicRNN(H, tf.float32, keep_prob=0.9), r"npu_ops\.dropout"),
         (lambda: DynamicRNN(H, tf.float32, cell_type="GRU"), r"cell_type='GRU'"),

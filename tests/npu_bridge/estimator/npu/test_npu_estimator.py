@@ -19,8 +19,17 @@ from tf2npu.config.sources import from_config_proto  # noqa: E402
 
 pytestmark = pytest.mark.tf
 
-_ENV = ("TF_CONFIG", "JOB_ID", "RANK_SIZE", "RANK_ID", "POD_NAME", "RESTORE_FROM",
-        "LOCAL_CHECKPOINT_DIR", "RANK_TABLE_FILE", "HEARTBEAT")
+_ENV = (
+    "TF_CONFIG",
+    "JOB_ID",
+    "RANK_SIZE",
+    "RANK_ID",
+    "POD_NAME",
+    "RESTORE_FROM",
+    "LOCAL_CHECKPOINT_DIR",
+    "RANK_TABLE_FILE",
+    "HEARTBEAT",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -40,7 +49,11 @@ def _hooks_module():
 
 def input_fn():
     x = np.arange(16, dtype=np.float32).reshape(8, 2)
-    return tf.data.Dataset.from_tensor_slices((x, x.sum(1, keepdims=True))).repeat().batch(4, drop_remainder=True)
+    return (
+        tf.data.Dataset.from_tensor_slices((x, x.sum(1, keepdims=True)))
+        .repeat()
+        .batch(4, drop_remainder=True)
+    )
 
 
 def model_fn(features, labels, mode):
@@ -86,19 +99,44 @@ def test_session_config_gets_one_npu_optimizer_with_the_run_config_values(tmp_pa
     config = est.config.session_config
     assert len(npu_entries(config)) == 1
     assert list(config.graph_options.rewrite_options.optimizers) == [
-        "pruning", "function", "constfold", "shape", "arithmetic", "loop", "dependency",
-        "layout", "GradFusionOptimizer",
+        "pruning",
+        "function",
+        "constfold",
+        "shape",
+        "arithmetic",
+        "loop",
+        "dependency",
+        "layout",
+        "GradFusionOptimizer",
     ]
     values = from_config_proto(config)
-    assert {k: values[k] for k in (
-        "precision_mode", "iterations_per_loop", "use_off_line", "min_group_size", "job",
-        "task_index", "enable_data_pre_proc", "hcom_parallel", "enable_exception_dump",
-        "enable_dump", "enable_dump_debug",
-    )} == {
-        "precision_mode": "allow_mix_precision", "iterations_per_loop": 1, "use_off_line": True,
-        "min_group_size": True, "job": "localhost", "task_index": 0,
-        "enable_data_pre_proc": True, "hcom_parallel": True, "enable_exception_dump": 2,
-        "enable_dump": False, "enable_dump_debug": False,
+    assert {
+        k: values[k]
+        for k in (
+            "precision_mode",
+            "iterations_per_loop",
+            "use_off_line",
+            "min_group_size",
+            "job",
+            "task_index",
+            "enable_data_pre_proc",
+            "hcom_parallel",
+            "enable_exception_dump",
+            "enable_dump",
+            "enable_dump_debug",
+        )
+    } == {
+        "precision_mode": "allow_mix_precision",
+        "iterations_per_loop": 1,
+        "use_off_line": True,
+        "min_group_size": True,
+        "job": "localhost",
+        "task_index": 0,
+        "enable_data_pre_proc": True,
+        "hcom_parallel": True,
+        "enable_exception_dump": 2,
+        "enable_dump": False,
+        "enable_dump_debug": False,
     }
     assert "dump_path" not in values and "op_debug_level" not in values
     entry = npu_entries(config)[0]
@@ -110,7 +148,9 @@ def test_dump_config_and_tf_config_task_are_written(tmp_path, monkeypatch) -> No
     dump = DumpConfig(True, str(tmp_path), "0|5", dump_data="stats", dump_layer="dense/MatMul")
     values = from_config_proto(estimator(tmp_path, dump_config=dump).config.session_config)
     assert (values["enable_dump"], values["dump_path"], values["dump_step"]) == (
-        True, str(tmp_path), "0|5"
+        True,
+        str(tmp_path),
+        "0|5",
     )
     assert (values["dump_data"], values["dump_layer"]) == ("stats", "dense/MatMul")
     assert (values["job"], values["task_index"]) == ("worker", 0)
@@ -147,7 +187,10 @@ def test_missing_job_id_warns_once_and_defaults(tmp_path, monkeypatch, caplog) -
     assert "Load job info failed" in warnings[0] and "10087" in warnings[0]
     info = first.job_info
     assert (info.job_id, info.job_id_defaulted, info.index, info.rank_size) == (
-        "10087", True, "0", 1
+        "10087",
+        True,
+        "0",
+        1,
     )
 
 
@@ -162,14 +205,23 @@ def test_job_id_and_rank_from_env(tmp_path, monkeypatch) -> None:
 
 def test_job_start_file(tmp_path) -> None:
     path = tmp_path / "job.json"
-    path.write_text(json.dumps({
-        "device_info": {"Index": 1}, "rank_table_file": "/r.json", "rank_size": 2,
-        "local_checkpoint_dir": str(tmp_path / "ckpt"),
-    }))
-    est = NPUEstimator(model_fn, config=NPURunConfig(model_dir=str(tmp_path / "m")),
-                       job_start_file=str(path))
+    path.write_text(
+        json.dumps(
+            {
+                "device_info": {"Index": 1},
+                "rank_table_file": "/r.json",
+                "rank_size": 2,
+                "local_checkpoint_dir": str(tmp_path / "ckpt"),
+            }
+        )
+    )
+    est = NPUEstimator(
+        model_fn, config=NPURunConfig(model_dir=str(tmp_path / "m")), job_start_file=str(path)
+    )
     assert (est.job_info.index, est.job_info.rank_size, est.job_info.rank_table_file) == (
-        "1", 2, "/r.json"
+        "1",
+        2,
+        "/r.json",
     )
     assert est._warm_start_settings.ckpt_to_initialize_from == str(tmp_path / "ckpt")
 
@@ -178,8 +230,9 @@ def test_bad_job_start_file(tmp_path) -> None:
     path = tmp_path / "job.json"
     path.write_text(json.dumps({"device_info": {"Index": -1}, "rank_table_file": "r"}))
     with pytest.raises(ValueError, match=r"device_info.Index = -1; give an integer >= 0"):
-        NPUEstimator(model_fn, config=NPURunConfig(model_dir=str(tmp_path)),
-                     job_start_file=str(path))
+        NPUEstimator(
+            model_fn, config=NPURunConfig(model_dir=str(tmp_path)), job_start_file=str(path)
+        )
 
 
 def test_model_dirs_must_agree(tmp_path) -> None:
@@ -227,7 +280,8 @@ def test_train_hooks_in_the_adapter_order(tmp_path, monkeypatch) -> None:
     spec = train_spec(estimator(tmp_path, iterations_per_loop=3, save_checkpoints_steps=7))
     kinds = [type(h) for h in spec.training_hooks]
     assert kinds == [
-        hooks.NPUBroadcastGlobalVariablesHook, hooks.NPUCheckpointSaverHook,
+        hooks.NPUBroadcastGlobalVariablesHook,
+        hooks.NPUCheckpointSaverHook,
         hooks.SetIterationsVarHook,
     ]
     assert spec.training_hooks[0].index == 1
@@ -253,8 +307,10 @@ def test_train_evaluate_predict(tmp_path) -> None:
     est = estimator(tmp_path, save_checkpoints_steps=2)
     est.train(input_fn, steps=5)
     assert est.get_variable_value("global_step") == 5
-    steps = sorted(int(p.split("-")[-1].split(".")[0])
-                   for p in glob.glob(str(tmp_path / "model" / "model.ckpt-*.index")))
+    steps = sorted(
+        int(p.split("-")[-1].split(".")[0])
+        for p in glob.glob(str(tmp_path / "model" / "model.ckpt-*.index"))
+    )
     assert steps == [0, 2, 4, 5]  # one saver: TF adds none next to NPUCheckpointSaverHook
     metrics = est.evaluate(input_fn, steps=2)
     assert metrics["global_step"] == 5 and np.isfinite(metrics["loss"])
@@ -301,8 +357,10 @@ def test_spec_validates_host_call(loss) -> None:
     with pytest.raises(ValueError, match=r"host_call\[1\] is a \w*Tensor"):
         make((print, loss))
     with pytest.raises(RuntimeError, match="2 tensors were given but 'f' takes 1 arguments"):
+
         def f(a):
             return a
+
         make((f, [loss, loss]))
     with pytest.raises(TypeError, match=r"unexpected \['b'\], missing \['a'\]"):
         make((f, {"b": loss}))
@@ -313,8 +371,13 @@ def test_spec_accepts_good_host_calls(loss) -> None:
     def f(a, b=None):
         return a
 
-    for host_call in ((f, [loss]), [f, [loss, loss]], (f, {"a": loss}),
-                      (lambda *xs: xs, [loss] * 3), (lambda **kw: kw, {"z": loss})):
+    for host_call in (
+        (f, [loss]),
+        [f, [loss, loss]],
+        (f, {"a": loss}),
+        (lambda *xs: xs, [loss] * 3),
+        (lambda **kw: kw, {"z": loss}),
+    ):
         spec = NPUEstimatorSpec("eval", loss=loss, host_call=host_call)
         assert spec._host_call is host_call
     plain = spec.to_estimator_spec()
@@ -334,8 +397,9 @@ def test_host_call_summary_reaches_event_files(tmp_path) -> None:
     def fn(features, labels, mode):
         spec = model_fn(features, labels, mode)
         step = tf.compat.v1.train.get_global_step()
-        return NPUEstimatorSpec(mode, loss=spec.loss, train_op=spec.train_op,
-                                host_call=(host_fn, [step, spec.loss]))
+        return NPUEstimatorSpec(
+            mode, loss=spec.loss, train_op=spec.train_op, host_call=(host_fn, [step, spec.loss])
+        )
 
     estimator(tmp_path, fn=fn).train(input_fn, steps=3)
     steps = []

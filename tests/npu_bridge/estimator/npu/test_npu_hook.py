@@ -17,8 +17,14 @@ pytestmark = pytest.mark.tf
 
 @pytest.fixture(autouse=True)
 def _one_rank(monkeypatch):
-    for name in ("RANK_SIZE", "CM_WORKER_SIZE", "STEP_NOW", "TOTAL_STEP", "LOSS_NOW",
-                 "TARGET_LOSS"):
+    for name in (
+        "RANK_SIZE",
+        "CM_WORKER_SIZE",
+        "STEP_NOW",
+        "TOTAL_STEP",
+        "LOSS_NOW",
+        "TARGET_LOSS",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -43,8 +49,11 @@ def test_output_tensor_hook_calls_output_fn_every_n_steps_and_at_end() -> None:
     calls = []
 
     def hooks(extra):
-        return [npu_hook.NPUOutputTensorHook({"x": extra["x"]}, output_fn=calls.append,
-                                             output_every_n_steps=2)]
+        return [
+            npu_hook.NPUOutputTensorHook(
+                {"x": extra["x"]}, output_fn=calls.append, output_every_n_steps=2
+            )
+        ]
 
     _run_steps(hooks, _counter, 5)
     assert calls == [[{"x": 1.0}, {"x": 1.0}], [{"x": 1.0}, {"x": 1.0}], [{"x": 1.0}]]
@@ -91,15 +100,21 @@ def test_broadcast_hook_does_nothing_with_one_rank() -> None:
         with tf.compat.v1.train.MonitoredSession(hooks=[hook]) as sess:
             sess.run(fetch)
             assert sess.run(fetch) == 2
-        assert not [op for op in tf.compat.v1.get_default_graph().get_operations()
-                    if op.name.startswith("HcomBroadcast")]
+        assert not [
+            op
+            for op in tf.compat.v1.get_default_graph().get_operations()
+            if op.name.startswith("HcomBroadcast")
+        ]
 
 
 def test_broadcast_hook_needs_the_launcher_with_more_ranks(monkeypatch) -> None:
     monkeypatch.setenv("RANK_SIZE", "2")
     hook = npu_hook.NPUBroadcastGlobalVariablesHook(0, 0)
-    with pytest.raises(Tf2NpuError, match="NPUBroadcastGlobalVariablesHook: RANK_SIZE=2 asks "
-                       "for 2 ranks, but this process was not started by the launcher"):
+    with pytest.raises(
+        Tf2NpuError,
+        match="NPUBroadcastGlobalVariablesHook: RANK_SIZE=2 asks "
+        "for 2 ranks, but this process was not started by the launcher",
+    ):
         hook.begin()
 
 
@@ -152,8 +167,11 @@ def test_keras_callback_with_one_and_more_ranks(monkeypatch) -> None:
     assert callback.broadcast_done
     monkeypatch.setenv("RANK_SIZE", "3")
     again = npu_callbacks.NPUBroadcastGlobalVariablesCallback(0)
-    with pytest.raises(Tf2NpuError, match="NPUBroadcastGlobalVariablesCallback: RANK_SIZE=3 "
-                       "asks for 3 ranks, but this process was not started by the launcher"):
+    with pytest.raises(
+        Tf2NpuError,
+        match="NPUBroadcastGlobalVariablesCallback: RANK_SIZE=3 "
+        "asks for 3 ranks, but this process was not started by the launcher",
+    ):
         again.on_batch_begin(0)
 
 

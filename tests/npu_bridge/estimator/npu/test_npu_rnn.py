@@ -21,11 +21,11 @@ def run_both(make_cell, sequence_length=None):
         inputs = tf.constant(INPUTS)
         cell = make_cell()
         with tf.compat.v1.variable_scope("model"):
-            ours = npu_dynamic_rnn(cell, inputs, dtype=tf.float32,
-                                   sequence_length=sequence_length)
+            ours = npu_dynamic_rnn(cell, inputs, dtype=tf.float32, sequence_length=sequence_length)
         with tf.compat.v1.variable_scope("model", reuse=True):
-            theirs = tf.compat.v1.nn.dynamic_rnn(cell, inputs, dtype=tf.float32,
-                                                 sequence_length=sequence_length, time_major=True)
+            theirs = tf.compat.v1.nn.dynamic_rnn(
+                cell, inputs, dtype=tf.float32, sequence_length=sequence_length, time_major=True
+            )
         assert len(tf.compat.v1.trainable_variables()) == 2  # kernel and bias, shared
         with tf.compat.v1.Session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
@@ -33,9 +33,7 @@ def run_both(make_cell, sequence_length=None):
 
 
 def test_basic_rnn_matches_dynamic_rnn() -> None:
-    (out, state), (ref_out, ref_state) = run_both(
-        lambda: tf.compat.v1.nn.rnn_cell.BasicRNNCell(6)
-    )
+    (out, state), (ref_out, ref_state) = run_both(lambda: tf.compat.v1.nn.rnn_cell.BasicRNNCell(6))
     assert out.shape == (5, 3, 6)
     np.testing.assert_allclose(out, ref_out, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(state, ref_state, rtol=1e-5, atol=1e-6)

@@ -33,17 +33,38 @@ def _attrs_inside(scope) -> tuple[dict[str, AttrValue], dict[str, AttrValue]]:
         (npu_scope.without_npu_compile_scope, {"_without_npu_compile": AttrValue(b=True)}),
         (npu_scope.keep_dtype_scope, {"_keep_dtype": AttrValue(i=1)}),
         (npu_scope.npu_variable_scope, {"_variable_placement": AttrValue(s=b"all")}),
-        (lambda: npu_scope.npu_variable_scope(NpuExecutePlacement.HOST), {"_variable_placement": AttrValue(s=b"host")}),
+        (
+            lambda: npu_scope.npu_variable_scope(NpuExecutePlacement.HOST),
+            {"_variable_placement": AttrValue(s=b"host")},
+        ),
         (lambda: npu_scope.npu_stage_scope(3), {"_stage_level": AttrValue(i=3)}),
         (npu_scope.npu_mem_type_scope, {"_output_memory_type": AttrValue(i=1)}),
-        (npu_scope.npu_weight_prefetch_scope, {"_buffer_pool_id": AttrValue(i=0), "_buffer_pool_size": AttrValue(i=536870912)}),
-        (lambda: npu_scope.npu_weight_prefetch_scope(2, 1024), {"_buffer_pool_id": AttrValue(i=2), "_buffer_pool_size": AttrValue(i=1024)}),
-        (lambda: npu_scope.op_specified_engine_scope("DNN_VM_AICPU", "aicpu_kernel"), {"_specified_engine_name": AttrValue(s=b"DNN_VM_AICPU"), "_specified_kernel_lib_name": AttrValue(s=b"aicpu_kernel")}),
+        (
+            npu_scope.npu_weight_prefetch_scope,
+            {"_buffer_pool_id": AttrValue(i=0), "_buffer_pool_size": AttrValue(i=536870912)},
+        ),
+        (
+            lambda: npu_scope.npu_weight_prefetch_scope(2, 1024),
+            {"_buffer_pool_id": AttrValue(i=2), "_buffer_pool_size": AttrValue(i=1024)},
+        ),
+        (
+            lambda: npu_scope.op_specified_engine_scope("DNN_VM_AICPU", "aicpu_kernel"),
+            {
+                "_specified_engine_name": AttrValue(s=b"DNN_VM_AICPU"),
+                "_specified_kernel_lib_name": AttrValue(s=b"aicpu_kernel"),
+            },
+        ),
         (lambda: npu_scope.npu_qos_label_scope(7), {"_qos_service_label": AttrValue(i=7)}),
-        (lambda: npu_scope.subgraph_multi_dims_scope(1), {"_subgraph_multi_dims_index": AttrValue(i=1)}),
+        (
+            lambda: npu_scope.subgraph_multi_dims_scope(1),
+            {"_subgraph_multi_dims_index": AttrValue(i=1)},
+        ),
         (npu_scope.npu_optimizer_scope, {"_optimizer": AttrValue(b=True)}),
         (npu_scope.disable_autofuse, {"_disable_autofuse_scope": AttrValue(b=True)}),
-        (lambda: npu_scope.limit_core_num_scope(op_vectorore_num="8"), {"_op_vectorcore_num": AttrValue(s=b"8")}),
+        (
+            lambda: npu_scope.limit_core_num_scope(op_vectorore_num="8"),
+            {"_op_vectorcore_num": AttrValue(s=b"8")},
+        ),
     ],
 )
 def test_scope_sets_exactly_its_attrs(make, expected) -> None:
@@ -77,14 +98,42 @@ def test_name_scopes() -> None:
 @pytest.mark.parametrize(
     ("make", "error", "message"),
     [
-        (lambda: npu_scope.npu_variable_scope("all"), ValueError, r"npu_variable_scope\(placement='all'\): use one of NpuExecutePlacement.ALL"),
-        (lambda: npu_scope.npu_stage_scope("1"), TypeError, r"npu_stage_scope\(stage='1'\): stage is str; give an int"),
+        (
+            lambda: npu_scope.npu_variable_scope("all"),
+            ValueError,
+            r"npu_variable_scope\(placement='all'\): use one of NpuExecutePlacement.ALL",
+        ),
+        (
+            lambda: npu_scope.npu_stage_scope("1"),
+            TypeError,
+            r"npu_stage_scope\(stage='1'\): stage is str; give an int",
+        ),
         (lambda: npu_scope.npu_qos_label_scope(True), TypeError, r"label is bool; give an int"),
-        (lambda: npu_scope.op_specified_engine_scope(1, "lib"), TypeError, r"engine_name is int; give a string"),
-        (lambda: npu_scope.limit_core_num_scope(op_vectorore_num=8), ValueError, r"give the core count as a string"),
-        (lambda: npu_scope.limit_core_num_scope(op_vectorore_num="x"), ValueError, r"not a whole number"),
-        (lambda: npu_scope.limit_core_num_scope(op_vectorore_num="0"), ValueError, r"must be greater than zero"),
-        (lambda: npu_scope.npu_graph_slice_scope(0), ValueError, r"'slice_num' = 0 is out of range"),
+        (
+            lambda: npu_scope.op_specified_engine_scope(1, "lib"),
+            TypeError,
+            r"engine_name is int; give a string",
+        ),
+        (
+            lambda: npu_scope.limit_core_num_scope(op_vectorore_num=8),
+            ValueError,
+            r"give the core count as a string",
+        ),
+        (
+            lambda: npu_scope.limit_core_num_scope(op_vectorore_num="x"),
+            ValueError,
+            r"not a whole number",
+        ),
+        (
+            lambda: npu_scope.limit_core_num_scope(op_vectorore_num="0"),
+            ValueError,
+            r"must be greater than zero",
+        ),
+        (
+            lambda: npu_scope.npu_graph_slice_scope(0),
+            ValueError,
+            r"'slice_num' = 0 is out of range",
+        ),
     ],
 )
 def test_bad_arguments(make, error, message) -> None:

@@ -33,6 +33,7 @@ def elements(dataset) -> list[int]:
 def distributed_range(n: int):
     def build():
         return NPUStrategy().experimental_distribute_dataset(tf.data.Dataset.range(n))
+
     return build
 
 
