@@ -21,20 +21,9 @@ import tensorflow as tf
 class EncoderConfig:
     """Hyperparameters of the encoder."""
 
-    def __init__(
-        self,
-        vocab_size,
-        width=64,
-        depth=2,
-        heads=2,
-        ffn_width=128,
-        act="gelu",
-        hidden_drop=0.1,
-        attention_drop=0.1,
-        max_positions=64,
-        segment_vocab=2,
-        init_stddev=0.02,
-    ):
+    def __init__(self, vocab_size, width=64, depth=2, heads=2, ffn_width=128,
+                 act="gelu", hidden_drop=0.1, attention_drop=0.1, max_positions=64,
+                 segment_vocab=2, init_stddev=0.02):
         self.vocab_size = vocab_size
         self.width = width
         self.depth = depth
@@ -76,8 +65,7 @@ def drop(x, drop_prob):
 
 def norm(x, scope=None):
     return tf.contrib.layers.layer_norm(
-        inputs=x, begin_norm_axis=-1, begin_params_axis=-1, scope=scope
-    )
+        inputs=x, begin_norm_axis=-1, begin_params_axis=-1, scope=scope)
 
 
 def norm_and_drop(x, drop_prob, scope=None):
@@ -93,8 +81,7 @@ def static_or_dynamic_shape(tensor, rank=None):
     if rank is not None and tensor.shape.ndims != rank:
         raise ValueError(
             f"{tensor.name} in scope {tf.get_variable_scope().name!r} has rank "
-            f"{tensor.shape.ndims}, expected {rank}"
-        )
+            f"{tensor.shape.ndims}, expected {rank}")
     static = tensor.shape.as_list()
     dynamic = tf.shape(tensor)
     return [dim if dim is not None else dynamic[i] for i, dim in enumerate(static)]
@@ -115,17 +102,14 @@ def token_embeddings(ids, vocab_size, width, stddev, one_hot, table_name="token_
 def add_segments_and_positions(x, segment_ids, config):
     batch, seq, width = static_or_dynamic_shape(x)
     segment_table = tf.get_variable(
-        "segment_table", [config.segment_vocab, width], initializer=init_for(config.init_stddev)
-    )
+        "segment_table", [config.segment_vocab, width], initializer=init_for(config.init_stddev))
     one_hot_segments = tf.one_hot(tf.reshape(segment_ids, [-1]), depth=config.segment_vocab)
     x += tf.reshape(tf.matmul(one_hot_segments, segment_table), [batch, seq, width])
     fits = tf.assert_less_equal(seq, config.max_positions)
     with tf.control_dependencies([fits]):
         position_table = tf.get_variable(
-            "position_table",
-            [config.max_positions, width],
-            initializer=init_for(config.init_stddev),
-        )
+            "position_table", [config.max_positions, width],
+            initializer=init_for(config.init_stddev))
         x += tf.expand_dims(tf.slice(position_table, [0, 0], [seq, -1]), 0)
     return norm_and_drop(x, config.hidden_drop)
 
@@ -145,8 +129,7 @@ def split_heads(x, batch, seq, heads, head_width):
 def self_attention(x2d, mask, batch, seq, config):
     head_width = config.width // config.heads
     project = lambda name: tf.layers.dense(  # noqa: E731
-        x2d, config.heads * head_width, name=name, kernel_initializer=init_for(config.init_stddev)
-    )
+        x2d, config.heads * head_width, name=name, kernel_initializer=init_for(config.init_stddev))
     q = split_heads(project("q"), batch, seq, config.heads, head_width)
     k = split_heads(project("k"), batch, seq, config.heads, head_width)
     v = split_heads(project("v"), batch, seq, config.heads, head_width)
@@ -167,21 +150,15 @@ def encoder_stack(x, mask, config):
         with tf.variable_scope(f"block_{i}"):
             with tf.variable_scope("attention"):
                 attended = self_attention(h, mask, batch, seq, config)
-                attended = tf.layers.dense(
-                    attended, width, name="out", kernel_initializer=init_for(config.init_stddev)
-                )
+                attended = tf.layers.dense(attended, width, name="out",
+                                           kernel_initializer=init_for(config.init_stddev))
                 h = norm(drop(attended, config.hidden_drop) + h, "attention_norm")
             with tf.variable_scope("ffn"):
-                inner = tf.layers.dense(
-                    h,
-                    config.ffn_width,
-                    name="up",
-                    activation=activation_by_name(config.act),
-                    kernel_initializer=init_for(config.init_stddev),
-                )
-                out = tf.layers.dense(
-                    inner, width, name="down", kernel_initializer=init_for(config.init_stddev)
-                )
+                inner = tf.layers.dense(h, config.ffn_width, name="up",
+                                        activation=activation_by_name(config.act),
+                                        kernel_initializer=init_for(config.init_stddev))
+                out = tf.layers.dense(inner, width, name="down",
+                                      kernel_initializer=init_for(config.init_stddev))
                 h = norm(drop(out, config.hidden_drop) + h, "ffn_norm")
             outputs.append(tf.reshape(h, [batch, seq, width]))
     return outputs
@@ -190,9 +167,8 @@ def encoder_stack(x, mask, config):
 class Encoder:
     """Embeddings, a stack of Transformer blocks and a tanh pooler over the first position."""
 
-    def __init__(
-        self, config, is_training, ids, mask=None, segments=None, one_hot=False, scope=None
-    ):
+    def __init__(self, config, is_training, ids, mask=None, segments=None, one_hot=False,
+                 scope=None):
         config = copy_for_mode(config, is_training)
         batch, seq = static_or_dynamic_shape(ids)
         if mask is None:
@@ -202,20 +178,16 @@ class Encoder:
         with tf.variable_scope(scope, default_name="encoder"):
             with tf.variable_scope("embed"):
                 x, self.token_table = token_embeddings(
-                    ids, config.vocab_size, config.width, config.init_stddev, one_hot
-                )
+                    ids, config.vocab_size, config.width, config.init_stddev, one_hot)
                 self.embedded = add_segments_and_positions(x, segments, config)
             with tf.variable_scope("blocks"):
-                self.block_outputs = encoder_stack(self.embedded, pairwise_mask(ids, mask), config)
+                self.block_outputs = encoder_stack(
+                    self.embedded, pairwise_mask(ids, mask), config)
             self.sequence = self.block_outputs[-1]
             with tf.variable_scope("pool"):
                 first = tf.squeeze(self.sequence[:, 0:1, :], axis=1)
-                self.pooled = tf.layers.dense(
-                    first,
-                    config.width,
-                    activation=tf.tanh,
-                    kernel_initializer=init_for(config.init_stddev),
-                )
+                self.pooled = tf.layers.dense(first, config.width, activation=tf.tanh,
+                                              kernel_initializer=init_for(config.init_stddev))
 
 
 def copy_for_mode(config, is_training):

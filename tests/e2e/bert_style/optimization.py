@@ -13,13 +13,8 @@ import tensorflow as tf
 def warmup_then_decay(base_rate, total_steps, warmup_steps):
     step = tf.train.get_or_create_global_step()
     rate = tf.train.polynomial_decay(
-        tf.constant(base_rate, dtype=tf.float32, shape=[]),
-        step,
-        total_steps,
-        end_learning_rate=0.0,
-        power=1.0,
-        cycle=False,
-    )
+        tf.constant(base_rate, dtype=tf.float32, shape=[]), step, total_steps,
+        end_learning_rate=0.0, power=1.0, cycle=False)
     if warmup_steps:
         step_f = tf.cast(tf.cast(step, tf.int32), tf.float32)
         warm = tf.cast(warmup_steps, tf.float32)
@@ -33,9 +28,7 @@ def make_train_op(loss, base_rate, total_steps, warmup_steps, use_tpu):
     step = tf.train.get_or_create_global_step()
     optimizer = DecoupledWeightDecayAdam(
         learning_rate=warmup_then_decay(base_rate, total_steps, warmup_steps),
-        decay_rate=0.01,
-        skip_decay_for=["norm", "bias"],
-    )
+        decay_rate=0.01, skip_decay_for=["norm", "bias"])
     if use_tpu:
         optimizer = tf.contrib.tpu.CrossShardOptimizer(optimizer)
     variables = tf.trainable_variables()
@@ -48,16 +41,8 @@ def make_train_op(loss, base_rate, total_steps, warmup_steps, use_tpu):
 class DecoupledWeightDecayAdam(tf.train.Optimizer):
     """Adam whose weight decay is added to the update, not to the loss (AdamW)."""
 
-    def __init__(
-        self,
-        learning_rate,
-        decay_rate=0.0,
-        beta1=0.9,
-        beta2=0.999,
-        epsilon=1e-6,
-        skip_decay_for=None,
-        name="DecoupledWeightDecayAdam",
-    ):
+    def __init__(self, learning_rate, decay_rate=0.0, beta1=0.9, beta2=0.999, epsilon=1e-6,
+                 skip_decay_for=None, name="DecoupledWeightDecayAdam"):
         super().__init__(False, name)
         self.learning_rate = learning_rate
         self.decay_rate = decay_rate
@@ -72,32 +57,20 @@ class DecoupledWeightDecayAdam(tf.train.Optimizer):
             if grad is None or var is None:
                 continue
             base = self._base_name(var.name)
-            first = tf.get_variable(
-                base + "/adam_first",
-                var.shape.as_list(),
-                tf.float32,
-                trainable=False,
-                initializer=tf.zeros_initializer(),
-            )
-            second = tf.get_variable(
-                base + "/adam_second",
-                var.shape.as_list(),
-                tf.float32,
-                trainable=False,
-                initializer=tf.zeros_initializer(),
-            )
+            first = tf.get_variable(base + "/adam_first", var.shape.as_list(), tf.float32,
+                                    trainable=False, initializer=tf.zeros_initializer())
+            second = tf.get_variable(base + "/adam_second", var.shape.as_list(), tf.float32,
+                                     trainable=False, initializer=tf.zeros_initializer())
             new_first = self.beta1 * first + (1.0 - self.beta1) * grad
             new_second = self.beta2 * second + (1.0 - self.beta2) * tf.square(grad)
             step = new_first / (tf.sqrt(new_second) + self.epsilon)
             if self._decays(base):
                 step += self.decay_rate * var
-            updates.extend(
-                [
-                    tf.assign(var, var - self.learning_rate * step),
-                    tf.assign(first, new_first),
-                    second.assign(new_second),
-                ]
-            )
+            updates.extend([
+                tf.assign(var, var - self.learning_rate * step),
+                tf.assign(first, new_first),
+                second.assign(new_second),
+            ])
         return tf.group(*updates, name=name)
 
     def _decays(self, base):

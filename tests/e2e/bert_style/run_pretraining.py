@@ -42,15 +42,8 @@ flags.DEFINE_string("gcp_project", None, "GCP project of the TPU.")
 flags.DEFINE_string("master", None, "TensorFlow master URL.")
 flags.DEFINE_integer("num_tpu_cores", 8, "TPU cores.")
 
-FEATURES = (
-    "ids",
-    "mask",
-    "segments",
-    "mlm_positions",
-    "mlm_targets",
-    "mlm_weights",
-    "next_sentence",
-)
+FEATURES = ("ids", "mask", "segments", "mlm_positions", "mlm_targets", "mlm_weights",
+            "next_sentence")
 
 
 def write_synthetic_records(path, count, seq, predictions, vocab, seed=12345):
@@ -68,14 +61,11 @@ def write_synthetic_records(path, count, seq, predictions, vocab, seed=12345):
             segments = [0] * (length // 2) + [1] * (seq - length // 2)
             positions = sorted(rng.choice(length, predictions, replace=False))
             features = {
-                "ids": ints(ids),
-                "mask": ints(mask),
-                "segments": ints(segments),
+                "ids": ints(ids), "mask": ints(mask), "segments": ints(segments),
                 "mlm_positions": ints(positions),
                 "mlm_targets": ints(ids[positions]),
                 "mlm_weights": tf.train.Feature(
-                    float_list=tf.train.FloatList(value=[1.0] * predictions)
-                ),
+                    float_list=tf.train.FloatList(value=[1.0] * predictions)),
                 "next_sentence": ints([rng.randint(0, 2)]),
             }
             example = tf.train.Example(features=tf.train.Features(feature=features))
@@ -93,16 +83,11 @@ def gather_positions(sequence, positions):
 def masked_lm_loss(config, sequence, table, positions, targets, weights):
     with tf.variable_scope("mlm_head"):
         x = gather_positions(sequence, positions)
-        x = tf.layers.dense(
-            x,
-            config.width,
-            activation=modeling.activation_by_name(config.act),
-            kernel_initializer=modeling.init_for(config.init_stddev),
-        )
+        x = tf.layers.dense(x, config.width, activation=modeling.activation_by_name(config.act),
+                            kernel_initializer=modeling.init_for(config.init_stddev))
         x = modeling.norm(x)
-        bias = tf.get_variable(
-            "vocab_bias", [config.vocab_size], initializer=tf.zeros_initializer()
-        )
+        bias = tf.get_variable("vocab_bias", [config.vocab_size],
+                               initializer=tf.zeros_initializer())
         log_probs = tf.nn.log_softmax(tf.nn.bias_add(tf.matmul(x, table, transpose_b=True), bias))
         one_hot = tf.one_hot(tf.reshape(targets, [-1]), depth=config.vocab_size, dtype=tf.float32)
         per_example = -tf.reduce_sum(log_probs * one_hot, axis=[-1])
@@ -113,13 +98,11 @@ def masked_lm_loss(config, sequence, table, positions, targets, weights):
 
 def next_sentence_loss(config, pooled, labels):
     with tf.variable_scope("nsp_head"):
-        kernel = tf.get_variable(
-            "kernel", [2, config.width], initializer=modeling.init_for(config.init_stddev)
-        )
+        kernel = tf.get_variable("kernel", [2, config.width],
+                                 initializer=modeling.init_for(config.init_stddev))
         bias = tf.get_variable("bias", [2], initializer=tf.zeros_initializer())
-        log_probs = tf.nn.log_softmax(
-            tf.nn.bias_add(tf.matmul(pooled, kernel, transpose_b=True), bias)
-        )
+        log_probs = tf.nn.log_softmax(tf.nn.bias_add(tf.matmul(pooled, kernel, transpose_b=True),
+                                                     bias))
         one_hot = tf.one_hot(tf.reshape(labels, [-1]), depth=2, dtype=tf.float32)
         per_example = -tf.reduce_sum(one_hot * log_probs, axis=-1)
     return tf.reduce_mean(per_example), per_example, log_probs
@@ -129,25 +112,13 @@ def build_model_fn(config, init_checkpoint, base_rate, total_steps, warmup_steps
     def model_fn(features, labels, mode, params):
         tf.logging.info("features: %s", ", ".join(sorted(features)))
         training = mode == tf.estimator.ModeKeys.TRAIN
-        encoder = modeling.Encoder(
-            config,
-            training,
-            features["ids"],
-            features["mask"],
-            features["segments"],
-            one_hot=use_tpu,
-        )
+        encoder = modeling.Encoder(config, training, features["ids"], features["mask"],
+                                   features["segments"], one_hot=use_tpu)
         mlm, mlm_per_example, mlm_log_probs = masked_lm_loss(
-            config,
-            encoder.sequence,
-            encoder.token_table,
-            features["mlm_positions"],
-            features["mlm_targets"],
-            features["mlm_weights"],
-        )
+            config, encoder.sequence, encoder.token_table, features["mlm_positions"],
+            features["mlm_targets"], features["mlm_weights"])
         nsp, nsp_per_example, nsp_log_probs = next_sentence_loss(
-            config, encoder.pooled, features["next_sentence"]
-        )
+            config, encoder.pooled, features["next_sentence"])
         total = mlm + nsp
 
         scaffold_fn = None
@@ -155,7 +126,6 @@ def build_model_fn(config, init_checkpoint, base_rate, total_steps, warmup_steps
             trainable = tf.trainable_variables()
             assignment, _ = modeling.checkpoint_assignment(trainable, init_checkpoint)
             if use_tpu:
-
                 def scaffold_fn():
                     tf.train.init_from_checkpoint(init_checkpoint, assignment)
                     return tf.train.Scaffold()
@@ -164,52 +134,32 @@ def build_model_fn(config, init_checkpoint, base_rate, total_steps, warmup_steps
             print(f"warm_started={len(assignment)}/{len(trainable)}")
 
         if training:
-            train_op = optimization.make_train_op(
-                total, base_rate, total_steps, warmup_steps, use_tpu
-            )
-            return tf.contrib.tpu.TPUEstimatorSpec(
-                mode=mode, loss=total, train_op=train_op, scaffold_fn=scaffold_fn
-            )
+            train_op = optimization.make_train_op(total, base_rate, total_steps, warmup_steps,
+                                                  use_tpu)
+            return tf.contrib.tpu.TPUEstimatorSpec(mode=mode, loss=total, train_op=train_op,
+                                                   scaffold_fn=scaffold_fn)
         if mode == tf.estimator.ModeKeys.EVAL:
-
-            def metric_fn(
-                mlm_per_example,
-                mlm_log_probs,
-                targets,
-                weights,
-                nsp_per_example,
-                nsp_log_probs,
-                nsp_labels,
-            ):
+            def metric_fn(mlm_per_example, mlm_log_probs, targets, weights, nsp_per_example,
+                          nsp_log_probs, nsp_labels):
                 weights = tf.reshape(weights, [-1])
                 # shape[-1] is a v1 Dimension here, which tf.reshape converts.
                 mlm_log_probs = tf.reshape(mlm_log_probs, [-1, mlm_log_probs.shape[-1]])
                 mlm_guess = tf.argmax(mlm_log_probs, axis=-1, output_type=tf.int32)
                 nsp_guess = tf.argmax(nsp_log_probs, axis=-1, output_type=tf.int32)
                 return {
-                    "mlm_accuracy": tf.metrics.accuracy(
-                        tf.reshape(targets, [-1]), mlm_guess, weights=weights
-                    ),
+                    "mlm_accuracy": tf.metrics.accuracy(tf.reshape(targets, [-1]), mlm_guess,
+                                                        weights=weights),
                     "mlm_loss": tf.metrics.mean(mlm_per_example, weights=weights),
-                    "nsp_accuracy": tf.metrics.accuracy(tf.reshape(nsp_labels, [-1]), nsp_guess),
+                    "nsp_accuracy": tf.metrics.accuracy(tf.reshape(nsp_labels, [-1]),
+                                                        nsp_guess),
                     "nsp_loss": tf.metrics.mean(nsp_per_example),
                 }
 
-            metrics = (
-                metric_fn,
-                [
-                    mlm_per_example,
-                    mlm_log_probs,
-                    features["mlm_targets"],
-                    features["mlm_weights"],
-                    nsp_per_example,
-                    nsp_log_probs,
-                    features["next_sentence"],
-                ],
-            )
-            return tf.contrib.tpu.TPUEstimatorSpec(
-                mode=mode, loss=total, eval_metrics=metrics, scaffold_fn=scaffold_fn
-            )
+            metrics = (metric_fn, [mlm_per_example, mlm_log_probs, features["mlm_targets"],
+                                   features["mlm_weights"], nsp_per_example, nsp_log_probs,
+                                   features["next_sentence"]])
+            return tf.contrib.tpu.TPUEstimatorSpec(mode=mode, loss=total, eval_metrics=metrics,
+                                                   scaffold_fn=scaffold_fn)
         raise ValueError(f"only TRAIN and EVAL are supported, got mode {mode}")
 
     return model_fn
@@ -238,22 +188,14 @@ def build_input_fn(patterns, seq, predictions, training, workers=4):
         if training:
             d = tf.data.Dataset.from_tensor_slices(tf.constant(files)).repeat()
             d = d.shuffle(buffer_size=len(files))
-            d = d.apply(
-                tf.contrib.data.parallel_interleave(
-                    tf.data.TFRecordDataset, sloppy=training, cycle_length=min(workers, len(files))
-                )
-            )
+            d = d.apply(tf.contrib.data.parallel_interleave(
+                tf.data.TFRecordDataset, sloppy=training, cycle_length=min(workers, len(files))))
             d = d.shuffle(buffer_size=100)
         else:
             d = tf.data.TFRecordDataset(files).repeat()
-        return d.apply(
-            tf.contrib.data.map_and_batch(
-                decode,
-                batch_size=params["batch_size"],
-                num_parallel_batches=workers,
-                drop_remainder=True,
-            )
-        )
+        return d.apply(tf.contrib.data.map_and_batch(
+            decode, batch_size=params["batch_size"], num_parallel_batches=workers,
+            drop_remainder=True))
 
     return input_fn
 
@@ -262,13 +204,9 @@ def tiny_config():
     if FLAGS.config_file:
         return modeling.EncoderConfig.from_json_file(FLAGS.config_file)
     return modeling.EncoderConfig(
-        vocab_size=FLAGS.vocab_size,
-        width=FLAGS.hidden_size,
-        depth=FLAGS.num_hidden_layers,
-        heads=FLAGS.num_attention_heads,
-        ffn_width=2 * FLAGS.hidden_size,
-        max_positions=max(64, FLAGS.max_seq_length),
-    )
+        vocab_size=FLAGS.vocab_size, width=FLAGS.hidden_size, depth=FLAGS.num_hidden_layers,
+        heads=FLAGS.num_attention_heads, ffn_width=2 * FLAGS.hidden_size,
+        max_positions=max(64, FLAGS.max_seq_length))
 
 
 def main(_):
@@ -279,19 +217,13 @@ def main(_):
     input_file = FLAGS.input_file
     if not input_file:
         input_file = os.path.join(output_dir, "synthetic.tfrecord")
-        write_synthetic_records(
-            input_file,
-            FLAGS.synthetic_examples,
-            FLAGS.max_seq_length,
-            FLAGS.max_predictions_per_seq,
-            config.vocab_size,
-        )
+        write_synthetic_records(input_file, FLAGS.synthetic_examples, FLAGS.max_seq_length,
+                                FLAGS.max_predictions_per_seq, config.vocab_size)
 
     resolver = None
     if FLAGS.use_tpu and FLAGS.tpu_name:
         resolver = tf.contrib.cluster_resolver.TPUClusterResolver(
-            FLAGS.tpu_name, zone=FLAGS.tpu_zone, project=FLAGS.gcp_project
-        )
+            FLAGS.tpu_name, zone=FLAGS.tpu_zone, project=FLAGS.gcp_project)
     per_host = tf.contrib.tpu.InputPipelineConfig.PER_HOST_V2
     run_config = tf.contrib.tpu.RunConfig(
         cluster=resolver,
@@ -301,37 +233,23 @@ def main(_):
         tpu_config=tf.contrib.tpu.TPUConfig(
             iterations_per_loop=FLAGS.iterations_per_loop,
             num_shards=FLAGS.num_tpu_cores,
-            per_host_input_for_training=per_host,
-        ),
-    )
-    model_fn = build_model_fn(
-        config,
-        FLAGS.init_checkpoint,
-        FLAGS.learning_rate,
-        FLAGS.num_train_steps,
-        FLAGS.num_warmup_steps,
-        FLAGS.use_tpu,
-    )
+            per_host_input_for_training=per_host))
+    model_fn = build_model_fn(config, FLAGS.init_checkpoint, FLAGS.learning_rate,
+                              FLAGS.num_train_steps, FLAGS.num_warmup_steps, FLAGS.use_tpu)
     estimator = tf.contrib.tpu.TPUEstimator(
         use_tpu=FLAGS.use_tpu,
         model_fn=model_fn,
         config=run_config,
         train_batch_size=FLAGS.train_batch_size,
-        eval_batch_size=FLAGS.eval_batch_size,
-    )
+        eval_batch_size=FLAGS.eval_batch_size)
 
-    estimator.train(
-        input_fn=build_input_fn(
-            input_file, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq, training=True
-        ),
-        max_steps=FLAGS.num_train_steps,
-    )
+    estimator.train(input_fn=build_input_fn(input_file, FLAGS.max_seq_length,
+                                            FLAGS.max_predictions_per_seq, training=True),
+                    max_steps=FLAGS.num_train_steps)
     result = estimator.evaluate(
-        input_fn=build_input_fn(
-            input_file, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq, training=False
-        ),
-        steps=FLAGS.max_eval_steps,
-    )
+        input_fn=build_input_fn(input_file, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq,
+                                training=False),
+        steps=FLAGS.max_eval_steps)
     with tf.gfile.GFile(os.path.join(output_dir, "eval_results.txt"), "w") as writer:
         for key in sorted(result):
             tf.logging.info("  %s = %s", key, result[key])
