@@ -12,13 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 import tensorflow.compat.v1 as tf
-from keras.src.engine.base_layer import Layer as KerasLayer
+from keras.src.engine import base_layer
 from keras.src.layers.rnn import legacy_cells
 
 RNNCell = tf.nn.rnn_cell.RNNCell
 LayerRNNCell = legacy_cells.LayerRNNCell
 LSTMStateTuple = tf.nn.rnn_cell.LSTMStateTuple
-__all__ = ["KerasLayer", "LSTMStateTuple", "LayerRNNCell", "Linear", "RNNCell"]
+KerasLayer = base_layer.Layer  # what TF 1.15 checked output layers against
 
 # TF 1.15's rnn_cell_impl names, which _Linear and the block cells use.
 WEIGHTS_NAME = "kernel"
@@ -28,7 +28,9 @@ BIAS_NAME = "bias"
 def assert_like_rnncell(name: str, cell: Any) -> None:
     """Raise ``TypeError`` unless ``cell`` has what TF 1.15 required of an RNN cell."""
     missing = [
-        attr for attr in ("output_size", "state_size", "get_initial_state") if not hasattr(cell, attr)
+        attr
+        for attr in ("output_size", "state_size", "get_initial_state")
+        if not hasattr(cell, attr)
     ]
     if not callable(cell):
         missing.append("__call__")
@@ -65,8 +67,22 @@ def transpose_batch_time(x: Any) -> Any:
         perm = [1, 0, *range(2, rank)]
     out = tf.transpose(x, perm)
     if rank is not None:
-        out.set_shape([x.shape[1], x.shape[0]] + x.shape[2:].as_list())
+        out.set_shape([x.shape[1], x.shape[0], *x.shape[2:].as_list()])
     return out
+
+
+def best_effort_input_batch_size(flat_input: Any) -> Any:
+    """The batch size of time-major inputs: the first static one, else the dynamic one."""
+    for x in flat_input:
+        shape = x.shape
+        if shape.rank is None:
+            continue
+        if shape.rank < 2:
+            raise ValueError(f"Input tensor should have rank >= 2, received shape: {shape}")
+        batch = tf.compat.dimension_value(shape[1])
+        if batch is not None:
+            return batch
+    return tf.shape(flat_input[0])[1]
 
 
 def _total_width(args: list[Any]) -> int:

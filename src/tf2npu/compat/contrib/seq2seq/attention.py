@@ -110,13 +110,11 @@ class _BaseAttentionMechanism(AttentionMechanism):
             )
         if score_mask_value is None:
             score_mask_value = tf.as_dtype(memory_layer.dtype).as_numpy_dtype(-np.inf)
-        self._probability_fn = lambda score, prev: probability_fn(
+        self._probability_fn: Callable[[Any, Any], Any] = lambda score, prev: probability_fn(
             _mask_score(score, memory_sequence_length, score_mask_value), prev
         )
         with tf.name_scope(name, "BaseAttentionMechanismInit", tf.nest.flatten(memory)):
-            self._values = _prepare_memory(
-                memory, memory_sequence_length, check_inner_dims_defined
-            )
+            self._values = _prepare_memory(memory, memory_sequence_length, check_inner_dims_defined)
             self._keys = memory_layer(self._values) if memory_layer else self._values
             if custom_key_value_fn is not None:
                 self._keys, self._values = custom_key_value_fn(self._keys, self._values)
@@ -209,9 +207,7 @@ def _bahdanau_vars(num_units: int, normalize: bool, dtype: Any) -> tuple[Any, An
         initializer=tf.constant_initializer(math.sqrt(1.0 / num_units)),
         shape=(),
     )
-    b = tf.get_variable(
-        "attention_b", [num_units], dtype=dtype, initializer=tf.zeros_initializer()
-    )
+    b = tf.get_variable("attention_b", [num_units], dtype=dtype, initializer=tf.zeros_initializer())
     return v, g, b
 
 
@@ -342,10 +338,7 @@ def _monotonic_probability_fn(
 ) -> Any:
     if sigmoid_noise > 0:
         score += sigmoid_noise * tf.random_normal(tf.shape(score), dtype=score.dtype, seed=seed)
-    if mode == "hard":
-        p_choose_i = tf.cast(score > 0, score.dtype)
-    else:
-        p_choose_i = tf.sigmoid(score)
+    p_choose_i = tf.cast(score > 0, score.dtype) if mode == "hard" else tf.sigmoid(score)
     return monotonic_attention(p_choose_i, previous, mode)
 
 

@@ -77,7 +77,11 @@ def tile_batch(t: Any, multiplier: int, name: str | None = None) -> Any:
 
 
 def gather_tree(
-    step_ids: Any, parent_ids: Any, max_sequence_lengths: Any, end_token: Any, name: str | None = None
+    step_ids: Any,
+    parent_ids: Any,
+    max_sequence_lengths: Any,
+    end_token: Any,
+    name: str | None = None,
 ) -> Any:
     """Backtrack beams: ``[max_time, batch, beam]`` ids of the full hypothesis of each beam.
 
@@ -206,7 +210,9 @@ def _mask_probs(probs: Any, eos_token: Any, finished: Any) -> Any:
     return tf.where(mask, finished_probs, probs)
 
 
-def _gather(indices: Any, source: Any, batch_size: Any, range_size: Any, shape: Any, name: Any = None) -> Any:
+def _gather(
+    indices: Any, source: Any, batch_size: Any, range_size: Any, shape: Any, name: Any = None
+) -> Any:
     """``source[b, indices[b, k]]`` through a flat gather, keeping the static shape."""
     with tf.name_scope(name, "tensor_gather_helper"):
         offsets = tf.expand_dims(tf.range(batch_size) * range_size, 1)
@@ -262,7 +268,12 @@ def _beam_search_step(
         attention *= tf.expand_dims(tf.cast(not_finished, tf.float32), 2)
         accumulated = beam_state.accumulated_attention_probs + attention
     scores = _scores(
-        total, new_lengths, length_penalty_weight, coverage_penalty_weight, finished_before, accumulated
+        total,
+        new_lengths,
+        length_penalty_weight,
+        coverage_penalty_weight,
+        finished_before,
+        accumulated,
     )
     scores_flat = tf.reshape(scores, [batch_size, -1])
     k = tf.convert_to_tensor(beam_width, dtype=tf.int32, name="beam_width")
@@ -411,7 +422,9 @@ class BeamSearchDecoder(Decoder):
         if self._reorder_tensor_arrays:
             final_state = final_state._replace(
                 cell_state=tf.nest.map_structure(
-                    lambda t: self._maybe_sort_array_beams(t, outputs.parent_ids, final_state.lengths),
+                    lambda t: self._maybe_sort_array_beams(
+                        t, outputs.parent_ids, final_state.lengths
+                    ),
                     final_state.cell_state,
                 )
             )
@@ -423,20 +436,24 @@ class BeamSearchDecoder(Decoder):
         )
 
     def _merge_batch_beams(self, t: Any, s: Any = None) -> Any:
-        s = tf.TensorShape(tf.get_static_value(s)) if isinstance(s, tf.Tensor) else tf.TensorShape(s)
+        s = (
+            tf.TensorShape(tf.get_static_value(s))
+            if isinstance(s, tf.Tensor)
+            else tf.TensorShape(s)
+        )
         static_batch = tf.get_static_value(self._batch_size)
         merged = None if static_batch is None else static_batch * self._beam_width
-        out = tf.reshape(
-            t, tf.concat(([self._batch_size * self._beam_width], tf.shape(t)[2:]), 0)
-        )
+        out = tf.reshape(t, tf.concat(([self._batch_size * self._beam_width], tf.shape(t)[2:]), 0))
         out.set_shape(tf.TensorShape([merged]).concatenate(s))
         return out
 
     def _split_batch_beams(self, t: Any, s: Any = None) -> Any:
-        s = tf.TensorShape(tf.get_static_value(s)) if isinstance(s, tf.Tensor) else tf.TensorShape(s)
-        out = tf.reshape(
-            t, tf.concat(([self._batch_size, self._beam_width], tf.shape(t)[1:]), 0)
+        s = (
+            tf.TensorShape(tf.get_static_value(s))
+            if isinstance(s, tf.Tensor)
+            else tf.TensorShape(s)
         )
+        out = tf.reshape(t, tf.concat(([self._batch_size, self._beam_width], tf.shape(t)[1:]), 0))
         static_batch = tf.get_static_value(self._batch_size)
         expected = tf.TensorShape([static_batch, self._beam_width]).concatenate(s)
         if not out.shape.is_compatible_with(expected):

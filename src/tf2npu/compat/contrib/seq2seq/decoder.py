@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import abc
 import collections
+import contextlib
 from typing import Any
 
 import tensorflow.compat.v1 as tf
@@ -25,7 +26,7 @@ from tf2npu.compat.contrib.rnn.base import (
 from tf2npu.compat.contrib.seq2seq.helpers import Helper
 
 
-class Decoder(abc.ABC):  # noqa: B024 - TF 1.15's interface: only initialize/step are abstract
+class Decoder(abc.ABC):
     """What ``dynamic_decode`` drives: ``initialize`` once, then ``step`` until finished."""
 
     @property
@@ -124,7 +125,7 @@ def dynamic_decode(
         if is_xla and maximum_iterations is None:
             raise ValueError("maximum_iterations is required for XLA compilation.")
         if maximum_iterations is not None:
-            finished = tf.logical_or(finished, 0 >= maximum_iterations)
+            finished = tf.logical_or(finished, maximum_iterations <= 0)
         lengths = tf.zeros_like(finished, dtype=tf.int32)
         dynamic_size = maximum_iterations is None or not is_xla
         outputs_ta = tf.nest.map_structure(
@@ -157,9 +158,7 @@ def dynamic_decode(
                 outputs = tf.nest.map_structure(
                     lambda out, zero: tf.where(finished, zero, out), outputs, zero_outputs
                 )
-                next_state = tf.nest.map_structure(
-                    _copy_state_unless(finished), next_state, state
-                )
+                next_state = tf.nest.map_structure(_copy_state_unless(finished), next_state, state)
             outputs_ta = tf.nest.map_structure(
                 lambda ta, out: ta.write(time, out), outputs_ta, outputs
             )
@@ -168,17 +167,22 @@ def dynamic_decode(
         res = tf.while_loop(
             condition,
             body,
-            loop_vars=(tf.constant(0, dtype=tf.int32), outputs_ta, state, inputs, finished, lengths),
+            loop_vars=(
+                tf.constant(0, dtype=tf.int32),
+                outputs_ta,
+                state,
+                inputs,
+                finished,
+                lengths,
+            ),
             parallel_iterations=parallel_iterations,
             maximum_iterations=maximum_iterations,
             swap_memory=swap_memory,
         )
         final_outputs = tf.nest.map_structure(lambda ta: ta.stack(), res[1])
         final_state, final_lengths = res[2], res[5]
-        try:
+        with contextlib.suppress(NotImplementedError):  # finalize is optional
             final_outputs, final_state = decoder.finalize(final_outputs, final_state, final_lengths)
-        except NotImplementedError:
-            pass
         if not output_time_major:
             final_outputs = tf.nest.map_structure(transpose_batch_time, final_outputs)
     return final_outputs, final_state, final_lengths
@@ -193,9 +197,7 @@ def rnn_output_size(cell: Any, output_layer: Any) -> Any:
     size = cell.output_size
     if output_layer is None:
         return size
-    unknown_batch = tf.nest.map_structure(
-        lambda s: tf.TensorShape([None]).concatenate(s), size
-    )
+    unknown_batch = tf.nest.map_structure(lambda s: tf.TensorShape([None]).concatenate(s), size)
     layer_shape = output_layer.compute_output_shape(unknown_batch)
     return tf.nest.map_structure(lambda s: s[1:], layer_shape)
 

@@ -233,7 +233,9 @@ class TrainingHelper(Helper):
             finished = tf.equal(0, self._sequence_length)
             return finished, self._read(0, finished)
 
-    def sample(self, time: Any, outputs: Any, name: str | None = None, **unused: Any) -> Any:
+    def sample(  # type: ignore[override]
+        self, time: Any, outputs: Any, name: str | None = None, **unused: Any
+    ) -> Any:
         with tf.name_scope(name, "TrainingHelperSample", [time, outputs]):
             return tf.cast(tf.argmax(outputs, axis=-1), tf.int32)
 
@@ -392,9 +394,7 @@ class GreedyEmbeddingHelper(Helper):
 
     def __init__(self, embedding: Any, start_tokens: Any, end_token: Any) -> None:
         self._embedding_fn = _embedding_fn(embedding)
-        self._start_tokens = tf.convert_to_tensor(
-            start_tokens, dtype=tf.int32, name="start_tokens"
-        )
+        self._start_tokens = tf.convert_to_tensor(start_tokens, dtype=tf.int32, name="start_tokens")
         self._end_token = tf.convert_to_tensor(end_token, dtype=tf.int32, name="end_token")
         if self._start_tokens.get_shape().ndims != 1:
             raise ValueError("start_tokens must be a vector")

@@ -22,15 +22,6 @@ import tensorflow.compat.v1 as tf
 from tf2npu.compat.contrib.rnn.base import RNNCell, assert_like_rnncell, zero_state_tensors
 from tf2npu.compat.contrib.seq2seq.attention import AttentionMechanism
 
-_STATE_FIELDS = (
-    "cell_state",
-    "attention",
-    "time",
-    "alignments",
-    "alignment_history",
-    "attention_state",
-)
-
 _BEAM_HINT = (
     "Are you using the BeamSearchDecoder?  You may need to tile your {what} via the "
     "tf.contrib.seq2seq.tile_batch function with argument multiple=beam_width."
@@ -50,7 +41,12 @@ def _with_same_shape(old: Any, new: Any) -> Any:
     return new
 
 
-class AttentionWrapperState(collections.namedtuple("AttentionWrapperState", _STATE_FIELDS)):
+class AttentionWrapperState(
+    collections.namedtuple(
+        "AttentionWrapperState",
+        ("cell_state", "attention", "time", "alignments", "alignment_history", "attention_state"),
+    )
+):
     """The state of an ``AttentionWrapper``: the cell's state, the last attention, the step
     (``time``), the alignments, their history (``TensorArray``s, if enabled) and each
     mechanism's state."""
@@ -228,7 +224,9 @@ class AttentionWrapper(RNNCell):  # type: ignore[misc]
                 cell_state = tf.nest.map_structure(
                     lambda s: tf.identity(s, name="checked_cell_state"), cell_state
                 )
-            alignments = [m.initial_alignments(batch_size, dtype) for m in self._attention_mechanisms]
+            alignments = [
+                m.initial_alignments(batch_size, dtype) for m in self._attention_mechanisms
+            ]
             history = (
                 tf.TensorArray(dtype, size=0, dynamic_size=True, element_shape=a.shape)
                 if self._alignment_history
