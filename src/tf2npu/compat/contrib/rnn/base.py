@@ -44,12 +44,18 @@ def assert_like_rnncell(name: str, cell: Any) -> None:
 def zero_state_tensors(size: Any, batch_size: Any, dtype: Any) -> Any:
     """Zeros ``[batch_size] + size`` for each (nested) ``size``, as TF 1.15's zero_state."""
 
+    static_batch = tf.get_static_value(batch_size)
+
     def zeros(s: Any) -> Any:
-        shape = tf.TensorShape(s) if not isinstance(s, tf.TensorShape) else s
-        dims = tf.concat([tf.reshape(batch_size, [1]), tf.constant(shape.as_list(), tf.int32)], 0)
+        if isinstance(s, tf.Tensor):  # a size known only at run time (memory's max_time)
+            suffix = tf.reshape(tf.cast(s, tf.int32), [-1])
+            static = tf.TensorShape([tf.get_static_value(s)] if s.shape.ndims == 0 else None)
+        else:
+            static = tf.TensorShape(s)
+            suffix = tf.constant(static.as_list(), tf.int32)
+        dims = tf.concat([tf.reshape(tf.cast(batch_size, tf.int32), [1]), suffix], 0)
         out = tf.zeros(dims, dtype=dtype)
-        static_batch = tf.get_static_value(batch_size)
-        out.set_shape(tf.TensorShape([static_batch]).concatenate(shape))
+        out.set_shape(tf.TensorShape([static_batch]).concatenate(static))
         return out
 
     return tf.nest.map_structure(zeros, size)

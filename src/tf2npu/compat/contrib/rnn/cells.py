@@ -4,8 +4,9 @@
   (gates ``i, j, f, o``), each gate and the new cell state layer-normalised under
   ``input``/``transform``/``forget``/``output``/``state`` (``gamma``, ``beta``); ``bias``
   only without layer norm; recurrent dropout on ``j`` with ``dropout_keep_prob``;
-* ``CoupledInputForgetGateLSTMCell``: input gate = 1 - forget gate; ``W``, ``B``
-  (``W_0``... when sharded), peepholes ``W_F_diag``/``W_O_diag``, projection ``W_P``;
+* ``CoupledInputForgetGateLSTMCell``: input gate = 1 - forget gate; ``W_0`` (``W_0``,
+  ``W_1``... with ``num_unit_shards``), ``B``, peepholes ``W_F_diag``/``W_O_diag``,
+  projection ``W_P_0``;
 * ``NASCell`` (Zoph & Le 2017): ``kernel``, ``recurrent_kernel`` (8 blocks), optional
   ``bias`` and ``projection_weights``;
 * ``UGRNNCell`` (Collins et al. 2017): one gate, ``kernel``/``bias`` ``[., 2 units]``;
