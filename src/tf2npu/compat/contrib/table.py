@@ -184,7 +184,12 @@ PROVIDED: tuple[Symbol, ...] = (
     Symbol("framework", "get_variables", f"{_IMPL}.framework:get_variables"),
     Symbol("framework", "get_model_variables", f"{_IMPL}.framework:get_model_variables"),
     Symbol("framework", "get_variables_to_restore", f"{_IMPL}.framework:get_variables_to_restore"),
-    Symbol("framework", "nest", "tf.compat.v1.nest"),
+    Symbol(
+        "framework",
+        "nest",
+        f"{_IMPL}.nest:NEST",
+        "TF 2.15's tensorflow.python.util.nest, with TF 1.15's is_sequence (= is_nested)",
+    ),
     # contrib.summary: TPU host_call summaries; TF 2.15 keeps these graph-mode functions.
     *_same(
         "summary",
