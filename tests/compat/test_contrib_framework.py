@@ -39,3 +39,14 @@ def test_variable_queries(run_tf1: Callable[[str], str]) -> None:
         "['LayerNorm/beta', 'LayerNorm/gamma']",
         "include is provided but is not a list or a tuple: 'bert'",
     ]
+
+
+def test_nest_keeps_tf115s_names(run_tf1: Callable[[str], str]) -> None:
+    out = run_tf1("""
+        import tensorflow as tf
+        nest = tf.contrib.framework.nest
+        from tensorflow.contrib.framework import nest as imported
+        print(nest is imported, nest.is_sequence((1, 2)), nest.is_sequence(tf.zeros([2])))
+        print(nest.flatten_up_to((0, 0), ([1, 2], [3, 4])), nest.map_structure(abs, (-1, [-2])))
+    """)
+    assert out.splitlines() == ["True True False", "[[1, 2], [3, 4]] (1, [2])"]

@@ -55,6 +55,8 @@ def _same(
 _V1_DATA = "tf.compat.v1.data.experimental"
 _LOOKUP_OPS = "tensorflow.python.ops.lookup_ops"
 _SUMMARY_V2 = "tensorflow.python.ops.summary_ops_v2"
+_RNN = f"{_IMPL}.rnn"
+_SEQ2SEQ = f"{_IMPL}.seq2seq"
 
 PROVIDED: tuple[Symbol, ...] = (
     # contrib.layers: BERT/ALBERT modeling.py and typical slim-free trainers.
@@ -182,7 +184,12 @@ PROVIDED: tuple[Symbol, ...] = (
     Symbol("framework", "get_variables", f"{_IMPL}.framework:get_variables"),
     Symbol("framework", "get_model_variables", f"{_IMPL}.framework:get_model_variables"),
     Symbol("framework", "get_variables_to_restore", f"{_IMPL}.framework:get_variables_to_restore"),
-    Symbol("framework", "nest", "tf.compat.v1.nest"),
+    Symbol(
+        "framework",
+        "nest",
+        f"{_IMPL}.nest:NEST",
+        "TF 2.15's tensorflow.python.util.nest, with TF 1.15's is_sequence (= is_nested)",
+    ),
     # contrib.summary: TPU host_call summaries; TF 2.15 keeps these graph-mode functions.
     *_same(
         "summary",
@@ -202,6 +209,94 @@ PROVIDED: tuple[Symbol, ...] = (
         "ResidualWrapper DeviceWrapper LSTMStateTuple",
     ),
     *_same("rnn", "tf.compat.v1.nn", "static_rnn static_bidirectional_rnn static_state_saving_rnn"),
+    # contrib.rnn, TF 1.15's own cells: NMT-era encoders and decoders, fused LSTMs.
+    Symbol(
+        "rnn",
+        "LayerRNNCell",
+        f"{_RNN}.base:LayerRNNCell",
+        "TF 2.15's v1 LayerRNNCell (keras.src.layers.rnn.legacy_cells), the class TF 1.15 had",
+    ),
+    *_same(
+        "rnn",
+        f"{_RNN}.block",
+        "LSTMBlockCell LSTMBlockFusedCell LSTMBlockWrapper GRUBlockCell GRUBlockCellV2",
+        "TF 1.15's classes on TF 2.15's LSTMBlockCell/BlockLSTM/GRUBlockCell kernels; same "
+        "variables (lstm_cell/kernel, lstm_fused_cell/kernel, gru_cell/w_ru...)",
+        sep=":",
+    ),
+    *_same(
+        "rnn",
+        f"{_RNN}.fused",
+        "FusedRNNCell FusedRNNCellAdaptor TimeReversedFusedRNN",
+        "tf2npu's own implementation of TF 1.15's fused-cell interface",
+        sep=":",
+    ),
+    *_same(
+        "rnn",
+        f"{_RNN}.wrappers",
+        "InputProjectionWrapper OutputProjectionWrapper EmbeddingWrapper HighwayWrapper "
+        "AttentionCellWrapper",
+        "tf2npu's own implementation of TF 1.15's wrappers; same variable names",
+        sep=":",
+    ),
+    *_same(
+        "rnn",
+        f"{_RNN}.cells",
+        "LayerNormBasicLSTMCell CoupledInputForgetGateLSTMCell NASCell UGRNNCell IndyLSTMCell",
+        "tf2npu's own implementation of the TF 1.15 maths; same variable names",
+        sep=":",
+    ),
+    *_same(
+        "rnn",
+        f"{_RNN}.stack",
+        "stack_bidirectional_rnn stack_bidirectional_dynamic_rnn",
+        "tf2npu's own implementation; scopes stack_bidirectional_rnn/cell_<i> as in TF 1.15",
+        sep=":",
+    ),
+    *_same("rnn", f"{_RNN}.base", "transpose_batch_time best_effort_input_batch_size", sep=":"),
+    # contrib.seq2seq: NMT, chatbots, summarisers (graph mode, TF 1.15's variable names).
+    *_same(
+        "seq2seq",
+        f"{_SEQ2SEQ}.attention",
+        "AttentionMechanism BahdanauAttention LuongAttention BahdanauMonotonicAttention "
+        "LuongMonotonicAttention hardmax safe_cumprod monotonic_attention",
+        "tf2npu's own implementation of the TF 1.15 maths; same variables (memory_layer/kernel, "
+        "bahdanau_attention/attention_v...)",
+        sep=":",
+    ),
+    *_same(
+        "seq2seq",
+        f"{_SEQ2SEQ}.wrapper",
+        "AttentionWrapper AttentionWrapperState",
+        "tf2npu's own implementation of TF 1.15's wrapper; same variables "
+        "(attention_wrapper/attention_layer/kernel)",
+        sep=":",
+    ),
+    *_same(
+        "seq2seq",
+        f"{_SEQ2SEQ}.decoder",
+        "Decoder dynamic_decode BasicDecoder BasicDecoderOutput",
+        "tf2npu's own implementation (v1 while_loop, as TF 1.15)",
+        sep=":",
+    ),
+    *_same(
+        "seq2seq",
+        f"{_SEQ2SEQ}.helpers",
+        "Helper CustomHelper TrainingHelper GreedyEmbeddingHelper SampleEmbeddingHelper "
+        "ScheduledEmbeddingTrainingHelper ScheduledOutputTrainingHelper InferenceHelper",
+        "tf2npu's own implementation of TF 1.15's helpers",
+        sep=":",
+    ),
+    *_same(
+        "seq2seq",
+        f"{_SEQ2SEQ}.beam_search",
+        "BeamSearchDecoder BeamSearchDecoderOutput BeamSearchDecoderState "
+        "FinalBeamSearchDecoderOutput tile_batch gather_tree",
+        "tf2npu's own implementation; gather_tree is built from graph ops (TF 2.15 has no "
+        "GatherTree kernel)",
+        sep=":",
+    ),
+    Symbol("seq2seq", "sequence_loss", f"{_SEQ2SEQ}.loss:sequence_loss"),
     # contrib.crf: BERT/BiLSTM-CRF taggers (NER).
     *_same(
         "crf",
@@ -268,12 +363,6 @@ NOT_PROVIDED: tuple[Missing, ...] = (
         "use tf.distribute (e.g. tf.distribute.MirroredStrategy) with "
         "tf.estimator.RunConfig(train_distribute=...)",
     ),
-    Missing(
-        "seq2seq",
-        None,
-        "TF 2.15 has no seq2seq; tensorflow-addons' tfa.seq2seq is "
-        "the successor (its API is Keras-based, not a drop-in replacement)",
-    ),
     Missing("learn", None, "tf.contrib.learn was removed; use tf.compat.v1.estimator"),
     Missing(
         "predictor",
@@ -286,11 +375,34 @@ NOT_PROVIDED: tuple[Missing, ...] = (
         "bucket_by_sequence_length",
         "use tf.data.experimental.bucket_by_sequence_length on a tf.data pipeline",
     ),
-    Missing(
-        "rnn",
-        "LayerNormBasicLSTMCell",
-        "no TF 2.15 equivalent with the same variables; use tf.compat.v1.nn.rnn_cell."
-        "LSTMCell, or tensorflow-addons' tfa.rnn.LayerNormLSTMCell (Keras)",
+    *(
+        Missing(
+            "rnn",
+            name,
+            "tf2npu does not provide this TF 1.15 contrib cell; use tf.compat.v1.nn.rnn_cell."
+            "LSTMCell/GRUCell or a cell from tf.contrib.rnn's provided names (docs/tf1-compat.md)",
+        )
+        for name in [
+            "TimeFreqLSTMCell",
+            "GridLSTMCell",
+            "BidirectionalGridLSTMCell",
+            "IntersectionRNNCell",
+            "PhasedLSTMCell",
+            "GLSTMCell",
+            "SRUCell",
+            "IndRNNCell",
+            "IndyGRUCell",
+            "CompiledWrapper",
+        ]
+    ),
+    *(
+        Missing(
+            "rnn",
+            name,
+            "not provided by tf2npu; tf.keras.layers.ConvLSTM1D/2D/3D compute the same "
+            "recurrence as a Keras layer (its variables are named differently)",
+        )
+        for name in ["ConvLSTMCell", "Conv1DLSTMCell", "Conv2DLSTMCell", "Conv3DLSTMCell"]
     ),
 )
 
