@@ -106,10 +106,16 @@ PROVIDED: tuple[Symbol, ...] = (
         "builds TPU ops: running them needs a TPU (BERT/ALBERT use them only when use_tpu)",
     ),
     # contrib.cluster_resolver: constructed by BERT/ALBERT only when use_tpu and tpu_name.
+    Symbol(
+        "cluster_resolver",
+        "TPUClusterResolver",
+        f"{_IMPL}.cluster_resolver:TPUClusterResolver",
+        'TF 2.15\'s resolver; tpu="" means no TPU as in TF 1.15 (master "", cluster_spec None)',
+    ),
     *_same(
         "cluster_resolver",
         "tf.compat.v1.distribute.cluster_resolver",
-        "TPUClusterResolver ClusterResolver SimpleClusterResolver TFConfigClusterResolver "
+        "ClusterResolver SimpleClusterResolver TFConfigClusterResolver "
         "GCEClusterResolver KubernetesClusterResolver SlurmClusterResolver UnionResolver",
     ),
     # contrib.data: input pipelines of BERT/ALBERT and Estimator trainers.

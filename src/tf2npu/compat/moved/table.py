@@ -187,6 +187,14 @@ MODULE_ATTRIBUTES: tuple[ModuleAttribute, ...] = (
             (_SCOPE, "variable", "tensorflow.python.ops.variable_v1:VariableV1"),
         )
     ),
+    # tf.distribute.cluster_resolver.TPUClusterResolver (TF 1.15's other public path to the
+    # contrib class) is the resolver for which tpu="" means no TPU, as in TF 1.15.
+    ModuleAttribute(
+        "tensorflow._api.v2.compat.v1.distribute.cluster_resolver",
+        "TPUClusterResolver",
+        "tf2npu.compat.contrib.cluster_resolver:TPUClusterResolver",
+        "TF 2.15's resolver, with TF 1.15's tpu=\"\" (no TPU)",
+    ),
     # TF 2.15 points this module's BatchNormalization at tf_keras.legacy_tf_layers, a package
     # that exists only with Keras 3 installed; keras 2.15 (TF 2.15's Keras) has the same
     # module, which is what tf.compat.v1.layers.BatchNormalization is.
