@@ -513,7 +513,8 @@ def _resolver_bindings(
         value = binding.value
         stmt = ctx.index.parent(value) if isinstance(value, ast.expr) else None
         is_resolver = isinstance(value, ast.Call) and ctx.index.callee(value) in CLUSTER_RESOLVERS
-        if not (isinstance(stmt, ast.Assign) and (is_resolver or _is_none(value))):
+        is_none = isinstance(value, ast.expr) and _is_none(value)
+        if not (isinstance(stmt, ast.Assign) and (is_resolver or is_none)):
             return None
         statements.append(stmt)
     kept = {id(expr) for expr in dropped}
