@@ -67,7 +67,8 @@ class DatasetBatch(Rule):
             "import tensorflow as tf\n"
             "ds = tf.data.TFRecordDataset(files).repeat()\nds = ds.batch(32)\n",
             "import tensorflow as tf\n"
-            "ds = tf.data.TFRecordDataset(files).repeat()\nds = ds.batch(32, drop_remainder=True)\n",
+            "ds = tf.data.TFRecordDataset(files).repeat()\n"
+            "ds = ds.batch(32, drop_remainder=True)\n",
             "an unbounded training stream: nothing is dropped",
         ),
         Example(
