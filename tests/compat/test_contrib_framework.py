@@ -39,3 +39,22 @@ def test_variable_queries(run_tf1: Callable[[str], str]) -> None:
         "['LayerNorm/beta', 'LayerNorm/gamma']",
         "include is provided but is not a list or a tuple: 'bert'",
     ]
+
+
+def test_checkpoint_utils_read_a_checkpoint(run_tf1: Callable[[str], str]) -> None:
+    """Transformer-XL's avg_checkpoints.py: list_variables and load_checkpoint."""
+    out = run_tf1("""
+        import os
+        import tempfile
+        import tensorflow as tf
+        tf.get_variable("w", initializer=[1.0, 2.0])
+        path = os.path.join(tempfile.mkdtemp(), "model.ckpt")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            tf.train.Saver().save(sess, path)
+        framework = tf.contrib.framework
+        print(framework.list_variables(path), framework.load_checkpoint(path).get_tensor("w"),
+              framework.load_variable(path, "w").tolist(),
+              framework.init_from_checkpoint is tf.train.init_from_checkpoint)
+    """)
+    assert out.split() == ["[('w',", "[2])]", "[1.", "2.]", "[1.0,", "2.0]", "True"]

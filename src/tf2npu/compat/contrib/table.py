@@ -189,6 +189,13 @@ PROVIDED: tuple[Symbol, ...] = (
     Symbol("framework", "get_model_variables", f"{_IMPL}.framework:get_model_variables"),
     Symbol("framework", "get_variables_to_restore", f"{_IMPL}.framework:get_variables_to_restore"),
     Symbol("framework", "nest", "tf.compat.v1.nest"),
+    # checkpoint_utils, which TF 1.15 exported from contrib.framework and tf.train alike
+    # (Transformer-XL's avg_checkpoints.py).
+    *_same(
+        "framework",
+        "tf.compat.v1.train",
+        "list_variables load_checkpoint load_variable init_from_checkpoint",
+    ),
     # tf-slim keeps contrib.framework's arg_scope module as it was (slim re-exported it).
     *_same(
         "framework",
