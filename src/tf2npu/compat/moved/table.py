@@ -195,6 +195,16 @@ MODULE_ATTRIBUTES: tuple[ModuleAttribute, ...] = (
         "tf2npu.compat.contrib.cluster_resolver:TPUClusterResolver",
         "TF 2.15's resolver, with TF 1.15's tpu=\"\" (no TPU)",
     ),
+    # TF 1.15 required NumPy < 1.19, where np.float, np.int, np.bool, np.object, np.str and
+    # np.complex were the Python builtins (deprecated in 1.20, removed in 1.24). TF 1.15-era
+    # scripts use them (DCGAN's and the GAN collections' MNIST loaders: astype(np.float));
+    # NumPy 1.26, which TF 2.15 needs, raises AttributeError for them.
+    *(
+        ModuleAttribute(
+            "numpy", name, f"builtins:{name}", f"the builtin {name}, as NumPy 1.16-1.18 had it"
+        )
+        for name in ("bool", "int", "float", "complex", "object", "str")
+    ),
     # TF 2.15 points this module's BatchNormalization at tf_keras.legacy_tf_layers, a package
     # that exists only with Keras 3 installed; keras 2.15 (TF 2.15's Keras) has the same
     # module, which is what tf.compat.v1.layers.BatchNormalization is.
