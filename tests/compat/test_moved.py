@@ -258,3 +258,21 @@ def test_module_attribute_targets_are_tf_keras_or_builtin_objects() -> None:
     assert ("numpy", "float") in names
     prefixes = ("tensorflow.", "keras.", "tf2npu.", "builtins:")
     assert all(e.target.startswith(prefixes) for e in table.MODULE_ATTRIBUTES)
+
+
+def test_graph_editor_imports_and_refuses_every_name(run_tf1: Callable[[str], str]) -> None:
+    """GPT-2 fine-tuning imports it at the top for gradient checkpointing, an option."""
+    out = run_tf1(
+        """
+        import tensorflow.contrib.graph_editor as ge
+        print(ge.__name__, hasattr(ge, "sgv"))
+        try:
+            ge.get_backward_walk_ops([])
+        except AttributeError as err:
+            print(type(err).__name__, str(err)[:64])
+        """
+    )
+    assert out.splitlines() == [
+        "tensorflow.contrib.graph_editor False",
+        "ContribAttributeError tf.contrib.graph_editor.get_backward_walk_ops is not provided by",
+    ]

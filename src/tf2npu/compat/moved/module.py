@@ -45,6 +45,8 @@ class MovedModuleView(types.ModuleType):
         target = importlib.import_module(self._tf2npu_entry.target)
         try:
             value = getattr(target, name)
+        except ContribAttributeError:
+            raise  # the target's own refusal, with its advice
         except AttributeError:
             raise MovedImportError(
                 f"{self.__name__}.{name} does not exist under tf2npu run: this module is "

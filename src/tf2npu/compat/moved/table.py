@@ -56,6 +56,12 @@ MODULES: tuple[MovedModule, ...] = (
         "tf2npu's re-implementation over TF 2.15's ThreadPoolHandle/ThreadPoolDataset ops",
     ),
     MovedModule(
+        "tensorflow.contrib.graph_editor",
+        "tf2npu.compat.moved.graph_editor",
+        "importable (GPT-2 fine-tuning imports it for an optional feature); TF 2.15 has no "
+        "graph editor, so every name raises with advice",
+    ),
+    MovedModule(
         "tensorflow.contrib.image.python.ops.distort_image_ops",
         "tf2npu.compat.moved.distort_image_ops",
         "importable; its HSV-in-YIQ ops have no TF 2.15 kernel and raise with advice when called",
