@@ -161,6 +161,11 @@ class AliasedPackageView(types.ModuleType):
         return sorted(set(dir(self._tf2npu_api)) | set(dir(self._tf2npu_real)))
 
 
+MISSING = object()
+"""Stands for "the module had no such attribute" in what :func:`install_module_attributes`
+returns."""
+
+
 def install_module_attributes() -> list[tuple[types.ModuleType, str, object]]:
     """Set :data:`table.MODULE_ATTRIBUTES`; returns ``(module, name, previous)`` to undo.
 
@@ -185,9 +190,6 @@ def uninstall_module_attributes(done: list[tuple[types.ModuleType, str, object]]
             delattr(module, name)
         else:
             setattr(module, name, previous)
-
-
-MISSING = object()
 
 
 def package_entries() -> dict[str, types.ModuleType]:
