@@ -50,3 +50,22 @@ def test_nest_keeps_tf115s_names(run_tf1: Callable[[str], str]) -> None:
         print(nest.flatten_up_to((0, 0), ([1, 2], [3, 4])), nest.map_structure(abs, (-1, [-2])))
     """)
     assert out.splitlines() == ["True True False", "[[1, 2], [3, 4]] (1, [2])"]
+
+
+def test_checkpoint_utils_read_a_checkpoint(run_tf1: Callable[[str], str]) -> None:
+    """Transformer-XL's avg_checkpoints.py: list_variables and load_checkpoint."""
+    out = run_tf1("""
+        import os
+        import tempfile
+        import tensorflow as tf
+        tf.get_variable("w", initializer=[1.0, 2.0])
+        path = os.path.join(tempfile.mkdtemp(), "model.ckpt")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            tf.train.Saver().save(sess, path)
+        framework = tf.contrib.framework
+        print(framework.list_variables(path), framework.load_checkpoint(path).get_tensor("w"),
+              framework.load_variable(path, "w").tolist(),
+              framework.init_from_checkpoint is tf.train.init_from_checkpoint)
+    """)
+    assert out.split() == ["[('w',", "[2])]", "[1.", "2.]", "[1.0,", "2.0]", "True"]

@@ -6,7 +6,12 @@ from collections.abc import Callable
 
 import pytest
 
-from tf2npu.compat.contrib.module import ContribFinder, ContribPackage, ContribSubmodule
+from tf2npu.compat.contrib.module import (
+    ContribFinder,
+    ContribPackage,
+    ContribSubmodule,
+    InternalPathView,
+)
 from tf2npu.compat.errors import ContribAttributeError, ContribImportError
 from tf2npu.errors import Tf2NpuError
 
@@ -23,8 +28,8 @@ def test_missing_symbol_is_an_attribute_error_with_advice() -> None:
 
 def test_missing_module_attribute_is_an_attribute_error() -> None:
     package = ContribPackage({})
-    with pytest.raises(ContribAttributeError, match=r"tf\.contrib\.learn .*tf\.compat\.v1\.est"):
-        _ = package.learn
+    with pytest.raises(ContribAttributeError, match=r"tf\.contrib\.opt .*AdamWOptimizer"):
+        _ = package.opt
 
 
 def test_dir_lists_provided_names() -> None:
@@ -37,9 +42,21 @@ def test_finder_refuses_unprovided_module() -> None:
     assert caught.value.name == "tensorflow.contrib.gan"
 
 
-def test_finder_refuses_internal_path_of_provided_module() -> None:
-    with pytest.raises(ContribImportError, match=r"use tf\.contrib\.layers\.<name>"):
-        ContribFinder().find_spec("tensorflow.contrib.layers.python.layers", None)
+def test_finder_serves_internal_path_of_provided_module() -> None:
+    spec = ContribFinder().find_spec("tensorflow.contrib.layers.python.layers", None)
+    assert spec is not None and spec.submodule_search_locations == []
+    assert spec.name == "tensorflow.contrib.layers.python.layers"
+
+
+def test_internal_path_refuses_missing_name_with_the_public_advice() -> None:
+    view = InternalPathView("tensorflow.contrib.layers.python.layers", "layers")
+    message = "tf.contrib.layers.optimize_loss is not provided by tf2npu run (TF 2.15 has no"
+    with pytest.raises(ContribAttributeError) as caught:
+        _ = view.optimize_loss  # from <view> import optimize_loss asks for this first
+    assert str(caught.value).startswith(message)
+    with pytest.raises(ContribImportError) as imported:  # ...then for it as a submodule
+        ContribFinder().find_spec("tensorflow.contrib.layers.python.layers.optimize_loss", None)
+    assert str(imported.value) == str(caught.value)
 
 
 def test_finder_ignores_other_modules() -> None:
@@ -70,7 +87,7 @@ def test_import_statements_raise_with_advice(run_tf1: Callable[[str], str]) -> N
     expected = [
         "import ContribImportError tf.contrib.slim is not provided by tf2npu run; install tf-slim",
         "from ContribImportError tf.contrib.slim is not provided by tf2npu run; install tf-slim",
-        "nested ContribImportError tensorflow.contrib.layers.python is not provided by tf2npu",
+        "nested ContribImportError tf.contrib.layers.initializers is not provided by tf2npu",
         "attr ContribAttributeError tf.contrib.distribute is not provided by tf2npu run; use tf.",
     ]
     assert len(lines) == 5
@@ -100,3 +117,35 @@ def test_slim_resolves_to_tf_slim_when_installed(run_tf1: Callable[[str], str]) 
         print(slim.arg_scope(), slim.__name__)
     """)
     assert out.splitlines() == ["True True nets", "tf_slim.arg_scope tf_slim"]
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_internal_paths_resolve_to_the_provided_names(run_tf1: Callable[[str], str]) -> None:
+    """TF 1.15's tensorflow.contrib.<m>.python.<...> paths give tf.contrib.<m>'s objects;
+    arg_scope, a module and a function there, stays the function; learn.datasets imports."""
+    out = run_tf1("""
+        import tensorflow as tf
+        from tensorflow.contrib.layers.python.layers import batch_norm, layer_norm
+        import tensorflow.contrib.layers.python.layers.layers as layers_lib
+        from tensorflow.contrib.framework.python.ops.arg_scope import add_arg_scope
+        from tensorflow.contrib.framework.python.ops import arg_scope
+        from tensorflow.contrib.learn.datasets import base
+        import tensorflow.contrib.slim as slim
+        print(batch_norm is tf.contrib.layers.batch_norm,
+              layer_norm is tf.contrib.layers.layer_norm,
+              layers_lib.fully_connected is tf.contrib.layers.fully_connected,
+              arg_scope is slim.arg_scope, add_arg_scope is slim.add_arg_scope,
+              base.Dataset is tf.contrib.learn.datasets.base.Dataset)
+        for code in ("from tensorflow.contrib.layers import optimize_loss",
+                     "import tensorflow.contrib.layers.fully_connected"):
+            try:
+                exec(code)
+            except ImportError as err:
+                print(type(err).__name__, str(err)[:60])
+    """)
+    assert out.splitlines() == [
+        "True True True True True True",
+        "ContribImportError tf.contrib.layers.optimize_loss is not provided by tf2npu ru",
+        "ContribImportError tensorflow.contrib.layers.fully_connected is not a module: i",
+    ]

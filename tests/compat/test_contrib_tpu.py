@@ -58,3 +58,29 @@ def test_tpu_estimator_trains_and_evaluates_on_cpu(run_tf1: Callable[[str], str]
         print(result["global_step"], 0.0 <= result["accuracy"] <= 1.0, "loss" in result)
     """)
     assert out.splitlines() == ["3", "3 True True"]
+
+
+def test_tpu_cluster_resolver_with_empty_name_is_no_tpu(run_tf1: Callable[[str], str]) -> None:
+    """TF 1.15: tpu="" was not resolved (master "", no cluster spec in graph mode); TF 2.15's
+    own resolver raised "Please provide a TPU Name to connect to"; tpu=None raised in both."""
+    out = run_tf1("""
+        import os
+        import tensorflow as tf
+        os.environ.pop("TPU_NAME", None)
+        for resolver in (tf.contrib.cluster_resolver.TPUClusterResolver(""),
+                         tf.distribute.cluster_resolver.TPUClusterResolver(tpu="")):
+            print(repr(resolver.master()), resolver.cluster_spec(), resolver.get_job_name(),
+                  resolver.num_accelerators(), resolver.environment)
+        config = tf.contrib.tpu.RunConfig(cluster=resolver)
+        print(repr(config.master), config.cluster_spec)
+        try:
+            tf.contrib.cluster_resolver.TPUClusterResolver(None)
+        except ValueError as err:
+            print(err)
+    """)
+    assert out.splitlines() == [
+        "'' None None {'TPU': 0} google",
+        "'' None None {'TPU': 0} google",
+        "'' None",
+        "Please provide a TPU Name to connect to.",
+    ]

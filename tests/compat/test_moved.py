@@ -198,3 +198,81 @@ def test_distort_image_ops_imports_and_refuses_calls(run_tf1: Callable[[str], st
         """
     )
     assert out.splitlines() == ["ContribAttributeError True"] * 2
+
+
+def test_slim_layers_build_and_batch_norm_computes_tf115s_maths(
+    run_tf1: Callable[[str], str],
+) -> None:
+    """slim.conv2d/fully_connected on TF 2.15's own TF 1 layer classes (imported before the
+    tensorflow.python.keras alias: '_scope' was "not understood"), slim.batch_norm on the
+    module attributes TF 2.15 moved (ops.Tensor, control_flow_ops.cond, the tf_keras
+    BatchNormalization): names as in TF 1.15, batch statistics and moving averages as its
+    definition (decay 0.999, epsilon 0.001)."""
+    out = run_tf1(
+        """
+        import numpy as np
+        import tensorflow as tf
+        import tensorflow.contrib.slim as slim
+        x = tf.placeholder(tf.float32, [4, 3])
+        training = tf.placeholder(tf.bool, [])
+        y = slim.batch_norm(x, is_training=training, scale=True)
+        z = slim.fully_connected(
+            tf.reshape(slim.conv2d(tf.reshape(x, [4, 1, 3, 1]), 2, [1, 2]), [4, 6]), 1)
+        print(sorted(v.op.name for v in tf.global_variables()))
+        value = np.array([[1, 2, 3], [2, 4, 0], [0, 0, 3], [5, 2, 2]], np.float32)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            got, _ = sess.run([y, tf.get_collection(tf.GraphKeys.UPDATE_OPS)],
+                              {x: value, training: True})
+            mean = sess.run(tf.global_variables("BatchNorm/moving_mean")[0])
+        want = (value - value.mean(0)) / np.sqrt(value.var(0) + 0.001)
+        print(np.abs(got - want).max() < 1e-5,
+              np.abs(mean - 0.001 * value.mean(0)).max() < 1e-7)
+        """
+    )
+    assert out.splitlines() == [
+        "['BatchNorm/beta', 'BatchNorm/gamma', 'BatchNorm/moving_mean', "
+        "'BatchNorm/moving_variance', 'Conv/biases', 'Conv/weights', "
+        "'fully_connected/biases', 'fully_connected/weights']",
+        "True True",
+    ]
+
+
+def test_module_attributes_are_undone_by_deactivate(run_plain: Callable[[str], object]) -> None:
+    done = run_plain(
+        "from tensorflow.python.framework import ops\n"
+        "from tf2npu.compat import activate, deactivate\n"
+        "activate()\n"
+        "from tensorflow.python.framework.tensor import Tensor\n"
+        "import numpy as np\n"
+        "print(ops.Tensor is Tensor, np.float is float, np.int is int, np.bool is bool)\n"
+        "deactivate()\n"
+        "print(hasattr(ops, 'Tensor'), hasattr(np, 'float'))\n"
+    )
+    assert done.stdout.split() == ["True"] * 4 + ["False"] * 2  # type: ignore[attr-defined]
+
+
+def test_module_attribute_targets_are_tf_keras_or_builtin_objects() -> None:
+    names = {(e.module.rsplit(".", 1)[-1], e.name) for e in table.MODULE_ATTRIBUTES}
+    assert ("control_flow_ops", "cond") in names and ("ops", "Tensor") in names
+    assert ("numpy", "float") in names
+    prefixes = ("tensorflow.", "keras.", "tf2npu.", "builtins:")
+    assert all(e.target.startswith(prefixes) for e in table.MODULE_ATTRIBUTES)
+
+
+def test_graph_editor_imports_and_refuses_every_name(run_tf1: Callable[[str], str]) -> None:
+    """GPT-2 fine-tuning imports it at the top for gradient checkpointing, an option."""
+    out = run_tf1(
+        """
+        import tensorflow.contrib.graph_editor as ge
+        print(ge.__name__, hasattr(ge, "sgv"))
+        try:
+            ge.get_backward_walk_ops([])
+        except AttributeError as err:
+            print(type(err).__name__, str(err)[:64])
+        """
+    )
+    assert out.splitlines() == [
+        "tensorflow.contrib.graph_editor False",
+        "ContribAttributeError tf.contrib.graph_editor.get_backward_walk_ops is not provided by",
+    ]

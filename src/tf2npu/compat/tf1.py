@@ -38,6 +38,7 @@ class _State:
     finder: contrib_module.ContribFinder | None = None
     moved_finder: moved_module.MovedFinder | None = None
     attributes: list[tuple[type, str]] = []  # noqa: RUF012 - replaced, never mutated
+    module_attributes: list[tuple[types.ModuleType, str, object]] = []  # noqa: RUF012
     v2_was_enabled = True
 
 
@@ -157,6 +158,7 @@ def activate() -> None:
     _State.moved_finder = moved_module.MovedFinder()
     sys.meta_path.insert(0, _State.moved_finder)
     _State.attributes = moved_module.install_attributes()
+    _State.module_attributes = moved_module.install_module_attributes()
     _State.active = True
 
 
@@ -181,10 +183,11 @@ def deactivate() -> None:
             sys.meta_path.remove(finder)
     for cls, attr in _State.attributes:
         delattr(cls, attr)
+    moved_module.uninstall_module_attributes(_State.module_attributes)
     if _State.v2_was_enabled:
         sys.modules["tensorflow"].compat.v1.enable_v2_behavior()
     _State.saved, _State.finder, _State.active = {}, None, False
-    _State.moved_finder, _State.attributes = None, []
+    _State.moved_finder, _State.attributes, _State.module_attributes = None, [], []
 
 
 def is_active() -> bool:

@@ -59,10 +59,6 @@ import tensorflow as tf
 
 
 def main(_):
-  tpu_cluster_resolver = None
-  if FLAGS.use_tpu and FLAGS.tpu_name:
-    tpu_cluster_resolver = tf.contrib.cluster_resolver.TPUClusterResolver(
-        FLAGS.tpu_name, zone=FLAGS.tpu_zone, project=FLAGS.gcp_project)
 
   is_per_host = tf.contrib.tpu.InputPipelineConfig.PER_HOST_V2
   run_config = NPURunConfig(
@@ -138,7 +134,7 @@ def test_bert_main():
 def test_bert_main_findings():
     got = findings(BERT_MAIN)
     assert [(line, sev) for line, sev, _ in got] == [
-        (7, Severity.INFO),  # TPUClusterResolver, guarded by FLAGS.use_tpu
+        (7, Severity.INFO),  # TPUClusterResolver removed: only passed as cluster=
         (11, Severity.INFO),  # TPU-only RunConfig arguments
         (17, Severity.INFO),  # iterations_per_loop not carried over
         (23, Severity.INFO),  # TPU-only TPUEstimator arguments
@@ -148,6 +144,9 @@ def test_bert_main_findings():
     ]
     text = " ".join(m for _, _, m in got)
     assert "TPU-only argument(s) removed: cluster, master, tpu_config" in text
+    assert (
+        "TPUClusterResolver call removed: tpu_cluster_resolver was only passed as cluster=" in text
+    )
     assert "TPU-only argument(s) removed: use_tpu, train_batch_size, eval_batch_size" in text
     assert "iterations_per_loop=FLAGS.iterations_per_loop) not carried over" in text
     assert "evaluate() now gets params['batch_size'] = FLAGS.train_batch_size" in text
@@ -855,3 +854,45 @@ def test_unchanged(source):
 def test_crlf_line_endings_are_kept():
     assert_migrates(BERT_MAIN.replace("\n", "\r\n"), BERT_MAIN_AFTER.replace("\n", "\r\n"))
     assert_migrates(BERT_MODEL_FN.replace("\n", "\r\n"), BERT_MODEL_FN_AFTER.replace("\n", "\r\n"))
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        # a resolver built from a --tpu flag defaulting to "" (XLNet-style), used only as cluster=
+        (TF + "resolver = tf.contrib.cluster_resolver.TPUClusterResolver(FLAGS.tpu)\n"
+              "config = tf.contrib.tpu.RunConfig(cluster=resolver, model_dir=d)\n",
+         H + TF + "config = NPURunConfig(model_dir=d)\n"),
+        # the only statement of a block that stays: pass keeps it valid
+        (TF + "def f():\n    if use_tpu:\n        r = tf.contrib.cluster_resolver.TPUClusterResolver(t)\n"
+              "    else:\n        r = None\n"
+              "    return tf.contrib.tpu.RunConfig(cluster=r, model_dir=d)\n",
+         H + TF + "def f():\n    if use_tpu:\n        pass\n"
+              "    else:\n        pass\n"
+              "    return NPURunConfig(model_dir=d)\n"),
+        # an if whose test calls a function stays, with pass
+        (TF + "r = None\nif ok():\n    r = tf.contrib.cluster_resolver.TPUClusterResolver(t)\n"
+              "config = tf.contrib.tpu.RunConfig(cluster=r, model_dir=d)\n",
+         H + TF + "if ok():\n    pass\nconfig = NPURunConfig(model_dir=d)\n"),
+    ],
+)  # fmt: skip
+def test_resolver_only_passed_as_cluster_is_removed(before, after):
+    migrated = assert_migrates(before, after)
+    assert any(
+        "TPUClusterResolver call removed" in f.message for f in rule_findings(migrated, RULE)
+    )
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        # also used elsewhere: kept
+        TF + "r = tf.contrib.cluster_resolver.TPUClusterResolver(t)\nprint(r.master())\n"
+             "config = tf.contrib.tpu.RunConfig(cluster=r, model_dir=d)\n",
+        # another kind of binding (a parameter default, a call result): kept
+        TF + "r = tf.contrib.cluster_resolver.TPUClusterResolver(t)\nr = make()\n"
+             "config = tf.contrib.tpu.RunConfig(cluster=r, model_dir=d)\n",
+    ],
+)  # fmt: skip
+def test_resolver_with_other_uses_is_kept(source):
+    assert "TPUClusterResolver(t)" in migrate_text(source).output.decode()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import sys
 import types
 from collections.abc import Sequence
 from typing import Any
@@ -63,6 +64,45 @@ class ContribSubmodule(types.ModuleType):
         return sorted(set(super().__dir__()) | set(self._tf2npu_symbols))
 
 
+#: ``tensorflow.contrib.<m>.<...>.<name>`` for each name an internal-path view just refused:
+#: ``from <view> import <name>`` then asks the finders for it as a submodule, and the finder
+#: answers with the public path's advice instead of a module.
+_REFUSED: set[str] = set()
+
+
+class InternalPathView(types.ModuleType):
+    """``tensorflow.contrib.<m>.python[...]``, TF 1.15's internal path: the names of
+    ``tf.contrib.<m>`` that tf2npu provides (a superset of what that file held), and the
+    public path's advice for the others."""
+
+    def __init__(self, fullname: str, short: str) -> None:
+        super().__init__(fullname, f"{fullname}: tf.contrib.{short}'s names under tf2npu run.")
+        self.__path__: list[str] = []  # deeper internal paths import as views too
+        self._tf2npu_short = short
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name.startswith("_tf2npu_"):
+            raise AttributeError(name)
+        short = self._tf2npu_short
+        module = sys.modules.get(f"{PREFIX}.{short}") or ContribSubmodule(short)
+        try:
+            return getattr(module, name)
+        except ContribAttributeError:
+            _REFUSED.add(f"{self.__name__}.{name}")
+            raise
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # The import system sets each imported child module on its parent; a child that is
+        # also a provided name (``...framework.python.ops.arg_scope``, module and function in
+        # TF 1.15) must not hide the function.
+        if name in table.symbols_of(self.__dict__.get("_tf2npu_short", "")):
+            return
+        super().__setattr__(name, value)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(table.symbols_of(self._tf2npu_short)))
+
+
 class ContribPackage(types.ModuleType):
     """``tensorflow.contrib``: the provided submodules; any other name raises with advice."""
 
@@ -102,14 +142,42 @@ class ContribFinder(importlib.abc.MetaPathFinder):
         if alias is not None:
             return _alias_spec(fullname, ".".join([alias.package, *parts[1:]]), alias.package)
         if parts[0] in table.provided_modules():
-            dotted = ".".join(parts[1:])
-            raise ContribImportError(
-                f"{fullname} is not provided by tf2npu run: only tensorflow.contrib.{parts[0]} "
-                f"itself exists; import it and use tf.contrib.{parts[0]}.<name> instead of "
-                f"its internal module {dotted!r}",
-                name=fullname,
-            )
+            return _provided_module_path(fullname, parts)
         raise ContribImportError(table.advice_for(parts[0], None), name=fullname)
+
+
+def _provided_module_path(fullname: str, parts: list[str]) -> importlib.machinery.ModuleSpec:
+    """A path below a provided contrib module: an internal path (``.python...``), a provided
+    name that is a module (``learn.datasets``), or a name tf2npu lacks (advice)."""
+    short, name = parts[0], parts[-1]
+    if fullname in _REFUSED:
+        raise ContribImportError(table.advice_for(short, name), name=fullname)
+    if parts[1] == "python":
+        return importlib.machinery.ModuleSpec(fullname, _InternalLoader(short), is_package=True)
+    value: Any = importlib.import_module(f"{PREFIX}.{short}")
+    for part in parts[1:]:
+        try:
+            value = getattr(value, part)
+        except ContribAttributeError:
+            raise ContribImportError(table.advice_for(short, part), name=fullname) from None
+    if not isinstance(value, types.ModuleType):
+        raise ContribImportError(
+            f"{fullname} is not a module: it is tf.contrib.{short}.{'.'.join(parts[1:])}; "
+            f"use `from tensorflow.contrib.{short} import {parts[1]}`",
+            name=fullname,
+        )
+    return importlib.machinery.ModuleSpec(fullname, _AliasLoader(value))
+
+
+class _InternalLoader(importlib.abc.Loader):
+    def __init__(self, short: str) -> None:
+        self._short = short
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return InternalPathView(spec.name, self._short)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
 
 
 class _AliasLoader(importlib.abc.Loader):

@@ -108,10 +108,16 @@ PROVIDED: tuple[Symbol, ...] = (
         "builds TPU ops: running them needs a TPU (BERT/ALBERT use them only when use_tpu)",
     ),
     # contrib.cluster_resolver: constructed by BERT/ALBERT only when use_tpu and tpu_name.
+    Symbol(
+        "cluster_resolver",
+        "TPUClusterResolver",
+        f"{_IMPL}.cluster_resolver:TPUClusterResolver",
+        'TF 2.15\'s resolver; tpu="" means no TPU as in TF 1.15 (master "", cluster_spec None)',
+    ),
     *_same(
         "cluster_resolver",
         "tf.compat.v1.distribute.cluster_resolver",
-        "TPUClusterResolver ClusterResolver SimpleClusterResolver TFConfigClusterResolver "
+        "ClusterResolver SimpleClusterResolver TFConfigClusterResolver "
         "GCEClusterResolver KubernetesClusterResolver SlurmClusterResolver UnionResolver",
     ),
     # contrib.data: input pipelines of BERT/ALBERT and Estimator trainers.
@@ -189,6 +195,21 @@ PROVIDED: tuple[Symbol, ...] = (
         "nest",
         f"{_IMPL}.nest:NEST",
         "TF 2.15's tensorflow.python.util.nest, with TF 1.15's is_sequence (= is_nested)",
+    ),
+    # checkpoint_utils, which TF 1.15 exported from contrib.framework and tf.train alike
+    # (Transformer-XL's avg_checkpoints.py).
+    *_same(
+        "framework",
+        "tf.compat.v1.train",
+        "list_variables load_checkpoint load_variable init_from_checkpoint",
+    ),
+    # tf-slim keeps contrib.framework's arg_scope module as it was (slim re-exported it).
+    *_same(
+        "framework",
+        "tf_slim.ops.arg_scope",
+        "arg_scope add_arg_scope has_arg_scope arg_scoped_arguments",
+        "tf-slim's arg_scope module, which is TF 1.15 contrib.framework's",
+        sep=":",
     ),
     # contrib.summary: TPU host_call summaries; TF 2.15 keeps these graph-mode functions.
     *_same(
@@ -306,6 +327,61 @@ PROVIDED: tuple[Symbol, ...] = (
         "tf2npu's own implementation of the TF 1.15 maths; crf_decode pads with tag 0",
         sep=":",
     ),
+    # contrib.estimator: early stopping and evaluator hooks (TF 1.15 moved them to
+    # tf.estimator.experimental), the canned Estimators that take a head, extenders.
+    *_same(
+        "estimator",
+        "tf.compat.v1.estimator.experimental",
+        "stop_if_no_increase_hook stop_if_no_decrease_hook stop_if_higher_hook "
+        "stop_if_lower_hook make_early_stopping_hook InMemoryEvaluatorHook call_logit_fn "
+        "dnn_logit_fn_builder linear_logit_fn_builder",
+    ),
+    Symbol(
+        "estimator",
+        "read_eval_metrics",
+        "tensorflow_estimator.python.estimator.early_stopping:read_eval_metrics",
+    ),
+    *_same(
+        "estimator",
+        "tf.compat.v1.estimator",
+        "add_metrics DNNEstimator LinearEstimator DNNLinearCombinedEstimator BaselineEstimator",
+    ),
+    *_same(
+        "estimator",
+        f"{_IMPL}.estimator",
+        "binary_classification_head multi_class_head regression_head",
+        "TF 2.15's v1 _Head builders with contrib's default loss_reduction=SUM_OVER_BATCH_SIZE "
+        "(the core builders sum over the batch)",
+        sep=":",
+    ),
+    *_same(
+        "estimator",
+        f"{_IMPL}.estimator",
+        "clip_gradients_by_norm forward_features",
+        "tf2npu's own implementation of TF 1.15's (optimizer named ClipByNorm<name>)",
+        sep=":",
+    ),
+    # contrib.learn: what outlived it (ModeKeys in Estimator model_fns, RunConfig, the CSV
+    # loaders of the iris tutorials).
+    Symbol(
+        "learn",
+        "ModeKeys",
+        f"{_IMPL}.learn:ModeKeys",
+        "TRAIN/EVAL/INFER: 'train', 'eval', 'infer', equal to tf.estimator.ModeKeys' values",
+    ),
+    Symbol(
+        "learn",
+        "RunConfig",
+        f"{_IMPL}.learn:RunConfig",
+        "tf.estimator.RunConfig plus contrib's master, num_cores, log_device_placement, "
+        "gpu_memory_fraction (these three only build the tf_config property, as in TF 1.15)",
+    ),
+    Symbol(
+        "learn",
+        "datasets",
+        f"{_IMPL}.learn:datasets",
+        "datasets.base only: Dataset, Datasets, load_csv_with_header, load_csv_without_header",
+    ),
     # contrib.metrics: streaming_mean has tf.compat.v1.metrics.mean's signature; the others
     # take (predictions, labels) where tf.metrics takes (labels, predictions).
     Symbol("metrics", "streaming_mean", "tf.compat.v1.metrics.mean"),
@@ -341,6 +417,22 @@ _SLIM = (
     "slim's API and variable names"
 )
 
+_LEARN_LOOP = (
+    "write a model_fn returning tf.estimator.EstimatorSpec for tf.compat.v1.estimator.Estimator "
+    "and train with tf.estimator.train_and_evaluate(estimator, TrainSpec(...), EvalSpec(...)), "
+    "which replaced contrib.learn's Estimator, Experiment and learn_runner"
+)
+_TOWERS = (
+    "replicate_model_fn copied model_fn onto several GPUs in one graph; TF 2.15 has no "
+    "equivalent: use one device per process (tf2npu run --ranks N, with the optimizer wrapped "
+    "in npu_bridge's NPUDistributedOptimizer) or tf.distribute.MirroredStrategy through "
+    "tf.estimator.RunConfig(train_distribute=...)"
+)
+_V2_HEADS = (
+    "TF 2.15 has it only as the v2 head tf.estimator.{v2}, whose create_estimator_spec takes "
+    "optimizer= and trainable_variables= (not train_op_fn=); port the model_fn to it"
+)
+
 NOT_PROVIDED: tuple[Missing, ...] = (
     Missing("slim", None, _SLIM),
     Missing(
@@ -349,7 +441,6 @@ NOT_PROVIDED: tuple[Missing, ...] = (
         "build the train op with tf.compat.v1.train.<Optimizer>().minimize(loss, "
         "global_step=tf.compat.v1.train.get_or_create_global_step())",
     ),
-    Missing("framework", "arg_scope", "use tf_slim.arg_scope (pip install tf-slim)"),
     Missing(
         "opt",
         None,
@@ -363,7 +454,36 @@ NOT_PROVIDED: tuple[Missing, ...] = (
         "use tf.distribute (e.g. tf.distribute.MirroredStrategy) with "
         "tf.estimator.RunConfig(train_distribute=...)",
     ),
-    Missing("learn", None, "tf.contrib.learn was removed; use tf.compat.v1.estimator"),
+    *(
+        Missing("learn", name, _LEARN_LOOP)
+        for name in ("Experiment", "learn_runner", "Estimator", "SKCompat", "ModelFnOps")
+    ),
+    *(Missing("estimator", name, _TOWERS) for name in ("replicate_model_fn", "TowerOptimizer")),
+    *(
+        Missing("estimator", name, _V2_HEADS.format(v2=v2))
+        for name, v2 in (
+            ("poisson_regression_head", "PoissonRegressionHead"),
+            ("logistic_regression_head", "LogisticRegressionHead"),
+            ("multi_label_head", "MultiLabelHead"),
+            ("multi_head", "MultiHead"),
+        )
+    ),
+    *(
+        Missing("estimator", name, f"call estimator.{method}(...) on the Estimator itself")
+        for name, method in (
+            ("export_saved_model_for_mode", "export_saved_model"),
+            ("export_all_saved_models", "experimental_export_all_saved_models"),
+        )
+    ),
+    *(
+        Missing(
+            "estimator",
+            name,
+            "build the sequence model with tf.keras RNN layers in a "
+            "model_fn (tf.compat.v1.estimator.Estimator)",
+        )
+        for name in ("RNNClassifier", "RNNEstimator")
+    ),
     Missing(
         "predictor",
         None,

@@ -45,6 +45,8 @@ class MovedModuleView(types.ModuleType):
         target = importlib.import_module(self._tf2npu_entry.target)
         try:
             value = getattr(target, name)
+        except ContribAttributeError:
+            raise  # the target's own refusal, with its advice
         except AttributeError:
             raise MovedImportError(
                 f"{self.__name__}.{name} does not exist under tf2npu run: this module is "
@@ -159,8 +161,45 @@ class AliasedPackageView(types.ModuleType):
         return sorted(set(dir(self._tf2npu_api)) | set(dir(self._tf2npu_real)))
 
 
+MISSING = object()
+"""Stands for "the module had no such attribute" in what :func:`install_module_attributes`
+returns."""
+
+
+def install_module_attributes() -> list[tuple[types.ModuleType, str, object]]:
+    """Set :data:`table.MODULE_ATTRIBUTES`; returns ``(module, name, previous)`` to undo.
+
+    ``previous`` is :data:`MISSING` where the module had no such attribute.
+    """
+    done: list[tuple[types.ModuleType, str, object]] = []
+    for entry in table.MODULE_ATTRIBUTES:
+        module = importlib.import_module(entry.module)
+        if ":" in entry.target:
+            value = _resolve(entry.target)
+        else:
+            value = importlib.import_module(entry.target)
+        done.append((module, entry.name, module.__dict__.get(entry.name, MISSING)))
+        setattr(module, entry.name, value)
+    return done
+
+
+def uninstall_module_attributes(done: list[tuple[types.ModuleType, str, object]]) -> None:
+    """Undo :func:`install_module_attributes`."""
+    for module, name, previous in reversed(done):
+        if previous is MISSING:
+            delattr(module, name)
+        else:
+            setattr(module, name, previous)
+
+
 def package_entries() -> dict[str, types.ModuleType]:
-    """``sys.modules`` entries serving :data:`table.PACKAGES` (the package, its submodules)."""
+    """``sys.modules`` entries serving :data:`table.PACKAGES` (the package, its submodules).
+
+    :data:`table.BOUND_BEFORE_ALIAS` is imported first, so TF 2.15's own layer modules keep
+    binding its own copy of the package.
+    """
+    for name in table.BOUND_BEFORE_ALIAS:
+        importlib.import_module(name)
     entries: dict[str, types.ModuleType] = {}
     for entry in table.PACKAGES:
         real = importlib.import_module(entry.path)

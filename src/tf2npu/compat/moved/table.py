@@ -56,6 +56,12 @@ MODULES: tuple[MovedModule, ...] = (
         "tf2npu's re-implementation over TF 2.15's ThreadPoolHandle/ThreadPoolDataset ops",
     ),
     MovedModule(
+        "tensorflow.contrib.graph_editor",
+        "tf2npu.compat.moved.graph_editor",
+        "importable (GPT-2 fine-tuning imports it for an optional feature); TF 2.15 has no "
+        "graph editor, so every name raises with advice",
+    ),
+    MovedModule(
         "tensorflow.contrib.image.python.ops.distort_image_ops",
         "tf2npu.compat.moved.distort_image_ops",
         "importable; its HSV-in-YIQ ops have no TF 2.15 kernel and raise with advice when called",
@@ -119,6 +125,100 @@ ATTRIBUTES: tuple[RenamedAttribute, ...] = (
     # shape as a tuple (None for unknown dims), what keras 2.15's backend.int_shape returns.
     RenamedAttribute(
         "tensorflow.python.framework.tensor:Tensor", "_keras_shape", "keras.backend:int_shape"
+    ),
+)
+
+
+#: TF 2.15's own frozen Keras copy builds TF 1's layer classes (the ones taking ``_scope`` and
+#: ``_reuse``: ``tf.layers``, tf-slim's conv2d/fully_connected/pooling) as ``class
+#: Conv2D(keras_layers.Conv2D, base.Layer)`` after ``from tensorflow.python.keras import layers
+#: as keras_layers``. Imported after the ``tensorflow.python.keras`` alias above, they would mix
+#: keras 2.15's layers with the frozen base class, whose ``__init__`` then refuses ``_scope``
+#: ("Keyword argument not understood"). They are imported before the alias is installed, so
+#: they bind TF 2.15's copy, as they do without tf2npu.
+BOUND_BEFORE_ALIAS: tuple[str, ...] = (
+    "tensorflow.python.layers.base",
+    "tensorflow.python.layers.core",
+    "tensorflow.python.layers.convolutional",
+    "tensorflow.python.layers.pooling",
+    "tensorflow.python.layers.layers",
+    "tensorflow.python.layers.utils",
+    # Loaded lazily (version_utils' LazyLoader) by the first TF 1 layer call in a graph.
+    "tensorflow.python.keras.engine.base_layer_v1",
+)
+
+
+@dataclass(frozen=True)
+class ModuleAttribute:
+    """Module ``module`` had ``name`` in TF 1.15; under TF 2.15 it is ``target``.
+
+    ``target`` is ``"module:attr"`` (an object) or ``"module"`` (a module object).
+    """
+
+    module: str
+    name: str
+    target: str
+    note: str
+
+
+_OPS = "tensorflow.python.framework.ops"
+_ARRAY = "tensorflow.python.ops.array_ops"
+_CONTROL = "tensorflow.python.ops.control_flow_ops"
+_SCOPE = "tensorflow.python.ops.variable_scope"
+
+MODULE_ATTRIBUTES: tuple[ModuleAttribute, ...] = (
+    # tf-slim 1.1.0 (utils.constant_value, used by slim.batch_norm; optimize_loss;
+    # learning.py) tests ``isinstance(x, ops.Tensor)``; TF 2.15 moved the class to
+    # tensorflow.python.framework.tensor and dropped the name from ops.
+    ModuleAttribute(
+        _OPS,
+        "Tensor",
+        "tensorflow.python.framework.tensor:Tensor",
+        "the same class, under its TF 1.15 name",
+    ),
+    *(
+        ModuleAttribute(module, name, target, "the same object, under its TF 1.15 name")
+        for module, name, target in (
+            # Names TF 2.15 moved out of these modules into modules of their own; tf-slim
+            # 1.1.0 (smart_cond, the TFExample decoder, metrics, optimize_loss) reads the old
+            # ones. Each target is the object tf.compat.v1 exports under that name.
+            (_OPS, "IndexedSlices", "tensorflow.python.framework.indexed_slices:IndexedSlices"),
+            (_ARRAY, "stack", "tensorflow.python.ops.array_ops_stack:stack"),
+            (_ARRAY, "unstack", "tensorflow.python.ops.array_ops_stack:unstack"),
+            (_CONTROL, "cond", "tensorflow.python.ops.cond:cond"),
+            (_CONTROL, "case", "tensorflow.python.ops.control_flow_case:case"),
+            (_CONTROL, "Assert", "tensorflow.python.ops.control_flow_assert:Assert"),
+            (_CONTROL, "while_loop", "tensorflow.python.ops.while_loop:while_loop"),
+            # TF 1.15's variable_scope.variable built a VariableV1 (tf.compat.v1.Variable).
+            (_SCOPE, "variable", "tensorflow.python.ops.variable_v1:VariableV1"),
+        )
+    ),
+    # tf.distribute.cluster_resolver.TPUClusterResolver (TF 1.15's other public path to the
+    # contrib class) is the resolver for which tpu="" means no TPU, as in TF 1.15.
+    ModuleAttribute(
+        "tensorflow._api.v2.compat.v1.distribute.cluster_resolver",
+        "TPUClusterResolver",
+        "tf2npu.compat.contrib.cluster_resolver:TPUClusterResolver",
+        "TF 2.15's resolver, with TF 1.15's tpu=\"\" (no TPU)",
+    ),
+    # TF 1.15 required NumPy < 1.19, where np.float, np.int, np.bool, np.object, np.str and
+    # np.complex were the Python builtins (deprecated in 1.20, removed in 1.24). TF 1.15-era
+    # scripts use them (DCGAN's and the GAN collections' MNIST loaders: astype(np.float));
+    # NumPy 1.26, which TF 2.15 needs, raises AttributeError for them.
+    *(
+        ModuleAttribute(
+            "numpy", name, f"builtins:{name}", f"the builtin {name}, as NumPy 1.16-1.18 had it"
+        )
+        for name in ("bool", "int", "float", "complex", "object", "str")
+    ),
+    # TF 2.15 points this module's BatchNormalization at tf_keras.legacy_tf_layers, a package
+    # that exists only with Keras 3 installed; keras 2.15 (TF 2.15's Keras) has the same
+    # module, which is what tf.compat.v1.layers.BatchNormalization is.
+    ModuleAttribute(
+        "tensorflow.python.layers.normalization",
+        "normalization",
+        "keras.src.legacy_tf_layers.normalization",
+        "keras 2.15's TF 1 BatchNormalization layer (tf.compat.v1.layers.BatchNormalization)",
     ),
 )
 

@@ -162,20 +162,25 @@ class TpuEstimator(Rule):
     )
 
     def apply(self, ctx: FileContext) -> None:
+        dropped_clusters: list[ast.expr] = []
         for ref in ctx.index.calls_to(*TPU_RUN_CONFIGS):
             assert ref.call is not None
-            _port_run_config(ctx, ref.call, ref.node, ref.scope)
+            dropped_clusters += _port_run_config(ctx, ref.call, ref.node, ref.scope)
         for ref in ctx.index.calls_to(*TPU_ESTIMATORS):
             assert ref.call is not None
             _port_estimator(ctx, ref.call, ref.node, ref.scope)
         for ref in ctx.index.calls_to(*TPU_ESTIMATOR_SPECS):
             assert ref.call is not None
             _port_spec(ctx, ref.call, ref.node, ref.scope)
-        _report_tpu_only(ctx)
+        removed = _remove_unused_resolvers(ctx, dropped_clusters)
+        _report_tpu_only(ctx, removed)
 
 
 # -- tpu.RunConfig -----------------------------------------------------------------------------
-def _port_run_config(ctx: FileContext, call: ast.Call, callee: ast.expr, scope: Scope) -> None:
+def _port_run_config(
+    ctx: FileContext, call: ast.Call, callee: ast.expr, scope: Scope
+) -> list[ast.expr]:
+    """Rewrite one ``tpu.RunConfig``; returns the ``cluster=`` value it removed, if any."""
     bound = _bind(call, _TPU_RUN_CONFIG_OWN)
     if bound is None:
         ctx.finding(RULE, call, Severity.WARNING,
@@ -183,7 +188,7 @@ def _port_run_config(ctx: FileContext, call: ast.Call, callee: ast.expr, scope: 
                     "told apart, and NPUEstimator requires an NPURunConfig",
                     "pass the arguments by keyword, or build NPURunConfig(...) by hand without "
                     "tpu_config, master, evaluation_master and cluster")  # fmt: skip
-        return
+        return []
     doomed = [item for name, (item, _) in bound.items() if name in _TPU_RUN_CONFIG_OWN]
     unsupported = [item for name, (item, _) in bound.items() if name in NOT_IN_NPU_RUN_CONFIG]
     options = npu_option_keywords(ctx)
@@ -192,7 +197,7 @@ def _port_run_config(ctx: FileContext, call: ast.Call, callee: ast.expr, scope: 
     edits += [ctx.replace(bound[k][1], v) for k, v in options if k in bound]
     edits += _drop_arguments(ctx, call, doomed + unsupported, ", ".join(added) or None)
     if not ctx.patch(RULE, call, edits):
-        return
+        return []
     ctx.need_import()
     if doomed:
         names = ", ".join(n for n, (item, _) in bound.items() if item in doomed)
@@ -210,6 +215,7 @@ def _port_run_config(ctx: FileContext, call: ast.Call, callee: ast.expr, scope: 
                     "NPURunConfig saves a checkpoint every 100 steps when neither "
                     "save_checkpoints_steps nor save_checkpoints_secs is set "
                     "(RunConfig: every 600 s)", "set one of them to choose")  # fmt: skip
+    return [bound["cluster"][1]] if "cluster" in bound else []
 
 
 def _report_iterations(ctx: FileContext, tpu_config: ast.expr, scope: Scope) -> None:
@@ -461,9 +467,106 @@ def _always_function(ctx: FileContext, name: str, scope: Scope) -> bool:
     )
 
 
-# -- reports on other TPU APIs -----------------------------------------------------------------
-def _report_tpu_only(ctx: FileContext) -> None:
+# -- TPUClusterResolver whose only use was cluster= ------------------------------------------
+def _remove_unused_resolvers(ctx: FileContext, dropped: list[ast.expr]) -> set[int]:
+    """Remove ``name = TPUClusterResolver(...)`` when every use of ``name`` was a removed
+    ``cluster=`` argument; returns the ids of the resolver calls removed.
+
+    The name's other bindings must be ``name = None`` (BERT's ``tpu_cluster_resolver = None``
+    before its ``if``); they go too, and an ``if`` left with nothing but removed statements
+    (and a test that only reads names) goes with them.
+    """
+    removed: set[int] = set()
     for ref in ctx.index.calls_to(*CLUSTER_RESOLVERS):
+        assert ref.call is not None
+        stmt = ctx.index.parent(ref.call)
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            continue
+        target = stmt.targets[0]
+        if not isinstance(target, ast.Name) or id(stmt) in removed:
+            continue
+        doomed = _resolver_bindings(ctx, target.id, ref.scope, dropped)
+        if doomed is None:
+            continue
+        statements = _with_emptied_ifs(ctx, doomed)
+        if ctx.patch(RULE, ref.call, [_remove(ctx, s, statements) for s in statements]):
+            removed.add(id(ref.call))
+            removed.update(id(s) for s in doomed)
+            ctx.finding(RULE, ref.call, Severity.INFO,
+                        f"TPUClusterResolver call removed: {target.id} was only passed as "
+                        "cluster= to tpu.RunConfig, which NPURunConfig does not take",
+                        "nothing to do: the NPU adapter finds its devices itself")  # fmt: skip
+    return removed
+
+
+def _resolver_bindings(
+    ctx: FileContext, name: str, scope: Scope, dropped: list[ast.expr]
+) -> list[ast.stmt] | None:
+    """The statements binding ``name`` when all are ``= None`` / ``= TPUClusterResolver(...)``
+    and every read of ``name`` is in ``dropped``; otherwise None."""
+    found = ctx.index.resolver.bindings_of(name, scope)
+    if found is None:
+        return None
+    home, bindings = found
+    statements: list[ast.stmt] = []
+    for binding in bindings:
+        value = binding.value
+        stmt = ctx.index.parent(value) if isinstance(value, ast.expr) else None
+        is_resolver = isinstance(value, ast.Call) and ctx.index.callee(value) in CLUSTER_RESOLVERS
+        is_none = isinstance(value, ast.expr) and _is_none(value)
+        if not (isinstance(stmt, ast.Assign) and (is_resolver or is_none)):
+            return None
+        statements.append(stmt)
+    kept = {id(expr) for expr in dropped}
+    reads = [
+        node
+        for node in ast.walk(home.node)
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+    ]
+    if not reads or any(id(node) not in kept for node in reads):
+        return None
+    return statements
+
+
+def _with_emptied_ifs(ctx: FileContext, statements: list[ast.stmt]) -> list[ast.stmt]:
+    """``statements``, each replaced by its ``if`` when it is all that ``if`` holds."""
+    out: list[ast.stmt] = []
+    for stmt in statements:
+        parent = ctx.index.parent(stmt)
+        if (
+            isinstance(parent, ast.If)
+            and not parent.orelse
+            and len(parent.body) == 1
+            and _reads_only(parent.test)
+        ):
+            out.append(parent)
+        else:
+            out.append(stmt)
+    return out
+
+
+def _reads_only(test: ast.expr) -> bool:
+    """A test without calls (names, attributes, constants, and/or/not, comparisons)."""
+    return not any(isinstance(n, (ast.Call, ast.NamedExpr, ast.Await)) for n in ast.walk(test))
+
+
+def _remove(ctx: FileContext, stmt: ast.stmt, removed: list[ast.stmt]) -> Edit:
+    """Remove ``stmt``; a block emptied by this removal keeps a ``pass``."""
+    block = ctx.block_of(stmt)
+    if len(block) > 1 and all(s in removed for s in block) and block[0] is stmt:
+        return ctx.replace(stmt, "pass")
+    if len(block) > 1 and all(s in removed for s in block):
+        assert stmt.end_lineno is not None
+        start, end = ctx.source.line_start(stmt.lineno), ctx.source.line_end(stmt.end_lineno)
+        return Edit(start, end, "")
+    return ctx.remove_statement(stmt)
+
+
+# -- reports on other TPU APIs -----------------------------------------------------------------
+def _report_tpu_only(ctx: FileContext, removed: set[int]) -> None:
+    for ref in ctx.index.calls_to(*CLUSTER_RESOLVERS):
+        if id(ref.call) in removed:
+            continue
         guarded = _guarded_by_tpu_flag(ctx, ref.node)
         ctx.finding(RULE, ref.node, Severity.INFO if guarded else Severity.WARNING,
                     "TPUClusterResolver left as is: it looks up a Cloud TPU when it is created "
