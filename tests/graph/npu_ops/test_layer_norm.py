@@ -56,13 +56,13 @@ def test_half_is_normalised_in_float32_and_cast_back(run_op) -> None:
     np.testing.assert_allclose(mean, ref_mean, rtol=1e-3, atol=1e-3)
 
 
-def _grad_reference(dy, x, gamma, axis: int):
-    """The layer-norm gradient in float64 (what autodiff of the formula gives, epsilon 1e-12)."""
+def _grad_reference(dy, x, gamma, axis: int, eps: float = 1e-12):
+    """The layer-norm gradient in float64 (what autodiff of the formula gives)."""
     x64, dy64 = x.astype(np.float64), dy.astype(np.float64)
     axes = tuple(range(axis % x.ndim, x.ndim))
     mean = x64.mean(axis=axes, keepdims=True)
     variance = ((x64 - mean) ** 2).mean(axis=axes, keepdims=True)
-    rstd = 1.0 / np.sqrt(variance + 1e-12)
+    rstd = 1.0 / np.sqrt(variance + eps)
     xhat = (x64 - mean) * rstd
     g = dy64 * gamma
     pd_x = rstd * (
@@ -86,13 +86,14 @@ def test_two_values_normalise_to_plus_minus_one_whatever_they_are(run_op) -> Non
     np.testing.assert_allclose(pd_beta, [1.0, 0.0])
 
 
-@pytest.mark.parametrize("axis", [-1, 1])
-def test_layer_norm_grad_matches_the_formula(run_op, axis: int) -> None:
+@pytest.mark.parametrize(("axis", "eps"), [(-1, 1e-12), (1, 1e-12), (-1, 0.5)])
+def test_layer_norm_grad_matches_the_formula(run_op, axis: int, eps: float) -> None:
     gamma = RNG.uniform(0.5, 2.0, X.shape[axis:]).astype(np.float32)
     dy = RNG.standard_normal(X.shape).astype(np.float32)
-    ref_x, ref_gamma, ref_beta, mean, variance = _grad_reference(dy, X, gamma, axis)
+    ref_x, ref_gamma, ref_beta, mean, variance = _grad_reference(dy, X, gamma, axis, eps)
     inputs = [dy, X, variance.astype(np.float32), mean.astype(np.float32), gamma]
-    pd_x, pd_gamma, pd_beta = run_op("LayerNormGrad", inputs, DT_FLOAT, outputs=3)
+    attrs = {} if eps == 1e-12 else {"epsilon": eps}  # default: the device kernel's 1e-12
+    pd_x, pd_gamma, pd_beta = run_op("LayerNormGrad", inputs, DT_FLOAT, attrs, outputs=3)
     assert pd_x.shape == X.shape and pd_gamma.shape == pd_beta.shape == gamma.shape
     np.testing.assert_allclose(pd_x, ref_x, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(pd_gamma, ref_gamma, rtol=1e-5, atol=1e-5)

@@ -21,8 +21,9 @@ rank of ``x``, which :func:`tf2npu.graph.fusion.shapes.rank_of` reads from the g
 
 In a training graph the gradient ops TF built for the pattern (found by
 :mod:`tf2npu.graph.fusion.gradient`) become one ``LayerNormGrad(dy, x, variance, mean, gamma)``
-reading the fused op's statistics, as the adapter's ``LayerNorm`` gradient is on the device
-(GE's ``LayerNormGradFusionPass`` then splits it into ``LayerNormXBackprop`` and
+reading the fused op's statistics and the forward's epsilon (the device kernel's is a fixed
+1e-12: see :mod:`tf2npu.graph.npu_ops.layer_norm`), as the adapter's ``LayerNorm`` gradient is
+on the device (GE's ``LayerNormGradFusionPass`` then splits it into ``LayerNormXBackprop`` and
 ``LayerNormBetaGammaBackprop``); its ``pd_x``, ``pd_gamma`` and ``pd_beta`` replace the
 gradients of ``x``, ``gamma`` and ``beta`` the pattern contributed.
 """
@@ -171,7 +172,7 @@ def _fusion(
         "layer_norm_grad",
         "LayerNormGrad",
         (region.dy, x, Prev(0, 2), Prev(0, 1), gamma),
-        {},
+        {"epsilon": attrs["epsilon"]},
         ("pd_x", "pd_gamma", "pd_beta"),
         dtype,
     )
