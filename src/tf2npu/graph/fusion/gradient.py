@@ -146,6 +146,12 @@ def find_gradient(
     scope = owner(_client(seeds[0]), clients)
     if scope is None:
         return f"{seeds[0].name} reads the pattern and is not its gradient"
+    # gradient ops reading only the pattern's inputs (Pow's Shape(x)) belong to it too
+    for ref in m.tensors.values():
+        for user in graph.consumers(ref.node):
+            found = owner(_client(user), clients)
+            if found is not None and found[0] == scope[0] and user not in seeds:
+                seeds.append(user)
     region = _collect(graph, seeds, scope[0], clients, forward)
     if isinstance(region, str):
         return region
