@@ -1,0 +1,54 @@
+"""One home per fact: each shared fact is declared once, and the copies that must exist agree.
+
+The table of homes is in docs/design.md ("One home per fact"); each row a test here holds.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import tf2npu
+from tf2npu.config import env
+from tf2npu.config.options import PRECISION_MODES, PRECISION_MODES_V2
+
+SRC = Path(tf2npu.__file__).parent
+_ENV_NAME = re.compile(r"TF2NPU_[A-Z0-9_]+")
+
+
+def _string_constants(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    ]
+
+
+def test_tf2npu_variables_are_named_only_in_config_env() -> None:
+    home = SRC / "config" / "env.py"
+    elsewhere = [
+        f"{path.relative_to(SRC)}:{line}: {value}"
+        for path in sorted(SRC.rglob("*.py"))
+        if path != home
+        for line, value in _string_constants(path)
+        if _ENV_NAME.fullmatch(value)
+    ]
+    assert elsewhere == [], "import the name from tf2npu.config.env instead"
+
+
+def test_every_tf2npu_variable_is_in_the_table_of_config_env() -> None:
+    names = {getattr(env, n) for n in env.__all__}
+    assert all(_ENV_NAME.fullmatch(n) for n in names)
+    assert len(names) == len(env.__all__), "two constants name one variable"
+    doc = env.__doc__ or ""
+    assert sorted(n for n in names if f"``{n}" not in doc) == []
+
+
+def test_the_engine_knows_a_policy_for_exactly_the_precision_modes_the_options_accept() -> None:
+    from tf2npu.graph.precision.modes import MODES
+
+    accepted = set(PRECISION_MODES) | set(PRECISION_MODES_V2)
+    assert sorted(set(MODES) - accepted) == []
+    assert sorted(accepted - set(MODES)) == []
