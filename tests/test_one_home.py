@@ -52,3 +52,24 @@ def test_the_engine_knows_a_policy_for_exactly_the_precision_modes_the_options_a
     accepted = set(PRECISION_MODES) | set(PRECISION_MODES_V2)
     assert sorted(set(MODES) - accepted) == []
     assert sorted(accepted - set(MODES)) == []
+
+
+def test_shared_cli_flags_are_declared_once() -> None:
+    """``--option`` (and the shorthands) are declared in cli/npu_flags.py only; commands that
+    start NPU sessions call ``add_option_flag`` / ``add_shorthands``. ``migrate``'s flags of the
+    same names are another thing: they write the option into the migrated source."""
+    shared = {"--option", "--precision-mode", "--mix-compile", "--fusion-switch-file"}
+    shared.add("--modify-mixlist")
+    declared: dict[str, list[str]] = {}
+    for path in sorted((SRC / "cli").glob("*.py")):
+        if path.name == "migrate.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            if node.func.attr != "add_argument" or not node.args:
+                continue
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and first.value in shared:
+                declared.setdefault(first.value, []).append(path.name)
+    assert declared == {"--option": ["npu_flags.py"]}
