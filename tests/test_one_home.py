@@ -73,3 +73,23 @@ def test_shared_cli_flags_are_declared_once() -> None:
             if isinstance(first, ast.Constant) and first.value in shared:
                 declared.setdefault(first.value, []).append(path.name)
     assert declared == {"--option": ["npu_flags.py"]}
+
+
+def test_run_config_arguments_have_one_home_that_npu_run_config_and_tf_agree_with() -> None:
+    import inspect
+
+    import tensorflow as tf
+
+    from npu_bridge.estimator.npu.npu_config import NPURunConfig
+    from tf2npu.config.run_config import (
+        NOT_IN_NPU_RUN_CONFIG,
+        NPU_RUN_CONFIG_PASSES,
+        RUN_CONFIG_PARAMS,
+    )
+
+    ours = set(inspect.signature(NPURunConfig.__init__).parameters)
+    tfs = set(inspect.signature(tf.estimator.RunConfig.__init__).parameters)
+    assert sorted(set(RUN_CONFIG_PARAMS) - tfs) == []
+    assert sorted(set(NPU_RUN_CONFIG_PASSES) - ours) == []
+    assert sorted(NOT_IN_NPU_RUN_CONFIG & ours) == []
+    assert sorted(NOT_IN_NPU_RUN_CONFIG - tfs) == []
