@@ -45,6 +45,26 @@ class ApiInfo:
     module: str
     status: ApiStatus
     advice: str
+    """What the support list says (for a rewritten status: what tf2npu rewrites it to)."""
+    note: str = ""
+    """The part of ``advice`` before the status's own text (``Compat alias of tf.X ...``)."""
+    rewrite: tuple[str, str] = ("", "")
+    """The API the rewrite advice names and its replacement (empty when none is listed)."""
+
+    def advice_for(self, changed: bool) -> str:
+        """The advice for one use, saying what tf2npu did to it.
+
+        For the statuses the tool rewrites, ``changed`` tells whether a rewrite was recorded
+        for this use: the text says it was rewritten only then.
+        """
+        if self.status not in _DONE:
+            return self.advice
+        api, replacement = self.rewrite
+        if changed:
+            done = _DONE_TO if replacement else _DONE
+            return self.note + done[self.status].format(api=api, replacement=replacement)
+        target = f" to {replacement}" if replacement else ""
+        return self.note + _NOT_DONE.format(api=api or self.api, target=target)
 
 
 class _Row(NamedTuple):
@@ -85,6 +105,25 @@ _ADVICE: dict[ApiStatus, str] = {
     ),
 }
 
+_DONE: dict[ApiStatus, str] = {
+    ApiStatus.MIGRATED_BY_TOOL: "tf2npu rewrote this use; see the change list.",
+    ApiStatus.TRAINING_AFTER_MIGRATION: (
+        "tf2npu rewrote this use so that training runs on Ascend; see the change list."
+    ),
+}
+_DONE_TO: dict[ApiStatus, str] = {
+    ApiStatus.MIGRATED_BY_TOOL: "tf2npu rewrote {api} to {replacement} here.",
+    ApiStatus.TRAINING_AFTER_MIGRATION: (
+        "tf2npu rewrote {api} to {replacement} here; training then runs on Ascend."
+    ),
+}
+_NOT_DONE = (
+    "Supported on Ascend once migrated{target}, but tf2npu did not change this use (it is "
+    "already migrated, or its form is not one the rules rewrite): check it and the findings "
+    "at this line."
+)
+"""What one use says when the tool rewrites the API but recorded no change for it."""
+
 _REWRITE_ADVICE: dict[ApiStatus, str] = {
     ApiStatus.MIGRATED_BY_TOOL: "tf2npu rewrites {api} to {replacement}.",
     ApiStatus.TRAINING_AFTER_MIGRATION: (
@@ -124,6 +163,12 @@ def _advice(api: str, row: _Row) -> str:
     return _ADVICE[row.status]
 
 
+def _info(name: str, row: _Row, note: str, api: str) -> ApiInfo:
+    """The info for ``name`` classified by ``row`` (the row of ``api``), ``note`` first."""
+    rewrite = (api, row.replacement) if row.replacement else (api, "")
+    return ApiInfo(name, row.module, row.status, note + _advice(api, row), note, rewrite)
+
+
 def _lookup(name: str, *, parents: bool = True) -> ApiInfo | None:
     """``name`` itself, else (with ``parents``) its nearest listed parent; ``api`` = ``name``."""
     candidate = name
@@ -133,14 +178,11 @@ def _lookup(name: str, *, parents: bool = True) -> ApiInfo | None:
             parent = _row(row.parent) if row.parent else None
             if parent is not None:
                 # An enum / attribute row: its status is its class's (the row carries it).
-                advice = f"Classified as {row.parent}, to which it belongs. "
-                advice += _advice(row.parent, parent)
-            elif candidate != name:
-                advice = f"Classified as {candidate}, to which it belongs. "
-                advice += _advice(candidate, row)
-            else:
-                advice = _advice(candidate, row)
-            return ApiInfo(api=name, module=row.module, status=row.status, advice=advice)
+                note = f"Classified as {row.parent}, to which it belongs. "
+                info = _info(name, parent, note, row.parent)
+                return ApiInfo(name, row.module, row.status, info.advice, note, info.rewrite)
+            note = f"Classified as {candidate}, to which it belongs. " if candidate != name else ""
+            return _info(name, row, note, candidate)
         if not parents:
             return None
         candidate = candidate.rpartition(".")[0]
@@ -173,7 +215,9 @@ def classify(name: str) -> ApiInfo:
         info = _lookup(target) or _lookup(name, parents=False) or _host_python(target)
         if info is None:
             info = _not_listed(name)
-        return ApiInfo(name, info.module, info.status, note + info.advice)
+        return ApiInfo(
+            name, info.module, info.status, note + info.advice, note + info.note, info.rewrite
+        )
     info = _lookup(name)
     if info is not None:
         return info
