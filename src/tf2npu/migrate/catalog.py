@@ -13,8 +13,8 @@ this order:
 2. the exact name, an API or an enum / attribute name (classified as its class);
 3. its parents, nearest first (``tf.Session.run`` is classified as ``tf.Session``);
 4. any other ``tf.compat.*`` name is a compat alias;
-5. names under :data:`HOST_PYTHON_MODULES` (command-line flags) are host Python: they build no
-   graph op, so the NPU never sees them (tf2npu's classification; the vendor does not list them);
+5. names under :data:`HOST_PYTHON_MODULES` (command-line flags, configuration protobufs such as
+   ``RewriterConfig``) are host Python: they build no graph op, so the NPU never sees them (tf2npu's classification; the vendor does not list them);
 6. otherwise the name is not listed.
 
 The returned :class:`ApiInfo` always carries the name as given.
@@ -33,8 +33,24 @@ _PACKAGE = "tf2npu.migrate.data"
 _RESOURCE = "api_catalog.tsv"
 _HEADER = "api\tmodule\tstatus\treplacement\tparent"
 _COMPAT_V1 = "tf.compat.v1."
-HOST_PYTHON_MODULES = ("tf.flags", "tf.app.flags")
-"""Modules whose every name is plain Python run on the host (absl flags re-exported by TF)."""
+_FLAGS_ADVICE = (
+    "Plain Python on the host (command-line flags): it builds no graph op, so the NPU never "
+    "sees it; nothing to do."
+)
+HOST_PYTHON_MODULES: dict[str, str] = {
+    "tf.flags": _FLAGS_ADVICE,
+    "tf.app.flags": _FLAGS_ADVICE,
+    "tf.core.protobuf": (
+        "A configuration protobuf (such as RewriterConfig.OFF for ConfigProto.graph_options."
+        "rewrite_options): plain Python on the host that builds no graph op; the NPU session "
+        "config keeps it (the vendor's own ConfigProto advice sets remapping = "
+        "RewriterConfig.OFF), so nothing to do."
+    ),
+}
+"""Modules whose every name is plain Python run on the host, with their advice: absl flags
+re-exported by TF, and the protobuf messages and enums of session configs
+(``from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig``, as the vendor's
+scripts do)."""
 
 
 @dataclass(frozen=True)
@@ -99,10 +115,7 @@ _ADVICE: dict[ApiStatus, str] = {
     ApiStatus.NOT_LISTED: (
         "Not in the Ascend support list; check it by running the migrated script (tf2npu run)."
     ),
-    ApiStatus.HOST_PYTHON: (
-        "Plain Python on the host (command-line flags): it builds no graph op, so the NPU never "
-        "sees it; nothing to do."
-    ),
+    ApiStatus.HOST_PYTHON: _FLAGS_ADVICE,
 }
 
 _DONE: dict[ApiStatus, str] = {
@@ -252,7 +265,7 @@ def _host_python(name: str) -> ApiInfo | None:
     module = next((m for m in HOST_PYTHON_MODULES if name == m or name.startswith(m + ".")), None)
     if module is None:
         return None
-    return ApiInfo(name, module, ApiStatus.HOST_PYTHON, _ADVICE[ApiStatus.HOST_PYTHON])
+    return ApiInfo(name, module, ApiStatus.HOST_PYTHON, HOST_PYTHON_MODULES[module])
 
 
 def _not_listed(name: str) -> ApiInfo:
