@@ -14,7 +14,8 @@ this order:
 3. its parents, nearest first (``tf.Session.run`` is classified as ``tf.Session``);
 4. any other ``tf.compat.*`` name is a compat alias;
 5. names under :data:`HOST_PYTHON_MODULES` (command-line flags, configuration protobufs such as
-   ``RewriterConfig``) are host Python: they build no graph op, so the NPU never sees them (tf2npu's classification; the vendor does not list them);
+   ``RewriterConfig``) are host Python: they build no graph op, so the NPU never sees them
+   (tf2npu's classification; the vendor does not list them);
 6. otherwise the name is not listed.
 
 The returned :class:`ApiInfo` always carries the name as given.
