@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.text import Text
 
 from tf2npu import runtime
+from tf2npu.artifacts.run_summary import LOSS_SCALE, LossScale
 from tf2npu.atomic import write_text_atomic
 from tf2npu.cli import exit_codes, ranks
 from tf2npu.cli.console import make_console
@@ -80,7 +81,8 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
   steps                       training steps executed, in NPU and stock sessions
   nonfinite                   null, or {first_step, fetches}: scalar float fetches (a loss)
                               that were NaN/Inf, and the step they first were; a warning too
-  loss_scale                  null, or {scale, skipped_steps} under NPULossScaleOptimizer
+  loss_scale                  null, or {scale, skipped_steps, warmup} under
+                              NPULossScaleOptimizer (warmup: the leading skipped steps)
   wall_seconds                how long the script ran
   options                     NpuOptimizer options the NPU sessions set (incl. --option)
   options_without_effect      those among them that change nothing off the device
@@ -665,12 +667,19 @@ def _failure_rows(summary: dict[str, Any]) -> list[tuple[str, Text]]:
     else:
         text = f"{_listing(nonfinite['fetches'])}, first at step {nonfinite['first_step']}"
         rows = [("non-finite values", Text(text, style="bold yellow"))]
-    loss_scale = summary.get("loss_scale")
-    if loss_scale is not None:
-        skipped = loss_scale["skipped_steps"]
-        text = f"scale {loss_scale['scale']:g}, {skipped} step{'' if skipped == 1 else 's'} skipped"
+    scale = LossScale.from_json(summary.get(LOSS_SCALE))
+    if scale is not None:
+        skipped, warmup = scale.skipped_after_warmup, scale.warmup
+        value = "unknown" if scale.scale is None else f"{scale.scale:g}"
+        text = f"scale {value}, {_steps(skipped)} skipped"
+        if warmup is not None:
+            text += f" after a warm-up of {_steps(warmup.skipped_steps)} (scale coming down)"
         rows.append(("loss scaling", Text(text, style="yellow" if skipped else "")))
     return rows
+
+
+def _steps(count: int) -> str:
+    return f"{count} step{'' if count == 1 else 's'}"
 
 
 def _determinism_rows(state: dict[str, Any] | None) -> list[tuple[str, Text]]:
