@@ -96,7 +96,7 @@ def write_bytes_new(target: Path, data: bytes, mode: int | None = None) -> bool:
         temp.unlink(missing_ok=True)
 
 
-def write_first_free(names: Iterable[Path], write: Callable[[Path], None]) -> Path:
+def write_first_free(names: Iterable[Path], write: Callable[[Path], object]) -> Path:
     """Have ``write`` fill a temporary file, then give it the first of ``names`` that no file
     holds yet; that path. Nothing is ever replaced, even when another process writes the same
     name at the same moment (the name is taken by a hard link, which fails if it exists).

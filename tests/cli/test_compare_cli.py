@@ -27,7 +27,7 @@ from tf2npu.testing.dumptrees import (
     write_golden,
     write_unfused_npu,
 )
-from tf2npu.testing.hostile import run_tf2npu
+from tf2npu.testing.hostile import as_nobody, run_tf2npu
 
 BROKEN = [[4.0, -0.5]]
 
@@ -304,28 +304,6 @@ def test_hostile_dumps_never_pass(tmp_path: Path, damage: Any, code: int, messag
     assert len(list(tmp_path.glob("cmp/result_*.csv"))) == (1 if code == 1 else 0)
 
 
-def _as_nobody(folder: Path, argv: list[str]) -> tuple[int, str]:
-    """``main(argv)`` in a forked child that became ``nobody`` (the venv's interpreter lives
-    under /root, out of nobody's reach, so runuser cannot start it); exit code and stderr."""
-    err = folder / "stderr.txt"
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        code = 70
-        try:
-            os.chdir(folder)
-            os.setgroups([])
-            os.setgid(65534)
-            os.setuid(65534)
-            with open(err, "w") as stream:
-                os.dup2(stream.fileno(), 2)
-                sys.stderr = stream
-                code = main(argv)
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status), err.read_text()
-
-
 def test_an_unreadable_dump_folder_is_named_not_skipped(tmp_path: Path) -> None:
     if os.geteuid() != 0:
         pytest.skip("needs root to run the case as nobody (root reads a mode-000 folder)")
@@ -337,7 +315,7 @@ def test_an_unreadable_dump_folder_is_named_not_skipped(tmp_path: Path) -> None:
         subprocess.run(["chmod", "-R", "a+rwX", str(root)], check=True)
         hidden = root / "npu" / "second"
         hidden.chmod(0)
-        code, err = _as_nobody(root, ["compare", "npu", "golden", "--out", "cmp"])
+        code, err = as_nobody(root, ["compare", "npu", "golden", "--out", "cmp"])
         assert code == 2, err
         assert err == (
             "tf2npu compare: error: NPU_DUMP 'npu': cannot read the folder "

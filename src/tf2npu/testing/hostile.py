@@ -23,6 +23,7 @@ __all__ = [
     "TAG",
     "Ended",
     "Started",
+    "as_nobody",
     "finish",
     "group_members",
     "run_tf2npu",
@@ -151,3 +152,33 @@ def run_tf2npu(
 ) -> Ended:
     """Run ``python -m tf2npu ARGV`` to its end (see :func:`finish`)."""
     return finish(start_tf2npu(argv, cwd, env), timeout)
+
+
+NOBODY = 65534
+
+
+def as_nobody(folder: Path, argv: list[str]) -> tuple[int, str]:
+    """``tf2npu ARGV`` in a forked child that became ``nobody`` in ``folder`` (which nobody must
+    be able to write); its exit code and stderr. Only root can do this. (The venv's interpreter
+    may live under /root, out of nobody's reach, so ``runuser`` cannot start a new one.)"""
+    from tf2npu.cli.main import main
+
+    err = folder / f".stderr-{secrets.token_hex(4)}.txt"
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 70
+        try:
+            os.chdir(folder)
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            with open(err, "w", encoding="utf-8") as stream:
+                os.dup2(stream.fileno(), 2)
+                sys.stderr = stream
+                code = main(argv)
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    text = err.read_text(encoding="utf-8")
+    err.unlink()
+    return os.waitstatus_to_exitcode(status), text
