@@ -13,6 +13,7 @@ from tf2npu.cli import exit_codes
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.debug.bisect_metric import DEFAULT_TOLERANCES
 from tf2npu.errors import UsageError
+from tf2npu.procs import signals_stop_children
 
 if TYPE_CHECKING:
     from tf2npu.debug.bisect import Bench, Trial
@@ -178,7 +179,8 @@ def run(args: argparse.Namespace) -> int:
     out: Path = (args.out or Path(f"tf2npu-bisect-{args.kind}")).resolve()
     check_output_dir(out, "--out")
     _check_clean(args.clean, script, out)
-    return _bisect(args, script, script_args, out)
+    with signals_stop_children():  # Ctrl-C, SIGTERM, SIGHUP stop the running trial too
+        return _bisect(args, script, script_args, out)
 
 
 def _script(args: argparse.Namespace) -> tuple[Path, tuple[str, ...]]:

@@ -25,6 +25,7 @@ from tf2npu.debug.verify import (
     write_report,
 )
 from tf2npu.errors import UsageError
+from tf2npu.procs import signals_stop_children
 
 NAME = "verify"
 HELP = "check that a migrated script trains like the original (loss per step, final variables)"
@@ -185,7 +186,10 @@ def make_plan(args: argparse.Namespace) -> VerifyPlan:
 def run(args: argparse.Namespace) -> int:
     plan = make_plan(args)
     console = make_console(stderr=True)
-    checks, runs = run_verify(plan, progress=lambda text: console.print(Text(text), style="dim"))
+    with signals_stop_children():  # Ctrl-C, SIGTERM, SIGHUP stop the running trials too
+        checks, runs = run_verify(
+            plan, progress=lambda text: console.print(Text(text), style="dim")
+        )
     report = report_json(checks, runs, plan)
     path = write_report(report, plan.out)
     if args.json:

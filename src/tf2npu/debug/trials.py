@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import tf2npu
+from tf2npu.procs import CHILDREN, die_with_parent
 
 __all__ = ["LOG_FILE", "TIMED_OUT", "Trial", "TrialResult", "run_trial", "trial_command"]
 
@@ -160,7 +161,9 @@ def run_trial(trial: Trial, timeout: float | None = None) -> TrialResult:
             env=trial_environment(trial),
             cwd=trial.cwd,
             start_new_session=True,  # its own process group: a timeout stops all of it
+            preexec_fn=die_with_parent(),  # and it dies with us, even by SIGKILL
         )
+        CHILDREN.add(child)
         try:
             status = child.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -169,6 +172,8 @@ def run_trial(trial: Trial, timeout: float | None = None) -> TrialResult:
         except BaseException:  # Ctrl-C: the child is in its own session, stop it too
             _stop(child)
             raise
+        finally:  # what the script started and left running (a `sleep 300`) goes too
+            CHILDREN.discard(child)
     seconds = time.perf_counter() - start
     return TrialResult(status, report_dir, _read_summary(report_dir), seconds, log)
 

@@ -31,6 +31,7 @@ from tf2npu.atomic import write_text_atomic
 from tf2npu.debug.records import StepRecord, loss_name, read_steps, read_variables
 from tf2npu.debug.trials import Trial, TrialResult, run_trial
 from tf2npu.errors import UsageError
+from tf2npu.procs import CHILDREN
 
 if TYPE_CHECKING:
     import numpy as np
@@ -322,7 +323,13 @@ def run_verify(
     progress(f"running {len(trials)} trials into {plan.out} ...")
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {name: pool.submit(run_trial, t, plan.timeout) for name, t in trials.items()}
-        results = {name: future.result() for name, future in futures.items()}
+        try:
+            results = {name: future.result() for name, future in futures.items()}
+        except BaseException:  # Ctrl-C, SIGTERM: stop the trials, or leaving `with` waits on them
+            for future in futures.values():
+                future.cancel()
+            CHILDREN.stop_all()
+            raise
     runs = {name: RunRecord.load(name, result) for name, result in results.items()}
     for name in ("original-1", "original-2"):
         _require_original(runs[name], plan.original)

@@ -29,6 +29,7 @@ __all__ = [
     "run_tf2npu",
     "start_tf2npu",
     "tagged",
+    "wait_for",
 ]
 
 TAG = "TF2NPU_SWEEP_TAG"
@@ -85,6 +86,28 @@ def tagged(tag: str) -> tuple[int, ...]:
         if state != "Z" and needle in environ:
             found.append(int(entry))
     return tuple(found)
+
+
+def commands(pids: tuple[int, ...]) -> list[str]:
+    """The command lines of ``pids`` (those still alive), words joined by spaces."""
+    found = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as stream:
+                found.append(stream.read().replace(b"\0", b" ").decode(errors="replace").strip())
+        except OSError:
+            continue
+    return found
+
+
+def wait_for(tag: str, needle: str, timeout: float) -> bool:
+    """Wait until a process tagged ``tag`` runs a command line containing ``needle``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(needle in line for line in commands(tagged(tag))):
+            return True
+        time.sleep(0.1)
+    return False
 
 
 def stop_group(pgid: int) -> None:
