@@ -145,6 +145,10 @@ def test_running_again_resumes(
     code, stdout, stderr = bisect(capsys, *argv)
     assert code == 0 and len(lab.runs) == runs
     assert stderr.count("(resumed)") == 5 and "(resumed)" in stdout
+    assert stderr.splitlines()[0] == (
+        "tf2npu bisect: per-trial timeout: 3600 s for the reference run, then 4x its time "
+        "(at least 300 s); --timeout S sets one"
+    )
 
 
 @pytest.mark.parametrize(
@@ -159,6 +163,8 @@ def test_running_again_resumes(
         ),
         (("fusion", "--tolerance", "nan", "--", "{script}"), "--tolerance nan"),
         (("fusion", "--timeout", "-1", "--", "{script}"), "--timeout -1: give seconds > 0"),
+        (("fusion", "--timeout", "nan", "--", "{script}"), "--timeout nan: give seconds > 0"),
+        (("fusion", "--timeout", "inf", "--", "{script}"), "--timeout inf: give seconds > 0"),
         (
             ("fusion", "--option", "precison_mode=x", "--", "{script}"),
             "did you mean 'precision_mode'",

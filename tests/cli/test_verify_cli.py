@@ -63,6 +63,9 @@ def test_defaults(scripts: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, t
         (["--option", "precison_mode=x"], "did you mean 'precision_mode'"),
         (["--frobnicate"], "unrecognized arguments: --frobnicate; see tf2npu verify --help"),
         (["--steps", "many"], "argument --steps: invalid int value: 'many'"),
+        (["--timeout", "nan"], "--timeout nan: give seconds > 0, e.g. --timeout 600"),
+        (["--timeout", "inf"], "--timeout inf: give seconds > 0, e.g. --timeout 600"),
+        (["--timeout", "0"], "--timeout 0: give seconds > 0, e.g. --timeout 600"),
     ],
 )
 def test_usage_errors_exit_2_and_name_the_fix(
@@ -153,6 +156,10 @@ def test_a_signal_stops_verify_and_its_trials(
         stop_group(started.process.pid)
     assert (ended.code, ended.left, ended.traceback) == (code, (), False), ended.err
     assert ended.err.endswith(message)
+    assert ended.err.splitlines()[0] == (
+        f"running 4 trials into {tmp_path / 'o'}; per-trial timeout: 3600 s for the reference "
+        "run, then 4x its time (at least 300 s); --timeout S sets one ..."
+    )
 
 
 def test_sigkill_of_verify_kills_its_trials(tmp_path: Path) -> None:

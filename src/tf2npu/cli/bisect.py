@@ -163,7 +163,8 @@ def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
         "--timeout",
         type=float,
         metavar="S",
-        help="stop a trial that runs longer than S seconds (it counts as failed)",
+        help="stop a trial that runs longer than S seconds (it counts as failed; default: 3600 "
+        "for the first trial, then 4x the first's time, at least 300)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object (keys above)")
 
@@ -215,7 +216,7 @@ def _check_args(args: argparse.Namespace) -> None:
         raise UsageError(
             f"--tolerance {tolerance:g}: give a relative difference > 0, e.g. --tolerance 0.01 (1%)"
         )
-    if args.timeout is not None and not args.timeout > 0:
+    if args.timeout is not None and not (math.isfinite(args.timeout) and args.timeout > 0):
         raise UsageError(f"--timeout {args.timeout:g}: give seconds > 0, e.g. --timeout 600")
     values = from_cli(args.option)
     check_option_files(values)
@@ -259,6 +260,7 @@ def _bisect(args: argparse.Namespace, script: Path, script_args: tuple[str, ...]
     from tf2npu.debug.bisect_lab import ScriptLab
     from tf2npu.debug.bisect_metric import Metric, NoMetricError
     from tf2npu.debug.bisect_report import text_lines
+    from tf2npu.debug.trials import TrialTimeout
     from tf2npu.graph.fusion import known_rules
 
     metric = Metric(args.metric)
@@ -273,6 +275,7 @@ def _bisect(args: argparse.Namespace, script: Path, script_args: tuple[str, ...]
     clean = tuple(path.resolve() for path in args.clean)
     lab = ScriptLab(script, script_args, tuple(args.option), metric, args.timeout, clean=clean)
     bench = Bench(lab, Store(out, identity), progress=lambda t: _progress(t, metric))
+    print(f"tf2npu bisect: {TrialTimeout(args.timeout).describe()}", file=sys.stderr)
     known = known_rules()
     try:
         data = _search(args, bench, metric, out, known)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -111,7 +112,12 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
         metavar="RTOL",
         help=f"relative tolerance of the precision-mode check (default {PRECISION_TOLERANCE})",
     )
-    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="per run (default none)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="per run (default: 3600 for the originals, then 4x their time, at least 300)",
+    )
     parser.add_argument("--out", type=path_arg, metavar="DIR", help="where runs and verify.json go")
     parser.add_argument("--json", action="store_true", default=None, help="print verify.json")
 
@@ -165,6 +171,8 @@ def make_plan(args: argparse.Namespace) -> VerifyPlan:
         raise UsageError(f"--steps {args.steps}: give a number of training steps >= 1, e.g. 20")
     if args.tolerance is not None and not 0 < args.tolerance < 1:
         raise UsageError(f"--tolerance {args.tolerance}: give a relative tolerance, e.g. 0.02")
+    if args.timeout is not None and not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise UsageError(f"--timeout {args.timeout:g}: give seconds > 0, e.g. --timeout 600")
     options = tuple(args.option or ())
     from_cli(options)  # a bad KEY=VALUE is a usage error now, not in every trial
     out = args.out or DEFAULT_OUT
