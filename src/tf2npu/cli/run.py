@@ -96,6 +96,9 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
                               run from being reproducible (oneDNN on at import, no seed)
   fusion_instances_unmatched  entries of --fusion-instances that no compile had ({rule[, root]})
   injected_faults             per --inject-fault spec: {spec, applied_to: [nodes corrupted]}
+  races                       per variable read and assigned in one run with nothing ordering
+                              them: {variable, read, read_op, read_at, write, write_op,
+                              write_at, message, fix} (docs/run.md, "Variable races")
   distributed                 in a multi-rank job: rank, size, last training loss, and per
                               HCCL op the collectives run and the bytes they reduced or sent
 Without --report-dir it goes to ./tf2npu-run, and the summary says so.
@@ -335,6 +338,7 @@ def run(args: argparse.Namespace) -> int:
     summary["deterministic"] = runtime.context().determinism.summary()
     summary["fusion_instances_unmatched"] = runtime.context().fusion_instances.unmatched()
     summary["injected_faults"] = runtime.context().injected_faults.summary()
+    summary["races"] = runtime.context().races.summary()
     if counter is not None:
         summary["distributed"] = counter.summary()
     json_path = plan.report_dir / SUMMARY_FILE
