@@ -291,7 +291,7 @@ def _race_graph(path: Path, *, ordered: bool) -> Path:
 def test_a_variable_race_is_a_warning(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     graph = _race_graph(tmp_path / "race.pbtxt", ordered=False)
     code, out, _ = inspect(capsys, str(graph), "--json")
-    warnings = [w for w in json.loads(out)["warnings"] if w["code"] == "variable-race"]
+    warnings = [w for w in json.loads(out)["warnings"] if w["code"] == "variable_race"]
     assert code == 0
     assert [w["node"] for w in warnings] == ["PolynomialDecay/Cast_2/ReadVariableOp"]
     assert warnings[0]["message"].startswith(
@@ -305,4 +305,4 @@ def test_an_ordered_write_is_no_race(capsys: pytest.CaptureFixture[str], tmp_pat
     graph = _race_graph(tmp_path / "ordered.pbtxt", ordered=True)
     code, out, _ = inspect(capsys, str(graph), "--json")
     assert code == 0
-    assert [w for w in json.loads(out)["warnings"] if w["code"] == "variable-race"] == []
+    assert [w for w in json.loads(out)["warnings"] if w["code"] == "variable_race"] == []

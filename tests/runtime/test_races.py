@@ -48,9 +48,9 @@ def test_a_race_is_warned_once_with_both_lines(npu: bool, caplog: pytest.LogCapt
     assert record["write_op"] == "AssignVariableOp"
     assert record["read_at"].startswith(f"{__file__}:21 in _race_graph")
     assert record["write_at"].startswith(f"{__file__}:28 in _race_graph")
-    said = [r.getMessage() for r in caplog.records if "[variable-race]" in r.getMessage()]
+    said = [r.getMessage() for r in caplog.records if "[variable_race]" in r.getMessage()]
     assert len(said) == 1
-    assert said[0].startswith("tf2npu: warning: [variable-race] variable 'global_step' is read by")
+    assert said[0].startswith("tf2npu: warning: [variable_race] variable 'global_step' is read by")
     assert "fix: order the read and the write" in said[0]
 
 

@@ -35,7 +35,7 @@ CHECKS = (
     "origin-attr",
 )
 
-RACE_CHECK = "variable-race"
+RACE_CHECK = "variable_race"
 """The stable name of the race lint (a diagnostic code and a doctor symptom)."""
 
 _BACK_EDGE_PRODUCERS = frozenset({"NextIteration", "RefNextIteration"})
