@@ -91,9 +91,10 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
   dumps                       per dump folder: path, files written, tensor bytes
   profiles                    per profile (--profile, profiling_mode): its PROF_* folder,
                               traced runs, advice findings by severity (docs/profile.md)
-  deterministic               null, or {requested_by, reproducible, op_determinism,
-                              problems}: --deterministic / deterministic=1 and what keeps the
-                              run from being reproducible (oneDNN on at import, no seed)
+  deterministic               null, or {requested_by, reproducible, op_determinism, schedule,
+                              problems}: --deterministic / deterministic=1, the schedule it
+                              fixed ("one inter-op thread") and what keeps the run from being
+                              reproducible (oneDNN on at import, no seed)
   fusion_instances_unmatched  entries of --fusion-instances that no compile had ({rule[, root]})
   injected_faults             per --inject-fault spec: {spec, applied_to: [nodes corrupted]}
   races                       per variable read and assigned in one run with nothing ordering
@@ -304,7 +305,9 @@ def run(args: argparse.Namespace) -> int:
         ctx = runtime.context()
         ctx.extra_instruments.append(golden_dump(plan.golden_dump, ctx, plan.dump_step))
     if plan.deterministic:  # read once, when TensorFlow is imported
-        os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
+        from tf2npu.runtime.determinism import ENVIRONMENT
+
+        os.environ.update(ENVIRONMENT)
     if not args.verbose:
         # TF's C++ logging prints oneDNN and CPU-feature notices at import; level 1 hides those
         # INFO lines and keeps its warnings. A value the user set is theirs.
@@ -689,7 +692,8 @@ def _determinism_rows(state: dict[str, Any] | None) -> list[tuple[str, Text]]:
     if state is None:
         return []
     if state["reproducible"]:
-        return [("deterministic", Text(f"yes ({state['requested_by']})"))]
+        how = "; ".join(filter(None, (state["requested_by"], state.get("schedule"))))
+        return [("deterministic", Text(f"yes ({how})"))]
     why = "; ".join(state["problems"]) or "op determinism is off"
     return [("deterministic", Text(f"no: {why}", style="bold yellow"))]
 
