@@ -43,6 +43,46 @@ def test_options_before_and_after_the_scripts_and_script_args(
     assert (plan.steps, plan.deterministic, plan.dropout_off, plan.rtol) == (3, False, True, 0.02)
 
 
+@pytest.mark.parametrize(
+    "order",
+    [
+        ["O", "M", "--steps", "3", "--json", "--"],
+        ["--steps", "3", "O", "M", "--json", "--"],
+        ["--steps", "3", "--json", "O", "M", "--"],
+        ["O", "--steps", "3", "M", "--json", "--"],
+        ["--json", "O", "--steps", "3", "M", "--"],
+        ["O", "M", "--json", "--steps=3", "--"],
+        ["--steps=3", "O", "--json", "M", "--"],
+    ],
+)
+def test_script_args_pass_whatever_the_order_of_verifys_options(
+    scripts: tuple[Path, Path], order: list[str]
+) -> None:
+    a, b = scripts
+    argv = [{"O": str(a), "M": str(b)}.get(item, item) for item in order]
+    argv += ["--steps", "5", "--lr", "0.1", "--", "x"]  # the scripts' own, verbatim
+    args = build_parser().parse_args(["verify", *argv])
+    plan = make_plan(args)
+    assert (plan.original, plan.migrated, plan.steps, args.json) == (a, b, 3, True)
+    assert plan.script_args == ("--steps", "5", "--lr", "0.1", "--", "x")
+
+
+def test_without_options_everything_after_the_dash_dash_is_the_scripts(
+    scripts: tuple[Path, Path],
+) -> None:
+    a, b = scripts
+    plan = make_plan(build_parser().parse_args(["verify", str(a), str(b), "--", "--steps", "5"]))
+    assert (plan.steps, plan.script_args) == (None, ("--steps", "5"))
+
+
+def test_options_before_and_after_the_scripts_add_up(scripts: tuple[Path, Path]) -> None:
+    a, b = scripts
+    argv = ["verify", "--option", "mix_compile_mode=true", str(a), str(b)]
+    argv += ["--option", "precision_mode=force_fp16"]
+    plan = make_plan(build_parser().parse_args(argv))
+    assert plan.options == ("mix_compile_mode=true", "precision_mode=force_fp16")
+
+
 def test_defaults(scripts: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.chdir(tmp_path)
     plan = make_plan(build_parser().parse_args(["verify", *map(str, scripts)]))
@@ -68,6 +108,12 @@ def test_usage_errors_exit_2_and_name_the_fix(
     code, _, err = verify(capsys, *map(str, scripts), *extra)
     assert code == 2
     assert message in err
+
+
+def test_one_script_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = verify(capsys, str(tmp_path / "a.py"), "--steps", "3")
+    assert code == 2
+    assert "the following arguments are required: MIGRATED; see tf2npu verify --help" in err
 
 
 def test_a_missing_script_is_named(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -122,26 +122,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "                     [--tolerance RTOL] [--timeout SECONDS] [--out DIR] [--json]\n"
         "                     [-- SCRIPT_ARGS ...]"
     )
-    parser.add_argument("original", metavar="ORIGINAL", help="the original TF 1.15 script")
-    parser.add_argument("migrated", metavar="MIGRATED", help="its migrated version")
+    # One REMAINDER positional takes ORIGINAL, MIGRATED and everything after them, `--`
+    # included: with two positionals of their own, argparse lets MIGRATED swallow the `--` that
+    # follows it, and the script arguments after it were read as verify's options.
     parser.add_argument(
         "rest",
-        metavar="-- SCRIPT_ARGS",
+        metavar="ORIGINAL MIGRATED [-- SCRIPT_ARGS]",
         nargs=argparse.REMAINDER,
-        help="options above, then `--` and the arguments both scripts get",
+        help="the original TF 1.15 script, its migrated version, options, then `--` and the "
+        "arguments both scripts get",
     )
     _add_options(parser)
 
 
 def _split(args: argparse.Namespace) -> list[str]:
-    """Parse the options given after MIGRATED into ``args``; returns the script arguments."""
+    """Parse ORIGINAL, MIGRATED and the options given among or after them into ``args``;
+    returns the script arguments (everything after the first ``--``)."""
     rest = list(args.rest)
     cut = rest.index("--") if "--" in rest else len(rest)
     options, script_args = rest[:cut], rest[cut + 1 :]
     parser = _OptionsParser(prog="tf2npu verify", add_help=False)
+    parser.add_argument("original", metavar="ORIGINAL")
+    parser.add_argument("migrated", metavar="MIGRATED")
     _add_options(parser)
     given = parser.parse_args(options)
     for key, value in vars(given).items():
+        if key == "option" and value is not None:
+            value = [*(args.option or ()), *value]  # --option before ORIGINAL counts too
         if value is not None:
             setattr(args, key, value)
     return script_args
