@@ -162,3 +162,28 @@ def test_passes_on_a_migrated_example_and_fails_on_a_broken_one(
     )
     assert exact["first_divergent_step"] == 2  # step 1's loss is computed before the update
     assert "first divergent step 2" in out
+
+
+@pytest.mark.parametrize(
+    ("verdict", "code", "mark"),
+    [("pass", 0, "  ok  "), ("inconclusive", 3, " ??  "), ("fail", 1, " FAIL ")],
+)
+def test_the_verdict_gives_the_exit_code(
+    capsys: pytest.CaptureFixture[str],
+    scripts: tuple[Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    verdict: str,
+    code: int,
+    mark: str,
+) -> None:
+    from tf2npu.cli import verify as cli
+    from tf2npu.debug.verify import Check
+
+    check = Check("keep_origin_dtype", verdict != "fail", 2e-3, 1e-3)
+    check.inconclusive = verdict == "inconclusive"
+    monkeypatch.setattr(cli, "run_verify", lambda plan, progress: ([check], {}))
+    got, out, _ = verify(capsys, *map(str, scripts), "--out", str(tmp_path / "o"))
+    assert got == code
+    assert out.startswith(f"tf2npu verify: {verdict.upper()}\n{mark}keep_origin_dtype ")
+    assert json.loads((tmp_path / "o" / "verify.json").read_text())["verdict"] == verdict
