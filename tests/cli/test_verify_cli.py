@@ -162,6 +162,11 @@ def test_passes_on_a_migrated_example_and_fails_on_a_broken_one(
     )
     assert exact["first_divergent_step"] == 2  # step 1's loss is computed before the update
     assert "first divergent step 2" in out
+    # the doubled learning rate is no fusion rounding: the run with fusions off still differs
+    assert "keep-origin-dtype-fusions-off" in report["runs"]
+    assert exact["cause"] == "divergence"
+    assert exact["notes"][-1].startswith("not fusion rounding: with every fusion off the run")
+    print(json.dumps(exact))
 
 
 @pytest.mark.parametrize(

@@ -140,3 +140,22 @@ def test_the_message_names_the_variable_both_ops_and_their_lines() -> None:
         "assigned by 'Assign' (Assign) in the same run, with nothing ordering them: the value "
         "read depends on the op schedule"
     )
+
+
+def test_a_read_that_changes_the_model_is_named_before_one_that_is_only_shown() -> None:
+    def body() -> list[Any]:
+        gs = tf.get_variable("global_step", [], tf.int64, tf.zeros_initializer(),
+                             trainable=False, use_resource=True)  # fmt: skip
+        shown = tf.identity(gs.read_value(), name="shown")  # built first: a hook's fetch
+        w = tf.get_variable("w", [2, 1], use_resource=True)
+        lr = tf.train.polynomial_decay(0.1, gs, 10, 0.0)
+        loss = tf.reduce_mean(tf.square(tf.matmul(tf.ones([2, 2]), w) - 1.0))
+        train = tf.train.GradientDescentOptimizer(lr).minimize(loss)
+        return [tf.group(train, gs.assign(gs + 1)), shown]
+
+    graph, roots = _build(body)
+    (race,) = races(graph, roots)
+    assert race.read == "PolynomialDecay/Cast_2/ReadVariableOp"
+    (alone,) = races(graph, [roots[1], "AssignVariableOp"])  # no other read: this one is named
+    assert alone == Race("global_step", "Read/ReadVariableOp", "ReadVariableOp",
+                         "AssignVariableOp", "AssignVariableOp")  # fmt: skip

@@ -60,3 +60,21 @@ def test_an_ordered_write_says_nothing() -> None:
         sess.run(init)
         sess.run([train, loss])
     assert context().races.summary() == []
+
+
+def test_the_estimators_global_step_read_is_no_race() -> None:
+    """TF's hooks fetch training_util's global-step read with every step, knowing it races."""
+    from tensorflow.python.training import training_util
+
+    graph = tf.Graph()
+    with graph.as_default():
+        gs = v1.train.get_or_create_global_step()
+        read = training_util._get_or_create_global_step_read()
+        w = v1.get_variable("w", [2, 1], initializer=v1.ones_initializer())
+        loss = tf.reduce_mean(tf.square(tf.matmul(tf.ones([2, 2]), w) - 1.0))
+        train = v1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=gs)
+        init = v1.global_variables_initializer()
+    with v1.Session(graph=graph) as sess:
+        sess.run(init)
+        sess.run([train, read])
+    assert context().races.summary() == []

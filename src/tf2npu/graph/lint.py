@@ -391,27 +391,37 @@ def _initializes(graph: Graph, node: Node) -> bool:
     return node.name.startswith(node._inputs[0].node + "/")
 
 
-def races(graph: Graph, roots: Iterable[str], feeds: Iterable[str] = ()) -> list[Race]:
+def races(
+    graph: Graph, roots: Iterable[str], feeds: Iterable[str] = (), benign: Iterable[str] = ()
+) -> list[Race]:
     """The variable races of one run of ``graph``'s top level: ``roots`` are the fetched and
     targeted node names, ``feeds`` the fed tensors (``node:index``; a fed tensor's producer
-    does not run for it). One race per variable, the first read and write in graph order."""
+    does not run for it). One race per variable: its first racing read (in graph order) whose
+    value reaches an assign, else the first whose value reaches a root, with the first write it
+    races. ``benign`` are reads that race by design and are not reported (the Estimator's
+    global-step read, which its hooks fetch knowing it may be either step)."""
     roots = [r for r in roots if r in graph]
+    skip = set(benign)
     fed = {_tensor_name(TensorRef.parse(f)) for f in feeds}
     pruned = _pruned(graph, roots, fed)
     touches = [(v, *_touches(graph, v, pruned)) for v in _variables(graph, pruned)]
     touches = [(v, reads, writes) for v, reads, writes in touches if reads and writes]
     if not touches:
         return []
-    observed = _observed(graph, pruned, fed, [*roots, *(w for _, _, ws in touches for w in ws)])
+    # a read whose value reaches an assign changes the model; one that reaches only a fetch
+    # changes what is shown: the first is named first
+    changes = _observed(graph, pruned, fed, [w for _, _, ws in touches for w in ws])
+    shown = _observed(graph, pruned, fed, roots)
     events = list(dict.fromkeys(name for _, reads, writes in touches for name in (*reads, *writes)))
     bit = {name: 1 << i for i, name in enumerate(events)}
     before = _ancestors(graph, pruned, events)
     found = []
     for variable, reads, writes in touches:
+        ordered = [r for r in reads if r in changes] + [r for r in reads if r not in changes]
         pairs = (
             Race(variable, r, graph[r].op, w, graph[w].op)
-            for r in reads
-            if r in observed
+            for r in ordered
+            if (r in changes or r in shown) and r not in skip
             for w in writes
             if r != w and not before[w] & bit[r] and not before[r] & bit[w]
         )
