@@ -263,15 +263,16 @@ def test_an_empty_tree_says_which_names_it_looked_for(tmp_path: Path) -> None:
     )
 
 
-def test_unconverted_device_files_ask_for_msaccucmp_convert(tmp_path: Path) -> None:
+def test_protobuf_layout_device_files_ask_for_msaccucmp_convert(tmp_path: Path) -> None:
     folder = npu_step_dir(tmp_path / "raw")
     (folder / "Add.add_1.0.3.1673383728093446.4.1.0.0").write_bytes(b"\x00" * 16)
     with pytest.raises(UsageError) as error:
         load_tree(tmp_path / "raw", "NPU_DUMP")
     assert str(error.value).endswith(
-        ": its device dump files are not converted to .npy (e.g. "
-        "'Add.add_1.0.3.1673383728093446.4.1.0.0'); convert them first with "
-        "`python3 msaccucmp.py convert -d DIR -out DIR_NPY` and compare DIR_NPY"
+        ": its device dump files are not in the TLV layout tf2npu reads (e.g. "
+        "'Add.add_1.0.3.1673383728093446.4.1.0.0': the protobuf layout, or no tensor in it); "
+        "convert them first with `python3 msaccucmp.py convert -d DIR -out DIR_NPY` (the "
+        "protobuf layout needs CANN's libascend_dump_parser.so) and compare DIR_NPY"
     )
 
 

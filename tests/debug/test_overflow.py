@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tf2npu.artifacts.dump import NpuFileName, opdebug_name
 from tf2npu.debug import gegraph
-from tf2npu.debug.dumpfile import NpuFileName, opdebug_name
 from tf2npu.debug.gegraph import GeGraph, GeOp, TensorDesc
 from tf2npu.debug.overflow import (
     DataFile,
@@ -99,7 +99,7 @@ def test_records_at_any_depth_and_other_files_counted(tmp_path: Path) -> None:
         ("MatMul.dense_MatMul.3.0.1700000000000123.input.1.npy",
          DataFile("MatMul.dense_MatMul.3.0.1700000000000123.input.1.npy", "MatMul", "dense_MatMul", 3, 0, 1700000000000123, "input", 1)),
         # msaccucmp convert: no stream id (old); four ids after the timestamp (new); -f shape
-        # no stream id in the name: stream 0, as tf2npu.debug.dumpfile reads it
+        # no stream id in the name: stream 0, as tf2npu.artifacts.dump reads it
         ("TransData.trans_TransData_1170.327.1619347786532995.input.0.npy",
          DataFile("TransData.trans_TransData_1170.327.1619347786532995.input.0.npy", "TransData", "trans_TransData_1170", 327, 0, 1619347786532995, "input", 0)),
         ("Add.add_1.0.3.1673383728093446.4.1.0.0.output.0.npy",

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from tf2npu.debug.dumpfile import ge_dtype
+from tf2npu.artifacts.dump import ge_dtype, load_nano_tensor
 from tf2npu.debug.matching import OpNode, Plan, TensorFile, TensorPair, Unit, plan_compare
 from tf2npu.debug.metrics import (
     ALGORITHMS,
@@ -282,6 +282,11 @@ def _load(side: TensorFile | None) -> np.ndarray[Any, Any] | str | None:
     """The array of ``side`` (memory-mapped when large), or why it cannot be read."""
     if side is None:
         return None
+    if side.member is not None:
+        try:
+            return load_nano_tensor(side.path, *side.member)
+        except (OSError, ValueError, KeyError) as exc:
+            return f"cannot read {side.member[0]} {side.member[1]} of {str(side.path)!r}: {exc}"
     try:
         with open(side.path, "rb") as stream:
             small = os.fstat(stream.fileno()).st_size < MMAP_MIN_BYTES

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from tf2npu.debug.dumpfile import OPDEBUG_PREFIX
+from tf2npu.artifacts.dump import OPDEBUG_PREFIX
 from tf2npu.errors import UsageError
 
 __all__ = [

@@ -26,8 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tf2npu.debug import gegraph
-from tf2npu.debug.dumpfile import (
+from tf2npu.artifacts.dump import (
     Kind,
     TensorStats,
     ge_dtype,
@@ -37,6 +36,7 @@ from tf2npu.debug.dumpfile import (
     sanitize,
     tensor_stats,
 )
+from tf2npu.debug import gegraph
 from tf2npu.debug.gegraph import GeGraph, GeOp
 from tf2npu.debug.opdebug import (
     OpdebugName,
@@ -119,7 +119,7 @@ class DataFile:
 
 def parse_data_file(filename: str) -> DataFile | None:
     """``filename`` as an op's tensor file (tf2npu's names or msaccucmp ``convert``'s, read by
-    :func:`tf2npu.debug.dumpfile.parse_npu`)."""
+    :func:`tf2npu.artifacts.dump.parse_npu`)."""
     parsed = parse_npu(filename)
     if parsed is None or parsed.kind is None or parsed.index is None:
         return None

@@ -5,9 +5,10 @@ Three run instruments share one mechanism, :class:`TensorDump`:
 * **NPU dump** (``enable_dump``, ``dump_path``, ``dump_step``, ``dump_mode``, ``dump_data``,
   ``dump_layer``): for each run signature of an NPU session, every GeOp the run executes is
   one *model*, as each run signature is one GE graph on the device. Its ops' inputs and/or
-  outputs are written per step in the device layout with msaccucmp's converted names, with the
-  model's graph JSON beside them so fused and cast ops map back to the user's ops
-  (:mod:`tf2npu.debug.dumpfile`, :mod:`tf2npu.debug.gegraph`).
+  outputs are written per step as the device writes them: one raw file per op, in the TLV
+  layout msaccucmp reads without CANN, and the model's graph JSON in ``<dump_path>/graph/``
+  so fused and cast ops map back to the user's ops (:mod:`tf2npu.artifacts.dump`,
+  :mod:`tf2npu.debug.gegraph`).
 * **Overflow dump** (``enable_dump_debug``, ``dump_debug_mode``): the same ops are checked each
   step; an op whose float16 output saturates (\\|x\\| >= 65504) or whose float output turns
   Inf/NaN while its inputs are finite gets an ``Opdebug`` record plus its input and output
@@ -42,9 +43,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from tf2npu.artifacts import dump as dumpfile
+from tf2npu.artifacts.dump import Kind, NpuFileName
 from tf2npu.config.dump_steps import DumpSteps
-from tf2npu.debug import dumpfile, gegraph
-from tf2npu.debug.dumpfile import Kind, NpuFileName
+from tf2npu.debug import gegraph
 from tf2npu.runtime.instruments import RunHook, RunInstrument, RunSignature, SyncEvent
 
 if TYPE_CHECKING:
@@ -171,6 +173,9 @@ class _Model:
     dir: Path
     """``<dump_path>/<time>/<device>/<model_name>/<model_id>``."""
     tensors: list[_Tensor] = field(default_factory=list)
+    slots: dict[tuple[int, Kind], int] = field(default_factory=dict)
+    """(task, input|output) -> how many tensors that side of the op has, dumped or not (a raw
+    file holds them by position; one not taken is written as absent)."""
     graph_written: bool = False
 
 
@@ -252,14 +257,12 @@ class TensorDump(RunInstrument):
 
     def _model(self, graph: gegraph.GeGraph, model_id: int) -> _Model:
         """A GeOp as one signature runs it; its id is the signature's number (on the device,
-        each run signature is a GE graph of its own), so a re-planned signature keeps it."""
-        directory = (
-            self._writer.time_dir
-            / str(self.spec.device_id)
-            / dumpfile.sanitize(graph.name)
-            / str(model_id)
-        )
-        return _Model(graph, model_id, directory)
+        each run signature is a GE graph of its own), so a re-planned signature keeps it.
+        Its name is the GeOp's with that number, one name per GE graph as on the device (the
+        init and the train signatures running one GeOp are two models)."""
+        name = dumpfile.model_name(graph.name, model_id)
+        directory = self._writer.time_dir / str(self.spec.device_id) / name / str(model_id)
+        return _Model(replace(graph, name=name), model_id, directory)
 
     def _add_tensors(
         self,
@@ -285,6 +288,7 @@ class TensorDump(RunInstrument):
         if self.spec.flavour == "overflow" and not any(_is_float(t) for t in tf_op.outputs):
             return
         for kind, tensors in sides:
+            model.slots[(op.id, kind)] = len(tensors)
             for index, tensor in enumerate(tensors):
                 if not _dumpable(tensor) or tensor.name in fed or tensor.op.name not in ops:
                     continue
@@ -484,7 +488,8 @@ class DumpWriter:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.time_dir = path / time.strftime(dumpfile.TIME_FORMAT)
+        self._time = time.strftime(dumpfile.TIME_FORMAT)
+        self.time_dir = path / self._time
         self.files = 0
         self.bytes = 0
         self._queue: queue.Queue[Any] = queue.Queue(self._QUEUE)
@@ -516,7 +521,7 @@ class DumpWriter:
         engine's graph often leaves them unknown)."""
         model.graph_written = True
         model.graph = _with_shapes(model.graph, model.tensors, values)
-        path = model.dir / dumpfile.graph_json_name(model.model_id)
+        path = dumpfile.model_graph_json(self.path, self._time, model.graph.name)
         self._queue.put((self._write_graph, (path, model.graph)))
 
     def put_step(
@@ -589,9 +594,32 @@ class DumpWriter:
         if stats:
             self._write_stats(model, directory, values, stamp)
             return
+        by_task: dict[int, list[_Tensor]] = {}
         for tensor in model.tensors:
-            name = _file_name(tensor, stamp).tensor(tensor.kind, tensor.index)
-            self._save(directory / name, values[tensor.fetch])
+            by_task.setdefault(tensor.task, []).append(tensor)
+        for task, tensors in by_task.items():
+            self._write_raw(model, directory, task, tensors, values, stamp)
+
+    def _write_raw(
+        self,
+        model: _Model,
+        directory: Path,
+        task: int,
+        tensors: Sequence[_Tensor],
+        values: Sequence[Any],
+        stamp: int,
+    ) -> None:
+        """One op's raw file: all its inputs, then all its outputs, by position."""
+        sides: dict[Kind, list[Any]] = {
+            kind: [None] * model.slots.get((task, kind), 0) for kind in ("input", "output")
+        }
+        for tensor in tensors:
+            sides[tensor.kind][tensor.index] = values[tensor.fetch]
+        op = model.graph.ops[task]
+        origins = [_origin(op, i) for i in range(len(sides["output"]))]
+        path = directory / _file_name(tensors[0], stamp).base
+        self.bytes += dumpfile.write_nano(path, sides["input"], sides["output"], origins)
+        self.files += 1
 
     def _write_stats(
         self, model: _Model, directory: Path, values: Sequence[Any], stamp: int
@@ -642,6 +670,14 @@ class DumpWriter:
         for tensor in tensors:
             name = _file_name(tensor, stamp)
             self._save(directory / name.tensor(tensor.kind, tensor.index), values[tensor.fetch])
+
+
+def _origin(op: gegraph.GeOp, index: int) -> tuple[str, int]:
+    """The user tensor output ``index`` of ``op`` stands for (the raw header's origin)."""
+    desc = op.output_desc[index] if index < len(op.output_desc) else None
+    if desc is not None and desc.origin_name is not None:
+        return desc.origin_name, index if desc.origin_index is None else desc.origin_index
+    return op.origins[-1], index
 
 
 def _file_name(tensor: _Tensor, stamp: int) -> NpuFileName:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from tf2npu.debug.dumpfile import ge_dtype
+from tf2npu.artifacts.dump import ge_dtype
 from tf2npu.debug.gegraph import GeGraph, GeOp, TensorDesc
 from tf2npu.errors import InternalError
 from tf2npu.graph._opdef import base_dtype, flat_dtypes, output_layout
