@@ -462,9 +462,29 @@ def results(
     return tuple(_VALUES[name](stats, scalar, x_file, y_file) for name in algorithms)
 
 
+_EMPTY: dict[str, tuple[float, str]] = {
+    "CosineSimilarity": (1.0, "1.0"),
+    "AccumulatedRelativeError": (0.0, "0.000000"),
+    "RelativeEuclideanDistance": (0.0, "0.000000"),
+    "StandardDeviation": (math.nan, "(nan;nan),(nan;nan)"),
+    "MeanAbsoluteError": (math.nan, "nan"),
+    "RootMeanSquareError": (math.nan, "nan"),
+    "MeanRelativeError": (math.nan, "nan"),
+}
+"""What msaccucmp 26.2.0 writes for two empty tensors (measured: ``msaccucmp.py compare`` on a
+shape ``(0,)`` pair, tests/interop/); the three algorithms missing here fail on an empty array
+(numpy's ``max`` of nothing) and write ``NaN`` with its message."""
+_EMPTY_FAILURE = (
+    "Failed to execute 'compare' in '{}'. zero-size array to reduction operation maximum "
+    "which has no identity"
+)
+
+
 def _empty(name: str, x_file: str, y_file: str) -> MetricResult:
-    empty = x_file if x_file else y_file
-    return MetricResult(name, math.nan, NAN_TEXT, f"The dump data size is 0 in {empty!r}.")
+    if name in _EMPTY:
+        value, text = _EMPTY[name]
+        return MetricResult(name, value, text)
+    return MetricResult(name, math.nan, NAN_TEXT, _EMPTY_FAILURE.format(name))
 
 
 def _number(name: str, value: float, message: str = "") -> MetricResult:

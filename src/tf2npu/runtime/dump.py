@@ -238,13 +238,14 @@ class TensorDump(RunInstrument):
         models: list[_Model] = []
         for key in sorted(by_graph):
             graph = self._graphs[key]
-            kept = [op for op in graph.ops if op.name in ops and self._wanted(op)]
-            if not kept:
+            kept = _with_producers(graph, [op for op in graph.ops if op.name in ops])
+            if not any(op.name in ops and self._wanted(op) for op in kept):
                 continue
             model_graph = _subgraph(graph, kept)
             model = self._model(model_graph, run.number)
             for op in model_graph.ops:
-                self._add_tensors(model, op, ops, fed, extras, positions)
+                if op.name in ops and self._wanted(op):
+                    self._add_tensors(model, op, ops, fed, extras, positions)
             if model.tensors:
                 models.append(model)
         if not models:
@@ -793,9 +794,52 @@ def _with_shapes(
     return replace(graph, ops=ops)
 
 
+def _with_producers(graph: gegraph.GeGraph, ops: Sequence[gegraph.GeOp]) -> list[gegraph.GeOp]:
+    """``ops`` and the ops of ``graph`` they read from, transitively, in the graph's order.
+
+    An op of the GeOp the run computes under another name (a float16 op the CPU emulates in
+    float32) is not among a run's ops, yet ops of the run read it: it stays in the model's
+    graph JSON (undumped), so every input names an op of the JSON, as msaccucmp requires.
+    """
+    by_name = {op.name: op for op in graph.ops}
+    wanted = {op.name for op in ops}
+    stack = list(wanted)
+    while stack:
+        for text in by_name[stack.pop()].inputs:
+            producer, _, index = text.rpartition(":")
+            if index != "-1" and producer in by_name and producer not in wanted:
+                wanted.add(producer)
+                stack.append(producer)
+    return [op for op in graph.ops if op.name in wanted]
+
+
 def _subgraph(graph: gegraph.GeGraph, kept: Sequence[gegraph.GeOp]) -> gegraph.GeGraph:
-    """``graph`` restricted to ``kept`` (in its order), ids renumbered 0..n-1."""
-    return replace(graph, ops=tuple(replace(op, id=i) for i, op in enumerate(kept)))
+    """``graph`` restricted to ``kept`` (in its order), ids renumbered 0..n-1 after a ``Data``
+    op for each producer outside it (a fed tensor, another GeOp's output: the device's graph
+    has a ``Data`` node for every input of a GeOp); control edges from outside are left out."""
+    names = {op.name for op in kept}
+    outside: dict[str, dict[int, gegraph.TensorDesc]] = {}
+    trimmed = []
+    for op in kept:
+        inputs = []
+        for slot, text in enumerate(op.inputs):
+            producer, _, index = text.rpartition(":")
+            if producer in names:
+                inputs.append(text)
+            elif index != "-1":
+                given = op.input_desc[slot] if slot < len(op.input_desc) else None
+                desc = gegraph.TensorDesc(given.dtype if given else "DT_UNDEFINED")
+                outside.setdefault(producer, {}).setdefault(int(index), desc)
+                inputs.append(text)
+        trimmed.append(replace(op, inputs=tuple(inputs)))
+    data = [
+        gegraph.GeOp(name, "Data", 0, output_desc=tuple(
+            descs.get(i, gegraph.TensorDesc("DT_UNDEFINED")) for i in range(max(descs) + 1)
+        ))
+        for name, descs in outside.items()
+    ]  # fmt: skip
+    ops = [*data, *trimmed]
+    return replace(graph, ops=tuple(replace(op, id=i) for i, op in enumerate(ops)))
 
 
 def dump_figures(ctx: RuntimeContext) -> list[dict[str, Any]]:
