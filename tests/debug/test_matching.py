@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tf2npu.debug.gegraph import GeOp, TensorDesc
-from tf2npu.debug.matching import Plan, TensorPair, load_tree, plan_compare
+from tf2npu.debug.matching import Plan, TensorPair, load_tree, plan_compare, vendor_index
 from tf2npu.errors import UsageError
 from tf2npu.testing.dumptrees import (
     TS,
@@ -232,8 +232,24 @@ def test_real_device_names_converted_by_msaccucmp_match_golden_by_name(tmp_path:
     pairs = plan_compare(folder, tmp_path / "golden").units[0].pairs
     assert [(p.index, p.tensor_index, p.right is not None) for p in pairs] == [
         (0, "add_1:output:0", True),
-        (5, "dense_Relu:output:0", True),
+        (1, "dense_Relu:output:0", True),  # msaccucmp's Index: a counter, not the task id
     ]
+
+
+def test_index_is_msaccucmps_fusion_group_counter() -> None:
+    ops = [
+        GeOp("x", "Data", 0),
+        GeOp("x/_tf2npu_to_fp16", "Cast", 1, original_op_names=("x",)),
+        GeOp("y/fused", "_FusedMatMul", 2, original_op_names=("mm", "ba", "y")),
+        GeOp("mm2/_tf2npu_fp16", "MatMul", 3, original_op_names=("mm2",)),
+        GeOp("mm2/_tf2npu_to_f32", "Cast", 4, original_op_names=("mm2",)),
+        GeOp("mm2", "Identity", 5),  # the user's own name: the group its clone opened
+        GeOp("out", "Identity", 6),
+    ]
+    assert vendor_index(ops) == {
+        "x": 0, "x/_tf2npu_to_fp16": 0, "y/fused": 1, "mm2/_tf2npu_fp16": 2,
+        "mm2/_tf2npu_to_f32": 2, "mm2": 2, "out": 3,
+    }  # fmt: skip
 
 
 # -- refusals ------------------------------------------------------------------------------

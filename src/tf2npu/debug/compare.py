@@ -342,7 +342,8 @@ def _file(side: TensorFile | None) -> str:
 
 
 def _dtype(data: np.ndarray[Any, Any] | None) -> str:
-    return NAN if data is None else _ge_name(data.dtype)
+    """The ``DataType`` column: the array's numpy name, as msaccucmp 26.2.0 writes it."""
+    return NAN if data is None else _dtype_name(data.dtype)
 
 
 def _shape(data: np.ndarray[Any, Any] | None) -> tuple[int, ...] | None:

@@ -60,6 +60,7 @@ __all__ = [
     "Unit",
     "load_tree",
     "plan_compare",
+    "vendor_index",
 ]
 
 Mode = Literal["npu-vs-golden", "golden-vs-npu", "npu-vs-npu", "golden-vs-golden"]
@@ -92,7 +93,7 @@ class TensorPair:
     """One CSV row: a tensor of the first tree and its counterpart in the second, if any."""
 
     index: int
-    """``Index``: the op's id in the graph JSON (its task id without one)."""
+    """``Index``: msaccucmp's, the op's fusion group counter (:func:`vendor_index`)."""
     op_type: str
     op_name: str
     tensor_index: str
@@ -291,7 +292,13 @@ def _carried(ops: Sequence[GeOp]) -> dict[tuple[str, int], str]:
     """Per output: its dtype, or for a float output the coarsest float dtype along the way."""
     carried: dict[tuple[str, int], str] = {}
     for op in sorted(ops, key=lambda o: o.id):
-        upstream = [carried.get(p) for p in _data_inputs(op)]
+        # an input whose producer is not in the graph (not dumped, another model's) is taken
+        # in the dtype the op's input_desc gives: a Cast back from float16 stays float16
+        upstream = [
+            carried.get(p)
+            or (numpy_dtype(op.input_desc[i].dtype) if i < len(op.input_desc) else None)
+            for i, p in enumerate(_data_inputs(op))
+        ]
         for i, desc in enumerate(op.output_desc):
             own = numpy_dtype(desc.dtype)
             if own is None:
@@ -448,6 +455,24 @@ def _ops(graph: GeGraph | None, files: dict[str, _OpFiles]) -> list[tuple[GeOp, 
     return [(op, files.get(sanitize(op.name))) for op in ordered]
 
 
+def vendor_index(ops: Sequence[GeOp]) -> dict[str, int]:
+    """msaccucmp's ``Index`` of each op (26.2.0, ``fusion_rule_parser.py``): ops in graph
+    order are grouped by the user op they stand for (their one ``_datadump_original_op_names``
+    entry, all of them for a fused op, else their own name), and a group's number is the
+    count of groups met before it; a float16 clone and its casts share their user op's.
+
+    >>> a, b = GeOp("a", "Cast", 0), GeOp("m/_tf2npu_fp16", "MatMul", 1, original_op_names=("m",))
+    >>> vendor_index([a, b, GeOp("m/_tf2npu_to_f32", "Cast", 2, original_op_names=("m",))])
+    {'a': 0, 'm/_tf2npu_fp16': 1, 'm/_tf2npu_to_f32': 1}
+    """
+    groups: dict[tuple[str, ...], int] = {}
+    found = {}
+    for op in ops:
+        key = tuple(op.original_op_names) or (op.name,)
+        found[op.name] = groups.setdefault(key, len(groups))
+    return found
+
+
 class _NpuPlanner:
     """Pairs for one NPU model: every dumped tensor of every op, with its counterpart."""
 
@@ -457,6 +482,7 @@ class _NpuPlanner:
         self.by_name = {op.name: op for op, _ in self.ops}
         self.carried = _carried([op for op, _ in self.ops])
         self.pool = pool
+        self.index = vendor_index([op for op, _ in self.ops])
 
     def pairs(self) -> Iterator[TensorPair]:
         for op, files in self.ops:
@@ -472,7 +498,8 @@ class _NpuPlanner:
             inputs: list[tuple[str, int] | None] = [
                 p if p[0] in self.by_name else None for p in _data_inputs(op)
             ]
-            nodes.append(OpNode(op.id, op.name, op.type, op.origins, tuple(inputs), op.pass_name))
+            index = self.index[op.name]
+            nodes.append(OpNode(index, op.name, op.type, op.origins, tuple(inputs), op.pass_name))
         return tuple(nodes)
 
     def input_nodes(self) -> tuple[str, ...]:
@@ -483,7 +510,8 @@ class _NpuPlanner:
             f'[{op.name}] There is no dump file for my output operator "{op.name}". '
             f"The type is {op.type}."
         )
-        return TensorPair(op.id, op.type, op.name, "NaN", None, -1, op.origins, None, None, note)
+        index = self.index[op.name]
+        return TensorPair(index, op.type, op.name, "NaN", None, -1, op.origins, None, None, note)
 
     def _pair(self, op: GeOp, kind: Kind, slot: int, files: _OpFiles) -> TensorPair:
         tensor_index = f"{op.name}:{kind}:{slot}"
@@ -495,7 +523,7 @@ class _NpuPlanner:
         left = files.file((kind, slot), (op.name,), carried=carried)
         note = "" if right is not None else self._missing(op, kind, slot, tensor_index)
         return TensorPair(
-            op.id, op.type, op.name, tensor_index, kind, slot, user, left, right, note
+            self.index[op.name], op.type, op.name, tensor_index, kind, slot, user, left, right, note
         )
 
     def _input_counterpart(
