@@ -14,6 +14,7 @@ from rich.text import Text
 
 from tf2npu.cli import exit_codes
 from tf2npu.cli.console import make_console
+from tf2npu.cli.npu_flags import add_option_flag
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.config.sources import from_cli
 from tf2npu.debug.verify import (
@@ -85,12 +86,10 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="stop each run after N training steps (TF2NPU_MAX_STEPS); default: the script's",
     )
-    parser.add_argument(
-        "--option",
-        action="append",
-        metavar="KEY=VALUE",
-        help="an NpuOptimizer option for the migrated runs; precision_mode=MODE sets the mode "
-        "of the precision check (default: the script's own)",
+    add_option_flag(
+        parser,
+        "the migrated runs",
+        "precision_mode=MODE sets the mode of the precision check (default: the script's own)",
     )
     parser.add_argument(
         "--deterministic",

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tf2npu.atomic import write_text_atomic
+from tf2npu.config.env import DROPOUT_OFF_ENV, MAX_STEPS_ENV
 from tf2npu.debug.records import StepRecord, loss_name, read_steps, read_variables
 from tf2npu.debug.trials import Trial, TrialResult, run_trial
 from tf2npu.errors import UsageError
@@ -94,9 +95,9 @@ class VerifyPlan:
     def trial(self, name: str, script: Path, *, npu: bool, options: Sequence[str] = ()) -> Trial:
         env = {}
         if self.steps is not None:
-            env["TF2NPU_MAX_STEPS"] = str(self.steps)
+            env[MAX_STEPS_ENV] = str(self.steps)
         if self.dropout_off:
-            env["TF2NPU_DROPOUT_OFF"] = "1"
+            env[DROPOUT_OFF_ENV] = "1"
         report_dir = self.out / name
         args = tuple(arg.replace(RUN_DIR, str(report_dir)) for arg in self.script_args)
         return Trial(
