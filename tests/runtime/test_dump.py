@@ -315,8 +315,18 @@ def test_an_overflow_is_recorded_with_the_op_and_its_tensors(tmp_path: Path) -> 
     record = json.loads(records[0].read_text())["AI Core"]
     assert (record["op_name"], record["step"], record["kind"]) == ("big", 1, "inf_nan")
     assert record["created_at"].startswith(__file__)
-    neighbours = sorted(p.name.split(".")[-3] for p in records[0].parent.iterdir())
-    assert neighbours.count("input") == 2 and neighbours.count("output") == 2
+    # the op's tensors, as the device writes them: one raw file, inputs and outputs together
+    [step] = [d for d in _npu_steps(tmp_path) if d.path == records[0].parent]
+    tensors = [t for t in dumpfile.iter_npu_tensors(step) if t.name.op_name == "big"]
+    assert [(t.kind, t.index, t.raw) for t in tensors] == [
+        ("input", 0, True), ("input", 1, True), ("output", 0, True),
+    ]  # fmt: skip
+    from tf2npu.debug.overflow import analyse
+
+    [found] = analyse(tmp_path).overflows  # tf2npu overflow reads the raw file
+    assert [(t.kind, t.index, t.pos_inf) for t in found.tensors] == [
+        ("input", 0, 0), ("input", 1, 0), ("output", 0, 1),
+    ]  # fmt: skip
 
 
 def test_atomic_overflow_mode_records_nothing_and_says_why(

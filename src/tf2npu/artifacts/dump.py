@@ -222,6 +222,25 @@ def model_graph_json(dump_path: str | Path, time: str, model: str) -> Path:
     return Path(dump_path) / GRAPH_DIR / time / f"{model}.json"
 
 
+def graph_json_of(step: Path) -> Path | None:
+    """The graph JSON of the model a step folder belongs to, or None: where the writer puts
+    it (:func:`model_graph_json`), else a ``ge_proto_*_Build.json`` beside the step folders
+    (older tf2npu dumps, hand-made trees) or in the folder itself."""
+    parts = step.absolute().parts
+    if len(parts) >= 6 and step.name.isdigit() and parts[-2].isdigit():
+        written = model_graph_json(Path(*parts[:-5]), parts[-5], parts[-3])
+        if written.is_file():
+            return written
+    for place in (step.parent, step):
+        try:
+            found = sorted(p for p in place.iterdir() if _GRAPH_JSON.match(p.name))
+        except OSError:
+            continue
+        if found:
+            return found[0]
+    return None
+
+
 # -- finding dumps in a tree ---------------------------------------------------------------
 
 
@@ -290,14 +309,7 @@ def _step_dir(path: Path, kind: Literal["npu", "golden"]) -> StepDir:
         return StepDir(path, kind, step=step)
     device = parts[-4] if len(parts) >= 4 else ""
     time = parts[-5] if len(parts) >= 5 else ""
-    name = parts[-3] if len(parts) >= 3 else ""
-    graph_json: Path | None = None
-    if len(parts) >= 6:
-        graph_json = model_graph_json(Path(*parts[:-5]), time, name)
-    if graph_json is None or not graph_json.is_file():  # older dumps kept it beside the steps
-        graph_json = next(
-            (p for p in sorted(path.parent.iterdir()) if _GRAPH_JSON.match(p.name)), None
-        )
+    graph_json = graph_json_of(path)
     return StepDir(
         path,
         kind,

@@ -668,9 +668,7 @@ class DumpWriter:
         text = json.dumps(record, indent=1)
         (directory / dumpfile.opdebug_name(task, 0, stamp)).write_text(text, encoding="utf-8")
         self.files += 1
-        for tensor in tensors:
-            name = _file_name(tensor, stamp)
-            self._save(directory / name.tensor(tensor.kind, tensor.index), values[tensor.fetch])
+        self._write_raw(model, directory, task, tensors, values, stamp)
 
 
 def _origin(op: gegraph.GeOp, index: int) -> tuple[str, int]:
