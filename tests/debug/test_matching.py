@@ -274,6 +274,7 @@ def test_an_empty_tree_says_which_names_it_looked_for(tmp_path: Path) -> None:
         load_tree(tmp_path / "empty", "GOLDEN_DUMP")
     assert str(error.value) == (
         f"GOLDEN_DUMP {str(tmp_path / 'empty')!r}: no dump files found; expected NPU dump files "
+        "{OpType}.{op_name}.{task_id}.{stream_id}.{timestamp} (raw) or "
         "{OpType}.{op_name}.{task_id}.{stream_id}.{timestamp}.{input|output}.{i}.npy or golden "
         "files {op_name}.{output_index}.{timestamp}.npy in it or its subfolders"
     )

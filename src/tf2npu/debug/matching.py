@@ -69,7 +69,10 @@ PASS_THROUGH_TYPES = ("Cast", "TransData")
 """Op types an input is traced through when they have no counterpart of their own."""
 INPUT_OP_TYPES = ("Data", "Placeholder")
 """Op types that are graph inputs (the advisor's "Input Inconsistent" check)."""
-NPU_NAME = "{OpType}.{op_name}.{task_id}.{stream_id}.{timestamp}.{input|output}.{i}.npy"
+NPU_NAME = (
+    "{OpType}.{op_name}.{task_id}.{stream_id}.{timestamp} (raw) or "
+    "{OpType}.{op_name}.{task_id}.{stream_id}.{timestamp}.{input|output}.{i}.npy"
+)
 GOLDEN_NAME = "{op_name}.{output_index}.{timestamp}.npy"
 
 
