@@ -231,6 +231,19 @@ def test_empty_tensors_get_msaccucmps_values_and_messages() -> None:
     ]
 
 
+def test_bool_tensors_get_the_cosine_only_as_msaccucmp_does() -> None:
+    x, y = np.array([True, False, True]), np.array([True, True, True])
+    got = compare_pair(x, y, ALGORITHMS)
+    # msaccucmp 26.2.0's row for this pair: 0.816497 then NaN, with its messages in order
+    assert [r.text for r in got] == ["0.816497"] + ["NaN"] * 9
+    assert got[1].message == "Algorithm MaxAbsoluteError does not support Boolean types."
+    assert got[3].message.startswith(
+        "Failed to execute 'compare' in 'RelativeEuclideanDistance'. numpy boolean subtract"
+    )
+    # one side bool only: both are compared as numbers
+    assert compare_pair(x, y.astype(np.float32), "1")[0].text == "1.000000"
+
+
 def test_sizes_must_match() -> None:
     with pytest.raises(ValueError, match="sizes differ: 2 and 3 elements"):
         measure(np.zeros(2), np.zeros(3))

@@ -159,3 +159,44 @@ def test_msaccucmp_batch_mode_takes_the_time_folder_and_the_graph_folder(vendor,
     # one CSV per model: <device>_<model_name>_<step>_result_<time>.csv, the step the largest
     [result] = [p.name for p in out.glob("*.csv")]
     assert result.startswith(f"0_{step.model_name}_1_result_")
+
+
+def test_bool_rows_are_msaccucmps(vendor, tmp_path: Path) -> None:
+    """A hand-made raw dump (no TF): msaccucmp's and our rows of a bool tensor are the same,
+    column for column (values, messages, Index, DataType)."""
+    import numpy as np
+
+    from tf2npu.debug import gegraph
+    from tf2npu.debug.gegraph import GeGraph, GeOp, TensorDesc
+
+    step = tmp_path / "npu" / "20260101120000" / "0" / "GeOp1_0_1" / "1" / "0"
+    step.mkdir(parents=True)
+    f32, b = TensorDesc("DT_FLOAT", (3,)), TensorDesc("DT_BOOL", (3,))
+    ops = [
+        GeOp("x", "Data", 0, output_desc=(f32,)),
+        GeOp("gt", "Greater", 1, ("x:0", "x:0"), (f32, f32), (b,)),
+        GeOp("all", "All", 2, ("gt:0",), (b,), (b,)),
+    ]
+    graph = dumpfile.model_graph_json(tmp_path / "npu", "20260101120000", "GeOp1_0_1")
+    graph.parent.mkdir(parents=True)
+    gegraph.dump(GeGraph("GeOp1_0_1", tuple(ops)), graph)
+    x = np.array([1.0, -2.0, 3.0], np.float32)
+    mask = np.array([True, False, True])
+    dumpfile.write_nano(step / "Greater.gt.1.0.1700000000000001", [x, x], [mask])
+    dumpfile.write_nano(step / "All.all.2.0.1700000000000002", [mask], [mask])
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    np.save(golden / "gt.0.1700000000000000.npy", np.array([True, True, True]))
+    np.save(golden / "all.0.1700000000000000.npy", np.array([True, True, False]))
+    args = ("-m", str(step), "-g", str(golden), "-f", str(graph))
+    done = vendor.msaccucmp_run("compare", *args, "-out", str(tmp_path / "vendor"), cwd=tmp_path)
+    assert done.returncode in (0, 2), done.stdout[-3000:]
+    ours = tf2npu(
+        "compare", str(step), str(golden), "-f", str(graph), "--out", "ours", cwd=tmp_path
+    )
+    assert ours.returncode in (0, 1), ours.stderr
+    theirs, mine = rows(tmp_path / "vendor"), rows(tmp_path / "ours")
+    columns = ("Index", "DataType", "Shape", *METRICS, "StandardDeviation", "CompareFailReason")
+    for key in ("gt:output:0", "all:input:0", "all:output:0"):
+        assert [mine[key][c] for c in columns] == [theirs[key][c] for c in columns], key
+    assert theirs["gt:output:0"]["CosineSimilarity"] == "0.816497"

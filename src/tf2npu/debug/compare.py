@@ -211,6 +211,7 @@ def _compared(
         scalar=is_scalar_shape(x.shape),
         x_file=_file(pair.left),
         y_file=_file(pair.right),
+        boolean=x.dtype == np.bool_ and y.dtype == np.bool_,
     )
     verdict, reason, required = _judge(stats, tolerance, x.shape)
     if x.shape != y.shape:
