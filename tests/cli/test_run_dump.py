@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tf2npu.artifacts import dump as dumpfile
 from tf2npu.cli.main import main
-from tf2npu.debug import dumpfile, gegraph
+from tf2npu.debug import gegraph
 
 EXE = Path(sys.executable).with_name("tf2npu")
 
@@ -62,6 +63,7 @@ def test_dump_flag_errors(tmp_path, capsys, argv, message):
     assert not (tmp_path / "ran.marker").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 def test_dump_writes_the_device_layout_and_the_summary_counts_it(tmp_path):
     (tmp_path / "train.py").write_text(SCRIPT)
@@ -72,8 +74,10 @@ def test_dump_writes_the_device_layout_and_the_summary_counts_it(tmp_path):
     assert done.returncode == 0, done.stderr
     steps = dumpfile.find_step_dirs(tmp_path / "dumps")
     assert steps and {d.step for d in steps} == {1} and {d.kind for d in steps} == {"npu"}
-    kinds = {dumpfile.parse_npu(f).kind for d in steps for f in d.files()}  # type: ignore[union-attr]
+    kinds = {t.kind for d in steps for t in dumpfile.iter_npu_tensors(d)}
     assert kinds == {"input", "output"}
+    # one raw file per op, its inputs and outputs together
+    assert {dumpfile.parse_npu(f).ext for d in steps for f in d.files()} == {"raw"}  # type: ignore[union-attr]
     graphs = [g for d in steps if d.graph_json for g in gegraph.load(d.graph_json)]
     assert any(op.pass_name == "MatMulBiasAddFusionPass" for g in graphs for op in g.ops)
     [entry] = summary(tmp_path / "r")["dumps"]
@@ -82,6 +86,7 @@ def test_dump_writes_the_device_layout_and_the_summary_counts_it(tmp_path):
     assert "dump " in done.stderr and "files" in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 def test_no_npu_dump_is_golden_and_changes_no_value(tmp_path):
     (tmp_path / "train.py").write_text(SCRIPT)
@@ -99,6 +104,7 @@ def test_no_npu_dump_is_golden_and_changes_no_value(tmp_path):
     assert {"y", "loss", "MatMul", "BiasAdd"} <= names
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 def test_dump_ge_graph_writes_the_graph_json_where_dump_graph_path_says(tmp_path):
     (tmp_path / "train.py").write_text(

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from tf2npu.debug.dumpfile import ge_dtype
+from tf2npu.artifacts.dump import ge_dtype, load_nano_tensor
 from tf2npu.debug.matching import OpNode, Plan, TensorFile, TensorPair, Unit, plan_compare
 from tf2npu.debug.metrics import (
     ALGORITHMS,
@@ -57,6 +57,7 @@ from tf2npu.debug.metrics import (
     results,
 )
 from tf2npu.debug.tolerance import Tolerance, Tolerances, coarsest
+from tf2npu.fs import open_regular
 
 __all__ = [
     "ERROR",
@@ -211,6 +212,7 @@ def _compared(
         scalar=is_scalar_shape(x.shape),
         x_file=_file(pair.left),
         y_file=_file(pair.right),
+        boolean=x.dtype == np.bool_ and y.dtype == np.bool_,
     )
     verdict, reason, required = _judge(stats, tolerance, x.shape)
     if x.shape != y.shape:
@@ -282,8 +284,13 @@ def _load(side: TensorFile | None) -> np.ndarray[Any, Any] | str | None:
     """The array of ``side`` (memory-mapped when large), or why it cannot be read."""
     if side is None:
         return None
+    if side.member is not None:
+        try:
+            return load_nano_tensor(side.path, *side.member)
+        except (OSError, ValueError, KeyError) as exc:
+            return f"cannot read {side.member[0]} {side.member[1]} of {str(side.path)!r}: {exc}"
     try:
-        with open(side.path, "rb") as stream:
+        with open_regular(side.path) as stream:
             small = os.fstat(stream.fileno()).st_size < MMAP_MIN_BYTES
             data = read_npy(stream.read()) if small else None
         if data is None:  # numpy maps a file by its name only
@@ -337,7 +344,8 @@ def _file(side: TensorFile | None) -> str:
 
 
 def _dtype(data: np.ndarray[Any, Any] | None) -> str:
-    return NAN if data is None else _ge_name(data.dtype)
+    """The ``DataType`` column: the array's numpy name, as msaccucmp 26.2.0 writes it."""
+    return NAN if data is None else _dtype_name(data.dtype)
 
 
 def _shape(data: np.ndarray[Any, Any] | None) -> tuple[int, ...] | None:
@@ -425,7 +433,8 @@ def _input_states(
 
 @dataclass(frozen=True, slots=True)
 class CompareReport:
-    """Everything one comparison found; truthy when no tensor fails."""
+    """Everything one comparison found; truthy when no tensor fails and none is unreadable:
+    a comparison that could not read a tensor has not shown that the dumps agree."""
 
     plan: Plan
     algorithms: tuple[str, ...]
@@ -434,7 +443,7 @@ class CompareReport:
     seconds: float = 0.0
 
     def __bool__(self) -> bool:
-        return next(self.failed(), None) is None
+        return not any(d.verdict in (FAIL, ERROR) for d in self.diffs())
 
     def diffs(self) -> Iterator[TensorDiff]:
         for unit in self.units:
