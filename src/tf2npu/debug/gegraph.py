@@ -23,7 +23,7 @@ from typing import Any
 
 from tf2npu.atomic import write_text_atomic
 
-__all__ = ["GeGraph", "GeOp", "TensorDesc", "dump", "from_json", "load"]
+__all__ = ["GeGraph", "GeOp", "TensorDesc", "destinations", "dump", "from_json", "load"]
 
 ORIGINAL_OP_NAMES = "_datadump_original_op_names"
 PASS_NAME = "pass_name"
@@ -133,8 +133,46 @@ class GeGraph:
     ops: tuple[GeOp, ...]
 
     def to_json(self) -> dict[str, Any]:
-        """The file content: ``{"graph": [this graph]}``."""
-        return {"graph": [{"name": self.name, "op": [op.to_json() for op in self.ops]}]}
+        """The file content: ``{"graph": [this graph]}``. Each op also lists where its outputs
+        go, as GE writes it (``dst_name``/``dst_index``, :func:`destinations`)."""
+        consumers = destinations(self.ops)
+        ops = []
+        for op in self.ops:
+            names, slots = consumers[op.name]
+            ops.append({**op.to_json(), "dst_name": names, "dst_index": slots})
+        return {"graph": [{"name": self.name, "op": ops}]}
+
+
+def destinations(ops: Sequence[GeOp]) -> dict[str, tuple[list[str], list[int]]]:
+    """Per op, GE's ``dst_name``/``dst_index``: for each output in order, the first op reading
+    it and at which of its data inputs, then one entry per op it is a control input of, index
+    ``-1``.
+
+    precision_tool reads output ``i``'s descriptor from the ``i``-th entry whose index is not
+    ``-1`` (``lib/graph/op.py``), so an output no op reads still has an entry: ``""`` and 0.
+
+    >>> a = GeOp("a", "Data", 0, output_desc=(TensorDesc("DT_FLOAT"),))
+    >>> destinations([a, GeOp("b", "Relu", 1, ("a:0",)), GeOp("c", "NoOp", 2, ("a:-1",))])["a"]
+    (['b', 'c'], [0, -1])
+    """
+    readers: dict[tuple[str, int], tuple[str, int]] = {}
+    controls: dict[str, list[str]] = {}
+    for op in ops:
+        data_slot = 0
+        for text in op.inputs:
+            producer, _, index = text.rpartition(":")
+            if index == "-1":
+                controls.setdefault(producer, []).append(op.name)
+                continue
+            if index.isdigit():
+                readers.setdefault((producer, int(index)), (op.name, data_slot))
+            data_slot += 1
+    found = {}
+    for op in ops:
+        outs = [readers.get((op.name, i), ("", 0)) for i in range(len(op.output_desc))]
+        ctl = controls.get(op.name, [])
+        found[op.name] = ([n for n, _ in outs] + ctl, [i for _, i in outs] + [-1] * len(ctl))
+    return found
 
 
 def from_json(data: Mapping[str, Any]) -> list[GeGraph]:
