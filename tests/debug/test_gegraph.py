@@ -82,3 +82,19 @@ def test_each_op_lists_where_its_outputs_go_as_ge_writes_it() -> None:
     assert (a["dst_name"], a["dst_index"]) == (["", "b"], [0, 0])  # output 0 is read by none
     assert (b["dst_name"], b["dst_index"]) == (["", "c"], [0, -1])  # then its control edge
     assert (c["dst_name"], c["dst_index"]) == ([], [])
+
+
+def test_inputs_from_outside_the_graph_become_data_ops() -> None:
+    f16, f32 = TensorDesc("DT_FLOAT16"), TensorDesc("DT_FLOAT")
+    ops = (
+        GeOp("x/_cast", "Cast", 0, ("x:0",), (f32,), (f16,)),
+        GeOp("mm", "MatMul", 1, ("x/_cast:0", "other/w:1", "init:-1"), (f16, f16), (f16,)),
+    )
+    graph = gegraph.with_data_inputs(GeGraph("GeOp1_0_2", ops))
+    assert [(op.name, op.type, op.id, op.inputs, op.output_desc) for op in graph.ops] == [
+        ("x", "Data", 0, (), (f32,)),
+        ("other/w", "Data", 1, (), (TensorDesc("DT_UNDEFINED"), f16)),  # its output 1 is read
+        ("x/_cast", "Cast", 2, ("x:0",), (f16,)),
+        ("mm", "MatMul", 3, ("x/_cast:0", "other/w:1"), (f16,)),  # no control edge from outside
+    ]
+    assert gegraph.with_data_inputs(graph) == graph

@@ -17,13 +17,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from tf2npu.atomic import write_text_atomic
 
-__all__ = ["GeGraph", "GeOp", "TensorDesc", "destinations", "dump", "from_json", "load"]
+__all__ = [
+    "GeGraph",
+    "GeOp",
+    "TensorDesc",
+    "destinations",
+    "dump",
+    "from_json",
+    "load",
+    "with_data_inputs",
+]
 
 ORIGINAL_OP_NAMES = "_datadump_original_op_names"
 PASS_NAME = "pass_name"
@@ -173,6 +182,45 @@ def destinations(ops: Sequence[GeOp]) -> dict[str, tuple[list[str], list[int]]]:
         ctl = controls.get(op.name, [])
         found[op.name] = ([n for n, _ in outs] + ctl, [i for _, i in outs] + [-1] * len(ctl))
     return found
+
+
+def with_data_inputs(graph: GeGraph) -> GeGraph:
+    """``graph`` with a ``Data`` op first for each producer outside it that its ops read (a fed
+    tensor, another GeOp's output: GE's graph has a ``Data`` node for every input of a GeOp),
+    control edges from outside left out, ids renumbered 0..n-1 in order, so every ``input``
+    names an op of the JSON (msaccucmp's fusion rule parser warns of, and skips, one that
+    does not).
+
+    >>> g = with_data_inputs(GeGraph("G", (GeOp("y", "Relu", 0, ("x:0", "z:-1")),)))
+    >>> [(op.name, op.type, op.id, op.inputs) for op in g.ops]
+    [('x', 'Data', 0, ()), ('y', 'Relu', 1, ('x:0',))]
+    """
+    names = {op.name for op in graph.ops}
+    outside: dict[str, dict[int, TensorDesc]] = {}
+    trimmed = []
+    for op in graph.ops:
+        inputs = []
+        data_slot = 0
+        for text in op.inputs:
+            producer, _, index = text.rpartition(":")
+            if producer in names:
+                inputs.append(text)
+            elif index != "-1" and index.isdigit():
+                given = op.input_desc[data_slot] if data_slot < len(op.input_desc) else None
+                desc = TensorDesc(given.dtype if given else "DT_UNDEFINED")
+                outside.setdefault(producer, {}).setdefault(int(index), desc)
+                inputs.append(text)
+            if index != "-1":
+                data_slot += 1
+        trimmed.append(replace(op, inputs=tuple(inputs)))
+    data = [
+        GeOp(name, "Data", 0, output_desc=tuple(
+            descs.get(i, TensorDesc("DT_UNDEFINED")) for i in range(max(descs) + 1)
+        ))
+        for name, descs in outside.items()
+    ]  # fmt: skip
+    ops = (*data, *trimmed)
+    return replace(graph, ops=tuple(replace(op, id=i) for i, op in enumerate(ops)))
 
 
 def from_json(data: Mapping[str, Any]) -> list[GeGraph]:
