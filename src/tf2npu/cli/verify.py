@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +27,7 @@ from tf2npu.debug.verify import (
     write_report,
 )
 from tf2npu.errors import UsageError
+from tf2npu.procs import signals_stop_children
 
 NAME = "verify"
 HELP = "check that a migrated script trains like the original (loss per step, final variables)"
@@ -57,8 +59,8 @@ examples:
                                 # {run_dir}: each run's own folder, so no run resumes
                                 # from a checkpoint another one wrote
 
-output: a verdict per check; DIR/verify.json (default ./tf2npu-verify) with "verdict" (pass or
-fail) and "checks": [{name, passed, first_divergent_step, first_divergent_variable,
+output: a verdict per check; DIR/verify.json (default ./tf2npu-verify) with "verdict" (pass,
+fail or inconclusive) and "checks": [{name, passed, first_divergent_step, first_divergent_variable,
 max_rel_diff, tolerance, noise_floor, ...}]; each run's report folder (run_summary.json,
 steps.jsonl, variables.npz, trial.log) under DIR. Details: docs/verify.md.
 
@@ -66,8 +68,15 @@ dropout: the original's tf.nn.dropout and the migration's npu_ops.dropout draw d
 masks, so losses differ whatever the migration; verify says so and --dropout-off runs both
 scripts with every dropout keeping every element (keep_prob=1 / rate=0).
 
+keep_origin_dtype failing: verify runs the migrated script once more with every fusion off and
+says "fusion rounding: X; with fusions off: Y" (the check then passes, cause fusion_rounding),
+names a fusion that changes the result, or the real divergence; a variable race any run named
+(tf2npu run's [variable_race] warning) is named in the checks it can explain.
+
 exit codes: 0 every check passed, 1 a check failed, 2 bad usage (a missing script, a bad
---option, an original that fails or fetches nothing).
+--option, an original that fails or fetches nothing), 3 inconclusive: the original's runs do
+not repeat (noise floor above 1e-5), so a check passed only within a tolerance widened to
+that noise.
 """
 DEFAULT_OUT = Path("tf2npu-verify")
 
@@ -109,7 +118,12 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
         metavar="RTOL",
         help=f"relative tolerance of the precision-mode check (default {PRECISION_TOLERANCE})",
     )
-    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="per run (default none)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="per run (default: 3600 for the originals, then 4x their time, at least 300)",
+    )
     parser.add_argument("--out", type=path_arg, metavar="DIR", help="where runs and verify.json go")
     parser.add_argument("--json", action="store_true", default=None, help="print verify.json")
 
@@ -121,26 +135,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "                     [--tolerance RTOL] [--timeout SECONDS] [--out DIR] [--json]\n"
         "                     [-- SCRIPT_ARGS ...]"
     )
-    parser.add_argument("original", metavar="ORIGINAL", help="the original TF 1.15 script")
-    parser.add_argument("migrated", metavar="MIGRATED", help="its migrated version")
+    # One REMAINDER positional takes ORIGINAL, MIGRATED and everything after them, `--`
+    # included: with two positionals of their own, argparse lets MIGRATED swallow the `--` that
+    # follows it, and the script arguments after it were read as verify's options.
     parser.add_argument(
         "rest",
-        metavar="-- SCRIPT_ARGS",
+        metavar="ORIGINAL MIGRATED [-- SCRIPT_ARGS]",
         nargs=argparse.REMAINDER,
-        help="options above, then `--` and the arguments both scripts get",
+        help="the original TF 1.15 script, its migrated version, options, then `--` and the "
+        "arguments both scripts get",
     )
     _add_options(parser)
 
 
 def _split(args: argparse.Namespace) -> list[str]:
-    """Parse the options given after MIGRATED into ``args``; returns the script arguments."""
+    """Parse ORIGINAL, MIGRATED and the options given among or after them into ``args``;
+    returns the script arguments (everything after the first ``--``)."""
     rest = list(args.rest)
     cut = rest.index("--") if "--" in rest else len(rest)
     options, script_args = rest[:cut], rest[cut + 1 :]
     parser = _OptionsParser(prog="tf2npu verify", add_help=False)
+    parser.add_argument("original", metavar="ORIGINAL")
+    parser.add_argument("migrated", metavar="MIGRATED")
     _add_options(parser)
     given = parser.parse_args(options)
     for key, value in vars(given).items():
+        if key == "option" and value is not None:
+            value = [*(args.option or ()), *value]  # --option before ORIGINAL counts too
         if value is not None:
             setattr(args, key, value)
     return script_args
@@ -163,6 +184,8 @@ def make_plan(args: argparse.Namespace) -> VerifyPlan:
         raise UsageError(f"--steps {args.steps}: give a number of training steps >= 1, e.g. 20")
     if args.tolerance is not None and not 0 < args.tolerance < 1:
         raise UsageError(f"--tolerance {args.tolerance}: give a relative tolerance, e.g. 0.02")
+    if args.timeout is not None and not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise UsageError(f"--timeout {args.timeout:g}: give seconds > 0, e.g. --timeout 600")
     options = tuple(args.option or ())
     from_cli(options)  # a bad KEY=VALUE is a usage error now, not in every trial
     out = args.out or DEFAULT_OUT
@@ -184,20 +207,24 @@ def make_plan(args: argparse.Namespace) -> VerifyPlan:
 def run(args: argparse.Namespace) -> int:
     plan = make_plan(args)
     console = make_console(stderr=True)
-    checks, runs = run_verify(plan, progress=lambda text: console.print(Text(text), style="dim"))
+    with signals_stop_children():  # Ctrl-C, SIGTERM, SIGHUP stop the running trials too
+        checks, runs = run_verify(
+            plan, progress=lambda text: console.print(Text(text), style="dim")
+        )
     report = report_json(checks, runs, plan)
     path = write_report(report, plan.out)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         print_checks(checks, report["verdict"], make_console(stderr=False), path)
-    return exit_codes.OK if report["verdict"] == "pass" else exit_codes.FINDINGS
+    codes = {"pass": exit_codes.OK, "inconclusive": exit_codes.INCONCLUSIVE}
+    return codes.get(report["verdict"], exit_codes.FINDINGS)
 
 
 def print_checks(checks: Sequence[Check], verdict: str, console: Console, path: Path) -> None:
     """One line per check, then its notes; the verdict first."""
     sys.stderr.flush()
-    style = "bold green" if verdict == "pass" else "bold red"
+    style = {"pass": "bold green", "inconclusive": "bold yellow"}.get(verdict, "bold red")
     console.print(Text.assemble(("tf2npu verify: ", "bold"), (verdict.upper(), style)))
     for check in checks:
         console.print(_line(check), soft_wrap=True)
@@ -212,7 +239,7 @@ def _line(check: Check) -> Text:
     if check.name == "original_noise":
         mark, text = "  --  ", f"noise floor {_fmt(data['noise_floor'])} (two original runs)"
     else:
-        mark = "  ok  " if check.passed else " FAIL "
+        mark = " ??  " if check.inconclusive else "  ok  " if check.passed else " FAIL "
         text = f"max rel diff {_fmt(data['max_rel_diff'])} (tolerance {_fmt(data['tolerance'])})"
         text += f", variables {_fmt(data['max_rel_diff_variables'])}"
         if data["first_divergent_step"] is not None:
@@ -223,6 +250,8 @@ def _line(check: Check) -> Text:
             text += f"; first divergent variable {data['first_divergent_variable']}"
         if check.name == "precision_mode":
             text += f"; {check.precision_mode}"
+        if check.cause:
+            text += f"; cause: {check.cause.replace('_', ' ')}"
     style = "" if check.passed else "bold red"
     return Text.assemble((mark, style), (f"{check.name:<18} ", "bold"), text)
 

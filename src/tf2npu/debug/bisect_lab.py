@@ -17,6 +17,7 @@ two runs of one configuration give the same numbers, and with ``TF2NPU_RECORD_PR
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import shutil
@@ -63,6 +64,7 @@ class ScriptLab:
     """The user's ``--option K=V`` items."""
     metric: Metric
     timeout: float | None = None
+    """``--timeout``; None: derived from the reference trial's time (``TrialTimeout``)."""
     runner: Callable[[Any, float | None], Any] | None = None
     """``run_trial(trial, timeout)``; default :func:`tf2npu.debug.trials.run_trial`."""
     clean: tuple[Path, ...] = ()
@@ -83,12 +85,20 @@ class ScriptLab:
             env=env,
             report_dir=folder,
         )
-        result = (self.runner or trials.run_trial)(trial, self.timeout)
+        result = (self.runner or trials.run_trial)(trial, self.timeouts.seconds())
         return self.load(folder, int(result.status), float(result.seconds))
+
+    @functools.cached_property
+    def timeouts(self) -> Any:
+        """The per-trial timeout (a ``TrialTimeout``: the reference run sets it)."""
+        from tf2npu.debug.trials import TrialTimeout
+
+        return TrialTimeout(self.timeout)
 
     def load(self, folder: Path, status: int, seconds: float) -> Evidence:
         from tf2npu.debug import records
 
+        self.timeouts.note(status, seconds)
         steps = records.read_steps(folder) if (folder / "steps.jsonl").exists() else []
         variables = None
         if self.metric is Metric.VARIABLES and (folder / "variables.npz").exists():

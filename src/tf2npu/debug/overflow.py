@@ -48,6 +48,7 @@ from tf2npu.debug.opdebug import (
     parse_opdebug_name,
 )
 from tf2npu.debug.overflow_fix import Fix, propose_fix
+from tf2npu.fs import open_regular, walk
 
 __all__ = [
     "FLOAT16_MAX",
@@ -88,8 +89,7 @@ def scan(root: str | Path) -> Scan:
     ``precision_data/overflow/dump``)."""
     records: list[tuple[Path, OpdebugName]] = []
     raw = tensors = 0
-    for directory, subdirs, names in os.walk(root):
-        subdirs.sort()
+    for directory, _subdirs, names in walk(root, f"DUMP_DIR {str(root)!r}"):
         for filename in names:
             name = parse_opdebug_name(filename)
             if name is not None:
@@ -210,9 +210,11 @@ def summarize_tensor(path: Path, kind: Kind, index: int, *, raw: bool = False) -
     summarise it.
 
     Raises:
-        ValueError, OSError: the file is not a readable ``.npy`` (or raw file).
+        ValueError, OSError: the file is not a readable ``.npy`` or raw file (or not a regular
+            file).
         KeyError: the raw file has no such tensor.
     """
+    open_regular(path).close()  # a FIFO would block np.load, /dev/zero never end
     if raw:
         array = load_nano_tensor(path, kind, index)
     else:
