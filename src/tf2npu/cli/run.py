@@ -42,6 +42,7 @@ from tf2npu.config.sources import (
 )
 from tf2npu.errors import ConfigError, UsageError
 from tf2npu.runtime.script import run_script
+from tf2npu.runtime.tflog import quiet_tensorflow
 
 NAME = "run"
 HELP = "run a TF 1.15 training script (original or migrated) on TF 2.15, with a run summary"
@@ -101,8 +102,9 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
   distributed                 in a multi-rank job: rank, size, last training loss, and per
                               HCCL op the collectives run and the bytes they reduced or sent
 Without --report-dir it goes to ./tf2npu-run, and the summary says so.
-TensorFlow's start-up lines (oneDNN, CPU features) are hidden unless --verbose or
-TF_CPP_MIN_LOG_LEVEL is set. `python -m tf2npu run ...` works the same. Details: docs/run.md.
+TensorFlow's own log lines (start-up notices, INFO and deprecation lines of library code) are
+hidden unless --verbose; the script's own log lines stay. `python -m tf2npu run ...` works the
+same. Details: docs/run.md.
 
 exit codes: the script's exit status (0 ok, sys.exit(N) -> N, an uncaught exception -> 1,
 Ctrl-C -> 130); 2 bad usage before the script ran: a missing, unreadable or non-regular
@@ -239,7 +241,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument(
         "--verbose",
         action="store_true",
-        help="keep TensorFlow's start-up log lines (oneDNN, CPU features), hidden otherwise",
+        help="keep TensorFlow's own log lines (start-up notices, INFO lines and deprecation "
+        "notices of library code), hidden otherwise",
     )
 
 
@@ -304,10 +307,7 @@ def run(args: argparse.Namespace) -> int:
         ctx.extra_instruments.append(golden_dump(plan.golden_dump, ctx, plan.dump_step))
     if plan.deterministic:  # read once, when TensorFlow is imported
         os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
-    if not args.verbose:
-        # TF's C++ logging prints oneDNN and CPU-feature notices at import; level 1 hides those
-        # INFO lines and keeps its warnings. A value the user set is theirs.
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+    quiet_tensorflow(verbose=args.verbose)
     _enter_tf1_environment()
     _add_run_controls(plan)
     if engine.faults:
