@@ -170,6 +170,30 @@ def test_command_exit_code_and_json_are_the_scripts_status(tmp_path, capsys, no_
     assert str(report / "run_summary.json") in captured.err
 
 
+def test_a_run_flag_after_the_script_is_the_scripts_and_says_so(tmp_path, capsys, no_tf):
+    script = write(tmp_path / "t.py", "import sys\nprint(sys.argv[1:])\n")
+    report = tmp_path / "report"
+    code = main(["run", "--quiet", "--report-dir", str(report), str(script), "--no-npu", "-h"])
+    assert code == 0
+    captured = capsys.readouterr()
+    assert captured.out == "['--no-npu', '-h']\n"  # passed on untouched
+    assert captured.err.splitlines() == [
+        f"tf2npu run: warning: --no-npu comes after SCRIPT, so {script} gets it as its own "
+        "argument and tf2npu run does not; to use it, put it before SCRIPT: tf2npu run "
+        f"--no-npu ... {script}"
+    ]
+    assert read_summary(report)["options"] == {}
+
+
+def test_after_an_explicit_double_dash_nothing_is_said(tmp_path, capsys, no_tf):
+    script = write(tmp_path / "t.py", "import sys\nprint(sys.argv[1:])\n")
+    code = main(["run", "--quiet", "--report-dir", str(tmp_path / "r"), "--", str(script),
+                 "--no-npu"])  # fmt: skip
+    assert code == 0
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("['--no-npu']\n", "")
+
+
 def test_failing_script_still_writes_the_summary(tmp_path, capsys, no_tf):
     script = write(tmp_path / "t.py", "raise ValueError('no data')\n")
     code = main(["run", "--report-dir", str(tmp_path / "r"), "--quiet", str(script)])

@@ -31,6 +31,7 @@ from tf2npu.cli.console import make_console
 from tf2npu.cli.engine_flags import add_engine_flags, engine_overrides
 from tf2npu.cli.npu_flags import add_shorthands, check_option_files, cli_items
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
+from tf2npu.cli.script_argv import FLAGS_KEY, record_flags, warn_misplaced
 from tf2npu.config.faults import INJECT_FAULT_ENV, FaultSpec
 from tf2npu.config.options import OPTIONS, Value
 from tf2npu.config.overrides import EngineOverrides
@@ -244,6 +245,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="keep TensorFlow's own log lines (start-up notices, INFO lines and deprecation "
         "notices of library code), hidden otherwise",
     )
+    record_flags(parser)
 
 
 @dataclass(frozen=True)
@@ -359,6 +361,8 @@ def make_plan(args: argparse.Namespace) -> RunPlan:
     command = list(args.script_argv)
     if command[:1] == ["--"]:
         del command[0]
+    elif command:
+        warn_misplaced("tf2npu run", command[0], command[1:], getattr(args, FLAGS_KEY, ()))
     if not command:
         raise UsageError("no SCRIPT given; e.g. tf2npu run train.py --epochs 1")
     script = Path(command[0])
