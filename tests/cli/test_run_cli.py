@@ -322,6 +322,7 @@ def test_long_values_wrap_under_themselves():
 # -- end to end, through the console entry point -----------------------------------------------
 
 
+@pytest.mark.slow
 def test_bad_option_end_to_end_runs_nothing(tmp_path):
     write(tmp_path / "t.py", MARKER_SCRIPT)
     done = cli("run", "--option", "bogus=1", "t.py", cwd=tmp_path)

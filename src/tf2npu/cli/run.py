@@ -29,7 +29,7 @@ from tf2npu.atomic import write_text_atomic
 from tf2npu.cli import exit_codes, ranks
 from tf2npu.cli.console import make_console
 from tf2npu.cli.engine_flags import add_engine_flags, engine_overrides
-from tf2npu.cli.npu_flags import add_shorthands, check_option_files, cli_items
+from tf2npu.cli.npu_flags import add_option_flag, add_shorthands, check_option_files, cli_items
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.cli.script_argv import FLAGS_KEY, record_flags, warn_misplaced
 from tf2npu.config.faults import INJECT_FAULT_ENV, FaultSpec
@@ -140,14 +140,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "sys.argv[1:] (a `--` before SCRIPT ends tf2npu's options)",
     )
     npu = parser.add_argument_group("NPU sessions (options go before SCRIPT)")
-    npu.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="an NpuOptimizer parameter_map option for every NPU session; it wins over the "
-        "script's own setting; repeat for several (docs/options.md lists them)",
-    )
+    add_option_flag(npu, "every NPU session")
     add_shorthands(npu)
     npu.add_argument(
         "--no-npu",

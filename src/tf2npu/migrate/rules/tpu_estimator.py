@@ -6,6 +6,7 @@ import ast
 import re
 from typing import ClassVar
 
+from tf2npu.config.run_config import NOT_IN_NPU_RUN_CONFIG
 from tf2npu.migrate.context import Arg, FileContext
 from tf2npu.migrate.edits import Edit
 from tf2npu.migrate.kinds import RUN_CONFIG
@@ -14,7 +15,6 @@ from tf2npu.migrate.names import Scope, _dotted
 from tf2npu.migrate.rule import Example, Rule, register
 from tf2npu.migrate.rules._npu_config import mix_compile, npu_option_keywords
 from tf2npu.migrate.rules._text import as_operand
-from tf2npu.migrate.rules.estimator import NOT_IN_NPU_RUN_CONFIG
 
 RULE = "tpu_estimator"
 
