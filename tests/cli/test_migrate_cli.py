@@ -352,6 +352,20 @@ def test_piped_summary_keeps_each_finding_on_one_line(tmp_path, capsys):
     assert len(finding) == 1 and finding[0].rstrip().endswith("never on the NPU")
 
 
+def test_piped_summary_is_never_padded(tmp_path, capsys, monkeypatch):
+    """Issue 24: off a terminal each line was padded with blanks to 1000 columns."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    script = write(tmp_path / "t.py", "import tensorflow as tf\ntf.enable_eager_execution()\n")
+    assert main(["migrate", str(script), "-o", str(tmp_path / "o.py")]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert [line for line in lines if line != line.rstrip()] == []
+    assert lines[lines.index("Errors and warnings") + 2] == (
+        "        [eager_execution] tf.enable_eager_execution() switches the script to eager "
+        "execution, but the Ascend TF adapter runs TF 1.15 graphs only (sessions, Estimator, "
+        "Keras in a session): eager ops would run on the host CPU, never on the NPU"
+    )
+
+
 def test_keep_horovod_import_flag(tmp_path):
     src = tmp_path / "train.py"
     src.write_text("import horovod.tensorflow as hvd\nr = hvd.rank()\n")
