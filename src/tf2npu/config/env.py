@@ -16,6 +16,7 @@ variable                               set by                          read by
 ``TF2NPU_RECORD_PRECISION=1``          ``bisect`` trials               ``runtime.precision_record``
 ``TF2NPU_DROPOUT_OFF=1``               ``verify`` (dropout off)        ``runtime.dropout``
 ``TF2NPU_CLUSTER=host:port,...``       ``run --ranks``                 ``config.cluster``
+``TF2NPU_SWEEP_TAG=CASE``              the hostile-input test sweeps   ``testing.hostile``
 =====================================  ==============================  ==========================
 """
 
@@ -30,6 +31,7 @@ __all__ = [
     "MAX_STEPS_ENV",
     "RECORD_ENV",
     "RECORD_PRECISION_ENV",
+    "SWEEP_TAG_ENV",
 ]
 
 FUSION_INSTANCES_ENV = "TF2NPU_FUSION_INSTANCES"
@@ -48,3 +50,6 @@ DROPOUT_OFF_ENV = "TF2NPU_DROPOUT_OFF"
 """Dropout becomes the identity, in TF's and the NPU's ops (:mod:`tf2npu.runtime.dropout`)."""
 ADDRESSES_VARIABLE = "TF2NPU_CLUSTER"
 """``host:port,host:port,...``: rank k's gRPC server is entry k (set by ``run --ranks``)."""
+SWEEP_TAG_ENV = "TF2NPU_SWEEP_TAG"
+"""Marks every process a hostile-input sweep case started, to find leftovers
+(:mod:`tf2npu.testing.hostile`)."""

@@ -620,6 +620,17 @@ _ERRORS: tuple[Symptom, ...] = (
         suppresses=("tf2npu_error",),
     ),
     Symptom(
+        "launch_error",
+        ERROR,
+        "tf2npu run --ranks could not start every rank (a process or thread limit, memory, or "
+        "an exec that failed); the ranks it had started were stopped",
+        "start fewer ranks, or raise the process limit (ulimit -u) or free memory, then run again",
+        "tf2npu runtime/distributed/launch.py (LaunchError)",
+        patterns=(r"could not start rank \d+ of \d+ \(", r"\bLaunchError: "),
+        error_class="LaunchError",
+        suppresses=("tf2npu_error",),
+    ),
+    Symptom(
         "worker_error",
         ERROR,
         "a migration worker process stopped (killed, or out of memory)",
