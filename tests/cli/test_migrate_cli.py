@@ -366,6 +366,27 @@ def test_piped_summary_is_never_padded(tmp_path, capsys, monkeypatch):
     )
 
 
+TABLE_IN_PIPELINE = (
+    "import tensorflow as tf\n"
+    "table = tf.lookup.StaticHashTable(initializer, -1)\n"
+    "ds = tf.data.TFRecordDataset(files).map(lambda x: table.lookup(x))\n"
+)
+
+
+def test_a_pipeline_table_is_fixed_in_the_session_config_or_fails_the_run(tmp_path, capsys):
+    """Seed 000 case 01: mix_compile_mode written where the tool writes the config, else exit 1."""
+    bare = write(tmp_path / "bare.py", TABLE_IN_PIPELINE)
+    assert main(["migrate", str(bare), "-o", str(tmp_path / "bare_out.py")]) == 1
+    err = capsys.readouterr().err
+    assert err.index("error   ") < err.index("warning ")  # the error is listed first
+    assert "[lookup_table_in_pipeline]" in err
+    session = write(tmp_path / "s.py", TABLE_IN_PIPELINE + "sess = tf.Session()\n")
+    assert main(["migrate", str(session), "-o", str(tmp_path / "s_out.py")]) == 0
+    text = (tmp_path / "s_out.py").read_text()
+    assert 'custom_op.parameter_map["mix_compile_mode"].b = True' in text
+    assert "sess = tf.Session(config=npu_session_config())" in text
+
+
 def test_keep_horovod_import_flag(tmp_path):
     src = tmp_path / "train.py"
     src.write_text("import horovod.tensorflow as hvd\nr = hvd.rank()\n")
