@@ -134,6 +134,7 @@ def inspect(args: argparse.Namespace) -> int:
     """Run the engine over ``args.graph`` and write the requested views."""
     from tf2npu.graph.dumps import PrintModel, pass_dumps
     from tf2npu.graph.engine import run_engine
+    from tf2npu.graph.lint import RACE_CHECK, RACE_FIX, races, sinks
     from tf2npu.graph.passes.infra import PassInstrument
     from tf2npu.graph.report import summarize, to_json_text, write_report_files
     from tf2npu.graph.report.html import render_html
@@ -151,7 +152,10 @@ def inspect(args: argparse.Namespace) -> int:
     if args.dump_dir is not None or options.env.print_model:
         target = args.dump_dir if args.dump_dir is not None else Path.cwd()
         instruments.append(PrintModel(target))
+    found = races(graph, sinks(graph))  # on the user's graph, before the passes change it
     run_ = run_engine(graph, options, instruments=instruments)
+    for race in found:
+        run_.config.diagnostics.warning(RACE_CHECK, race.message(), node=race.read, fix=RACE_FIX)
     summary = summarize(run_, str(args.graph))
     if args.dump_dir is not None:
         write_report_files(summary, args.dump_dir)

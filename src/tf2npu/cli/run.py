@@ -95,11 +95,15 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
   dumps                       per dump folder: path, files written, tensor bytes
   profiles                    per profile (--profile, profiling_mode): its PROF_* folder,
                               traced runs, advice findings by severity (docs/profile.md)
-  deterministic               null, or {requested_by, reproducible, op_determinism,
-                              problems}: --deterministic / deterministic=1 and what keeps the
-                              run from being reproducible (oneDNN on at import, no seed)
+  deterministic               null, or {requested_by, reproducible, op_determinism, schedule,
+                              problems}: --deterministic / deterministic=1, the schedule it
+                              fixed ("one inter-op thread") and what keeps the run from being
+                              reproducible (oneDNN on at import, no seed)
   fusion_instances_unmatched  entries of --fusion-instances that no compile had ({rule[, root]})
   injected_faults             per --inject-fault spec: {spec, applied_to: [nodes corrupted]}
+  races                       per variable read and assigned in one run with nothing ordering
+                              them: {variable, read, read_op, read_at, write, write_op,
+                              write_at, message, fix} (docs/run.md, "Variable races")
   distributed                 in a multi-rank job: rank, size, last training loss, and per
                               HCCL op the collectives run and the bytes they reduced or sent
 Without --report-dir it goes to ./tf2npu-run, and the summary says so.
@@ -301,7 +305,9 @@ def run(args: argparse.Namespace) -> int:
         ctx = runtime.context()
         ctx.extra_instruments.append(golden_dump(plan.golden_dump, ctx, plan.dump_step))
     if plan.deterministic:  # read once, when TensorFlow is imported
-        os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
+        from tf2npu.runtime.determinism import ENVIRONMENT
+
+        os.environ.update(ENVIRONMENT)
     quiet_tensorflow(verbose=args.verbose)
     _enter_tf1_environment()
     _add_run_controls(plan)
@@ -332,6 +338,7 @@ def run(args: argparse.Namespace) -> int:
     summary["deterministic"] = runtime.context().determinism.summary()
     summary["fusion_instances_unmatched"] = runtime.context().fusion_instances.unmatched()
     summary["injected_faults"] = runtime.context().injected_faults.summary()
+    summary["races"] = runtime.context().races.summary()
     if counter is not None:
         summary["distributed"] = counter.summary()
     json_path = plan.report_dir / SUMMARY_FILE
@@ -691,7 +698,8 @@ def _determinism_rows(state: dict[str, Any] | None) -> list[tuple[str, Text]]:
     if state is None:
         return []
     if state["reproducible"]:
-        return [("deterministic", Text(f"yes ({state['requested_by']})"))]
+        how = "; ".join(filter(None, (state["requested_by"], state.get("schedule"))))
+        return [("deterministic", Text(f"yes ({how})"))]
     why = "; ".join(state["problems"]) or "op determinism is off"
     return [("deterministic", Text(f"no: {why}", style="bold yellow"))]
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from tf2npu.artifacts.dump import opdebug_name
 from tf2npu.debug.doctor.rundir import check_run, read_run_dir
-from tf2npu.debug.dumpfile import opdebug_name
 from tf2npu.errors import UsageError
 from tf2npu.findings import Severity, Where
 
@@ -174,3 +174,17 @@ def test_bad_run_dirs_are_usage_errors(tmp_path: Path) -> None:
 def test_run_dir_op_types(tmp_path: Path) -> None:
     run = read_run_dir(run_dir(tmp_path, None, [op("t", "HashTableV2")]))
     assert (run.op_type("t"), run.op_type("other"), run.summary) == ("HashTableV2", "", None)
+
+
+def test_a_race_in_the_summary_names_the_read_and_its_line(tmp_path: Path) -> None:
+    race = {
+        "variable": "global_step", "read": "lr/Cast", "read_op": "Cast",
+        "read_at": "/w/train.py:9 in <module>", "write": "Assign", "write_op": "Assign",
+        "write_at": "", "message": "variable 'global_step' is read by 'lr/Cast' ...",
+    }  # fmt: skip
+    [finding] = check_run(read_run_dir(run_dir(tmp_path, {"races": [race]})))
+    assert (finding.id, finding.severity) == ("variable_race", Severity.WARNING)
+    assert finding.where == Where("lr/Cast", "Cast", "/w/train.py", 9)
+    assert finding.evidence.endswith(
+        "run_summary.json: variable 'global_step' is read by 'lr/Cast' ..."
+    )

@@ -146,10 +146,26 @@ def _summary(summary: Mapping[str, Any], folder: Path) -> Iterator[Finding]:
     for fault in summary.get("injected_faults") or ():
         spec = fault.get("spec", "") if isinstance(fault, Mapping) else fault
         yield BY_ID["injected_faults"].finding(Where(), f"{source}: injected fault {spec}")
+    for race in summary.get("races") or ():
+        if isinstance(race, Mapping):
+            yield BY_ID["variable_race"].finding(
+                _race_where(race), f"{source}: {race.get('message')}"
+            )
     yield from _loss_scale(summary, source)
     status = summary.get("exit_status")
     if isinstance(status, int) and status != 0:
         yield BY_ID["script_failed"].finding(Where(), f"{source}: exit_status {status}")
+
+
+def _race_where(race: Mapping[str, Any]) -> Where:
+    """The read of a ``races`` entry, at its source line (``file:line in function``)."""
+    file, _, line = str(race.get("read_at") or "").partition(" in ")[0].rpartition(":")
+    return Where(
+        node=str(race.get("read", "")),
+        op_type=str(race.get("read_op", "")),
+        file=file if line.isdigit() else "",
+        line=int(line) if line.isdigit() else 0,
+    )
 
 
 def _loss_scale(summary: Mapping[str, Any], source: str) -> Iterator[Finding]:

@@ -894,6 +894,22 @@ _ARTIFACTS: tuple[Symptom, ...] = (
         checks=("run_summary",),
     ),
     Symptom(
+        "variable_race",
+        WARNING,
+        "a variable is read and assigned in the same session.run with nothing (no data or "
+        "control path) ordering the read and the write: the value read depends on the op "
+        "schedule, so two runs, and the original and the migrated script, can differ by one "
+        "update (BERT's learning rate reads global_step in the run that assigns global_step + 1)",
+        "order the read and the write: build one under tf.control_dependencies([the other]), "
+        "e.g. `with tf.control_dependencies([train_op]): inc = global_step.assign_add(1)`",
+        "tf2npu graph lint (graph/lint.py races; run_summary.json races)",
+        patterns=(
+            r"\[variable_race\] variable '[^']+' is read by '(?P<node>[^']+)' \((?P<op_type>\w+)"
+            r"(?:, (?P<file>[^,()]+?):(?P<line>\d+))?",
+        ),
+        checks=("run_summary",),
+    ),
+    Symptom(
         "script_failed",
         INFO,
         "the script exited with a non-zero status",
