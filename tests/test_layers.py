@@ -133,14 +133,14 @@ def test_import_graph_counts_deferred_imports_and_not_type_checking_ones() -> No
     assert "tf2npu.graph.npu_ops.client" in edges["tf2npu.runtime.distributed.collectives"]
 
 
-def test_the_graph_engine_imports_nothing_of_the_runtime() -> None:
+def test_the_graph_engine_imports_nothing_of_the_layers_above_it() -> None:
     edges = import_graph()
     upward = sorted(
         f"{a} -> {b}"
         for a, targets in edges.items()
         if a.startswith("tf2npu.graph.")
         for b in targets
-        if b.startswith(("tf2npu.runtime", "tf2npu.cli"))
+        if b.startswith(("tf2npu.runtime", "tf2npu.cli", "tf2npu.debug"))
     )
     assert upward == []
 
@@ -148,3 +148,17 @@ def test_the_graph_engine_imports_nothing_of_the_runtime() -> None:
 def test_no_import_cycle_is_larger_than_today() -> None:
     found = cycles(import_graph())
     assert [len(c) for c in found if len(c) > LARGEST_CYCLE] == [], found[0]
+
+
+def test_artifacts_and_config_import_nothing_above_them() -> None:
+    edges = import_graph()
+    below = ("tf2npu.artifacts", "tf2npu.config", "tf2npu.errors", "tf2npu.fs", "tf2npu.atomic")
+    below += ("tf2npu.dtypes",)
+    upward = sorted(
+        f"{a} -> {b}"
+        for a, targets in edges.items()
+        if a.startswith(("tf2npu.artifacts", "tf2npu.config"))
+        for b in targets
+        if not b.startswith(below)
+    )
+    assert upward == []

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tf2npu.artifacts import dump as dumpfile
+from tf2npu.artifacts import gegraph
 from tf2npu.cli.main import main
-from tf2npu.debug import gegraph
 
 EXE = Path(sys.executable).with_name("tf2npu")
 

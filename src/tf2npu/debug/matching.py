@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, cast
 
+from tf2npu.artifacts import gegraph
 from tf2npu.artifacts.dump import (
     GoldenFile,
     NpuFile,
@@ -43,8 +44,7 @@ from tf2npu.artifacts.dump import (
     read_nano,
     sanitize,
 )
-from tf2npu.debug import gegraph
-from tf2npu.debug.gegraph import GeGraph, GeOp
+from tf2npu.artifacts.gegraph import GeGraph, GeOp
 from tf2npu.debug.tolerance import PRECISION_BITS, coarsest
 from tf2npu.errors import UsageError
 

@@ -8,7 +8,7 @@ Three run instruments share one mechanism, :class:`TensorDump`:
   outputs are written per step as the device writes them: one raw file per op, in the TLV
   layout msaccucmp reads without CANN, and the model's graph JSON in ``<dump_path>/graph/``
   so fused and cast ops map back to the user's ops (:mod:`tf2npu.artifacts.dump`,
-  :mod:`tf2npu.debug.gegraph`).
+  :mod:`tf2npu.artifacts.gegraph`).
 * **Overflow dump** (``enable_dump_debug``, ``dump_debug_mode``): the same ops are checked each
   step; an op whose float16 output saturates (\\|x\\| >= 65504) or whose float output turns
   Inf/NaN while its inputs are finite gets an ``Opdebug`` record plus its input and output
@@ -44,9 +44,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from tf2npu.artifacts import dump as dumpfile
+from tf2npu.artifacts import gegraph
 from tf2npu.artifacts.dump import Kind, NpuFileName
 from tf2npu.config.dump_steps import DumpSteps
-from tf2npu.debug import gegraph
 from tf2npu.runtime.instruments import RunHook, RunInstrument, RunSignature, SyncEvent
 
 if TYPE_CHECKING:
@@ -814,7 +814,7 @@ def _with_producers(graph: gegraph.GeGraph, ops: Sequence[gegraph.GeOp]) -> list
 
 def _subgraph(graph: gegraph.GeGraph, kept: Sequence[gegraph.GeOp]) -> gegraph.GeGraph:
     """``graph`` restricted to ``kept`` (in its order), with a ``Data`` op per input from
-    outside (:func:`tf2npu.debug.gegraph.with_data_inputs`), ids renumbered 0..n-1."""
+    outside (:func:`tf2npu.artifacts.gegraph.with_data_inputs`), ids renumbered 0..n-1."""
     return gegraph.with_data_inputs(replace(graph, ops=tuple(kept)))
 
 

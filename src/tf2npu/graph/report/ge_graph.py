@@ -1,6 +1,6 @@
 """The graph JSON of each GeOp (``atc --mode=5`` shape), built from the engine's decided IR.
 
-:func:`ge_graphs` gives one :class:`~tf2npu.debug.gegraph.GeGraph` per GeOp, in GeOp order:
+:func:`ge_graphs` gives one :class:`~tf2npu.artifacts.gegraph.GeGraph` per GeOp, in GeOp order:
 the GeOp's member nodes in execution order, each with its op type, its inputs, the dtype and
 shape of every input and output, and where it comes from, so a dump of a fused or cast op maps
 back to the user's ops:
@@ -27,7 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from tf2npu.artifacts.dump import ge_dtype
-from tf2npu.debug.gegraph import GeGraph, GeOp, TensorDesc
+from tf2npu.artifacts.gegraph import GeGraph, GeOp, TensorDesc
 from tf2npu.dtypes import DTYPES, base_dtype
 from tf2npu.errors import InternalError
 from tf2npu.graph._opdef import flat_dtypes, output_layout
