@@ -7,7 +7,7 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -92,6 +92,30 @@ def write_bytes_new(target: Path, data: bytes, mode: int | None = None) -> bool:
         except FileExistsError:
             return False
         return True
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def write_first_free(names: Iterable[Path], write: Callable[[Path], object]) -> Path:
+    """Have ``write`` fill a temporary file, then give it the first of ``names`` that no file
+    holds yet; that path. Nothing is ever replaced, even when another process writes the same
+    name at the same moment (the name is taken by a hard link, which fails if it exists).
+
+    Raises:
+        FileExistsError: every one of ``names`` is taken.
+    """
+    names = list(names)
+    temp = names[0].with_name(temp_name(names[0].name))
+    try:
+        os.close(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        write(temp)
+        for target in names:
+            try:
+                os.link(temp, target, follow_symlinks=False)
+            except FileExistsError:
+                continue
+            return target
+        raise FileExistsError(f"{str(names[-1])!r} and the {len(names) - 1} names before it")
     finally:
         temp.unlink(missing_ok=True)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +145,10 @@ def test_running_again_resumes(
     code, stdout, stderr = bisect(capsys, *argv)
     assert code == 0 and len(lab.runs) == runs
     assert stderr.count("(resumed)") == 5 and "(resumed)" in stdout
+    assert stderr.splitlines()[0] == (
+        "tf2npu bisect: per-trial timeout: 3600 s for the reference run, then 4x its time "
+        "(at least 300 s); --timeout S sets one"
+    )
 
 
 @pytest.mark.parametrize(
@@ -158,6 +163,8 @@ def test_running_again_resumes(
         ),
         (("fusion", "--tolerance", "nan", "--", "{script}"), "--tolerance nan"),
         (("fusion", "--timeout", "-1", "--", "{script}"), "--timeout -1: give seconds > 0"),
+        (("fusion", "--timeout", "nan", "--", "{script}"), "--timeout nan: give seconds > 0"),
+        (("fusion", "--timeout", "inf", "--", "{script}"), "--timeout inf: give seconds > 0"),
         (
             ("fusion", "--option", "precison_mode=x", "--", "{script}"),
             "did you mean 'precision_mode'",
@@ -235,3 +242,52 @@ def test_an_out_holding_another_bisection(
     code, _, err = bisect(capsys, "fusion", "--out", str(tmp_path / "o"), "--", str(script), "--x")
     assert code == 2
     assert "holds the state of another bisection (args was [], now ['--x'])" in err
+
+
+# -- hostile input: a resumed trial whose evidence is gone, a damaged state file --------------
+
+
+def test_a_resumed_trial_whose_folder_was_deleted_is_run_again(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, script: Path, lab: FakeLab
+) -> None:
+    argv = ("fusion", "--out", str(tmp_path / "o"), "--", str(script))
+    bisect(capsys, *argv)
+    runs = len(lab.runs)
+    shutil.rmtree(tmp_path / "o" / "trials" / "01-all-on")
+    code, again, stderr = bisect(capsys, *argv)
+    assert code == 0 and len(lab.runs) == runs + 1
+    assert lab.runs[-1] == lab.runs[0]  # the all-on trial, the one whose folder went
+    assert (tmp_path / "o" / "trials" / "01-all-on" / "config.json").is_file()
+    assert stderr.count("(resumed)") == 4
+    assert "l2/dense/MatMul" in again
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("[" * 100_000 + "]" * 100_000, "bisect_state.json: the JSON nests too deep"),
+        ('{"identity": {}, "trials": {"k": {"number": 1e999, "label": "x", "config": {}, "folder": "f", "status": 0, "seconds": 1}}}', "cannot convert float infinity to integer"),
+        ('{"identity": {}, "trials": [1, 2]}', "'list' object has no attribute 'values'"),
+        ("\xff", "bisect_state.json: invalid JSON"),
+    ],
+    ids=["deep", "1e999", "wrong-type", "not-json"],
+)  # fmt: skip
+def test_a_damaged_state_file_is_named_with_the_fix(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    script: Path,
+    lab: FakeLab,
+    text: str,
+    why: str,
+) -> None:
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "bisect_state.json").write_text(text)
+    code, out, err = bisect(capsys, "fusion", "--out", str(tmp_path / "o"), "--", str(script))
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        f"tf2npu bisect: error: --out '{tmp_path / 'o'}' holds a bisect_state.json that cannot be read ("
+    )
+    assert why in err and err.endswith(
+        "delete it to start the bisection afresh, or give another --out\n"
+    )
+    assert lab.runs == []

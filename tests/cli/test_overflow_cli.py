@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,6 +19,7 @@ from tf2npu.config.precision import PrecisionClass
 from tf2npu.debug import gegraph
 from tf2npu.debug.dumpfile import NpuFileName, opdebug_name
 from tf2npu.debug.gegraph import GeGraph, GeOp, TensorDesc
+from tf2npu.testing.hostile import as_nobody, run_tf2npu
 
 STEP = Path("20240101000000", "0", "GeOp1_0", "1", "0")
 
@@ -33,7 +38,10 @@ def record(folder: Path, task: int, ts: int, **fields: object) -> None:
 @pytest.fixture
 def dump(tmp_path: Path) -> Path:
     """A fused dense layer that saturates at step 0 (task 1), then an Exp at task 2."""
-    root = tmp_path / "ovf"
+    return _make_dump(tmp_path / "ovf")
+
+
+def _make_dump(root: Path) -> Path:
     folder = root / STEP
     folder.mkdir(parents=True)
     fused = GeOp(
@@ -239,3 +247,75 @@ def test_help_teaches(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "tf2npu overflow DUMP" in capsys.readouterr().out
+
+
+# -- hostile input: no hang, no wrong "first", nothing of the user's replaced ----------------
+
+OUTPUT = NpuFileName("_FusedMatMul", "dense_fused", 1, 0, 1700000000000100).tensor("output", 0)
+FIRST = opdebug_name(1, 0, 1700000000000200)
+
+
+def _swap(path: Path, make: Any) -> None:
+    path.unlink()
+    make(path)
+
+
+@pytest.mark.parametrize(
+    ("damage", "code", "message"),
+    [
+        (lambda d: _swap(d / STEP / OUTPUT, os.mkfifo), 0, f"{OUTPUT} cannot be read as .npy: a FIFO, not a regular file"),
+        (lambda d: _swap(d / STEP / OUTPUT, lambda p: p.symlink_to("/dev/zero")), 0, f"{OUTPUT} cannot be read as .npy: a character device, not a regular file"),
+        (lambda d: _swap(d / STEP / FIRST, os.mkfifo), 2, f"tf2npu overflow: error: overflow record '{{dump}}/{STEP}/{FIRST}' cannot be read (a FIFO, not a regular file); make it a readable file"),
+        (lambda d: (d / STEP / FIRST).write_text("[" * 100_000), 2, f"tf2npu overflow: error: overflow record '{{dump}}/{STEP}/{FIRST}' cannot be read as JSON (overflow record '{{dump}}/{STEP}/{FIRST}': the JSON nests too deep"),
+    ],
+    ids=["fifo-tensor", "dev-zero-tensor", "fifo-record", "deep-record"],
+)  # fmt: skip
+def test_hostile_dumps(dump: Path, damage: Any, code: int, message: str) -> None:
+    damage(dump)
+    ended = run_tf2npu(["overflow", str(dump)], dump.parent, timeout=60)
+    assert (ended.code, ended.left, ended.traceback) == (code, (), False), ended.err
+    assert message.format(dump=dump) in " ".join((ended.out + ended.err).split())
+
+
+def test_a_hand_merged_mixlist_is_never_replaced(
+    capsys: pytest.CaptureFixture[str], dump: Path
+) -> None:
+    mine = '{"black-list": {"to-add": ["Exp", "MatMul"]}}\n'
+    (dump / "overflow_mixlist.json").write_text(mine)
+    code, out, _ = overflow(capsys, str(dump))
+    assert code == 0
+    assert (dump / "overflow_mixlist.json").read_text() == mine
+    assert f"Mixlist: {dump / 'overflow_mixlist_1.json'}" in out
+    assert Mixlist.load(dump / "overflow_mixlist_1.json").added == (
+        ("MatMul", PrecisionClass.DENY),
+    )
+    code, out, _ = overflow(capsys, str(dump))  # the same analysis again: the same file
+    assert f"Mixlist: {dump / 'overflow_mixlist_1.json'}" in out
+    assert sorted(p.name for p in dump.glob("overflow_mixlist*")) == [
+        "overflow_mixlist.json",
+        "overflow_mixlist_1.json",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("hide", "message"),
+    [
+        (STEP, "tf2npu overflow: error: DUMP_DIR 'ovf': cannot read the folder '{step}' (Permission denied); make it readable (chmod u+rx) or give a folder without it: its files would be left out\n"),
+        (STEP / FIRST, "tf2npu overflow: error: overflow record '{step}/" + FIRST + "' cannot be read (Permission denied); make it a readable file (chmod a+r, or copy the record out of the FIFO/device it is), then run tf2npu overflow again: skipping it could name a later overflow as the first\n"),
+    ],
+    ids=["step-folder", "record"],
+)  # fmt: skip
+def test_what_nobody_can_read_is_named_not_skipped(hide: Path, message: str) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to run the case as nobody (root reads a mode-000 file)")
+    root = Path(tempfile.mkdtemp(prefix="tf2npu-sweep-"))
+    try:
+        _make_dump(root / "ovf")
+        subprocess.run(["chmod", "-R", "a+rwX", str(root)], check=True)
+        (root / "ovf" / hide).chmod(0)
+        code, err = as_nobody(root, ["overflow", "ovf"])
+        assert (code, err) == (2, message.format(step=Path("ovf", STEP)))
+        assert not list(root.glob("ovf/overflow_*"))
+    finally:
+        subprocess.run(["chmod", "-R", "u+rwX", str(root)], check=True)
+        shutil.rmtree(root)

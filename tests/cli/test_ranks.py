@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import signal
+import socket
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,6 +18,7 @@ from tf2npu.cli.main import build_parser
 from tf2npu.cli.run import make_plan
 from tf2npu.config.cluster import RankEntry
 from tf2npu.errors import ConfigError, UsageError
+from tf2npu.testing.hostile import commands, finish, run_tf2npu, start_tf2npu, stop_group, wait_for
 
 
 def _spec(tmp_path: Path, *flags: str):
@@ -62,8 +69,29 @@ def test_rank_table_gives_ranks_and_devices(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("flags", "error", "message"),
     [
-        (["--ranks", "0"], UsageError, "--ranks 0: give the number of ranks, 1 or more"),
-        (["--ranks", "2", "--job-timeout", "0"], UsageError, "--job-timeout 0 / --grace 10: give"),
+        (["--ranks", "0"], UsageError, "--ranks 0: give the number of ranks, 1 to 64 (each rank"),
+        (["--ranks", "1000"], UsageError, "--ranks 1000: give the number of ranks, 1 to 64"),
+        (
+            ["--ranks", "2", "--job-timeout", "0"],
+            UsageError,
+            "--job-timeout 0: give the seconds after which every rank is stopped, a number > 0 (default 3600)",
+        ),
+        (
+            ["--ranks", "2", "--job-timeout", "nan"],
+            UsageError,
+            "--job-timeout nan: give the seconds",
+        ),
+        (
+            ["--ranks", "2", "--job-timeout", "inf"],
+            UsageError,
+            "--job-timeout inf: give the seconds",
+        ),
+        (
+            ["--ranks", "2", "--grace", "nan"],
+            UsageError,
+            "--grace nan: give the seconds the other ranks get after one fails, a number >= 0 (default 10)",
+        ),
+        (["--ranks", "2", "--grace", "-1"], UsageError, "--grace -1: give the seconds"),
         (["--ranks", "2", "--base-port", "80"], UsageError, "--base-port 80: give a port in"),
         (
             ["--ranks", "3", "--rank-table", "T"],
@@ -109,3 +137,74 @@ def test_server_id_starts_that_servers_ranks_on_fixed_ports(tmp_path: Path) -> N
     assert spec.size == 4 and [r.rank_id for r in spec.local_ranks] == [2, 3]
     assert _addresses(spec) == ["10.0.0.1:30000", "10.0.0.1:30001", "10.0.0.2:30002",
                                 "10.0.0.2:30003"]  # fmt: skip
+
+
+# -- no rank outlives the launcher: a failed start, SIGKILL, a taken --base-port -------------
+
+
+def test_a_failed_start_stops_the_ranks_already_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tf2npu.runtime.distributed import launch
+
+    spec = _spec(tmp_path, "--ranks", "3", "--no-npu")
+    started: list[int] = []
+    real = launch._Rank.__init__
+
+    def start(self: Any, rank: int, *rest: Any) -> None:
+        if rank == 2:
+            raise RuntimeError("can't start new thread")
+        real(self, rank, *rest)
+        started.append(self.process.pid)
+
+    monkeypatch.setattr(launch._Rank, "__init__", start)
+    with pytest.raises(launch.LaunchError) as info:
+        launch.launch(spec, out=io.StringIO())
+    assert str(info.value) == (
+        "could not start rank 2 of 3 (can't start new thread); the 2 rank(s) started were "
+        "stopped. Start fewer ranks, or raise the process limit (ulimit -u) or free memory"
+    )
+    assert len(started) == 2
+    for pid in started:
+        assert (
+            not Path(f"/proc/{pid}").exists()
+            or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
+        )
+
+
+def test_sigkill_of_the_launcher_kills_every_rank(tmp_path: Path) -> None:
+    script = tmp_path / "hang.py"
+    script.write_text("import time\ntime.sleep(300)\n")
+    started = start_tf2npu(["run", "--ranks", "2", "--no-npu", str(script)], tmp_path)
+    try:
+        assert wait_for(started.tag, "run --quiet --report-dir", timeout=60), started.process.pid
+        time.sleep(1)  # both ranks
+        os.kill(started.process.pid, signal.SIGKILL)
+        ended = finish(started, timeout=30, settle=5)
+    finally:
+        stop_group(started.process.pid)
+    assert ended.code == -signal.SIGKILL
+    assert commands(ended.left) == []
+
+
+def test_a_taken_base_port_is_named(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import tensorflow as tf\n"
+        "from npu_bridge.npu_init import *\n"
+        "with tf.compat.v1.Session() as s:\n"
+        "    print(s.run(tf.constant(1.0)))\n"
+    )
+    with socket.socket() as blocker:
+        blocker.bind(("127.0.0.1", 0))
+        blocker.listen()
+        port = blocker.getsockname()[1] - 1
+        argv = ["run", "--ranks", "2", "--base-port", str(port), str(script)]
+        ended = run_tf2npu(argv, tmp_path, timeout=240)
+    assert (ended.left, ended.traceback) == ((), False), ended.err
+    assert ended.code != 0
+    assert (
+        f"tf2npu run: error: --base-port {port}: 127.0.0.1:{port + 1} is taken by another "
+        f"process (rank k listens on port {port}+k); give a --base-port whose ports "
+        f"{port}..{port + 1} are free, or leave it out to let the system pick free ports"
+    ) in ended.err

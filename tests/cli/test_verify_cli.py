@@ -4,12 +4,15 @@ example (passes) and on a deliberately broken migration (fails at the step it ch
 from __future__ import annotations
 
 import json
+import os
+import signal
 from pathlib import Path
 
 import pytest
 
 from tf2npu.cli.main import build_parser, main
 from tf2npu.cli.verify import make_plan
+from tf2npu.testing.hostile import commands, finish, start_tf2npu, stop_group, wait_for
 from tf2npu.testing.migration import migrate_text
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "tf1" / "estimator_mnist_like.py"
@@ -100,6 +103,9 @@ def test_defaults(scripts: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, t
         (["--option", "precison_mode=x"], "did you mean 'precision_mode'"),
         (["--frobnicate"], "unrecognized arguments: --frobnicate; see tf2npu verify --help"),
         (["--steps", "many"], "argument --steps: invalid int value: 'many'"),
+        (["--timeout", "nan"], "--timeout nan: give seconds > 0, e.g. --timeout 600"),
+        (["--timeout", "inf"], "--timeout inf: give seconds > 0, e.g. --timeout 600"),
+        (["--timeout", "0"], "--timeout 0: give seconds > 0, e.g. --timeout 600"),
     ],
 )
 def test_usage_errors_exit_2_and_name_the_fix(
@@ -192,3 +198,55 @@ def test_the_verdict_gives_the_exit_code(
     assert got == code
     assert out.startswith(f"tf2npu verify: {verdict.upper()}\n{mark}keep_origin_dtype ")
     assert json.loads((tmp_path / "o" / "verify.json").read_text())["verdict"] == verdict
+
+
+# -- signals: Ctrl-C, SIGTERM, SIGHUP stop verify and every trial, grandchildren included -----
+
+HANGING = """\
+import subprocess, time
+subprocess.Popen(["sleep", "300"])
+time.sleep(300)
+"""
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "message"),
+    [
+        (signal.SIGINT, 130, "tf2npu verify: interrupted\n"),
+        (signal.SIGTERM, 143, "tf2npu verify: interrupted by SIGTERM\n"),
+        (signal.SIGHUP, 129, "tf2npu verify: interrupted by SIGHUP\n"),
+    ],
+    ids=["ctrl-c", "sigterm", "sighup"],
+)
+def test_a_signal_stops_verify_and_its_trials(
+    tmp_path: Path, signum: int, code: int, message: str
+) -> None:
+    script = tmp_path / "hang.py"
+    script.write_text(HANGING)
+    started = start_tf2npu(["verify", str(script), str(script), "--out", "o"], tmp_path)
+    try:
+        assert wait_for(started.tag, "sleep 300", timeout=120), "the trials never started"
+        os.kill(started.process.pid, signum)  # Ctrl-C reaches only verify: trials have sessions
+        ended = finish(started, timeout=30)
+    finally:
+        stop_group(started.process.pid)
+    assert (ended.code, ended.left, ended.traceback) == (code, (), False), ended.err
+    assert ended.err.endswith(message)
+    assert ended.err.splitlines()[0] == (
+        f"running 4 trials into {tmp_path / 'o'}; per-trial timeout: 3600 s for the reference "
+        "run, then 4x its time (at least 300 s); --timeout S sets one ..."
+    )
+
+
+def test_sigkill_of_verify_kills_its_trials(tmp_path: Path) -> None:
+    script = tmp_path / "hang.py"
+    script.write_text("import time\ntime.sleep(300)\n")
+    started = start_tf2npu(["verify", str(script), str(script), "--out", "o"], tmp_path)
+    try:
+        assert wait_for(started.tag, str(script), timeout=120), "the trials never started"
+        os.kill(started.process.pid, signal.SIGKILL)
+        ended = finish(started, timeout=30, settle=5)
+    finally:
+        stop_group(started.process.pid)
+    assert ended.code == -signal.SIGKILL
+    assert commands(ended.left) == []

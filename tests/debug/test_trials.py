@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import math
 import os
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 import tf2npu
 from tf2npu.debug.trials import (
     TIMED_OUT,
     Trial,
     TrialResult,
+    TrialTimeout,
     run_trial,
     trial_command,
     trial_environment,
@@ -101,3 +106,50 @@ def test_failure_is_the_exception_of_the_last_traceback(tmp_path: Path) -> None:
     log.write_text("just this\n", encoding="utf-8")
     assert TrialResult(1, tmp_path, {}, 1.0, log).failure() == "just this"
     assert TrialResult(TIMED_OUT, tmp_path, {}, 1.0, log).failure() == "stopped by the timeout"
+
+
+@pytest.mark.parametrize(
+    ("given", "finished", "seconds", "text"),
+    [
+        (None, [], 3600.0, "per-trial timeout: 3600 s for the reference run, then 4x its time (at least 300 s); --timeout S sets one"),
+        (None, [(0, 100.0)], 400.0, None),
+        (None, [(0, 10.0)], 300.0, None),
+        (None, [(1, 1000.0), (0, 200.0), (0, 9.0)], 800.0, None),
+        (None, [(0, math.nan)], 3600.0, None),
+        (60.0, [(0, 1000.0)], 60.0, "per-trial timeout 60 s (--timeout S)"),
+    ],
+)  # fmt: skip
+def test_the_default_timeout_follows_the_reference_run(
+    given: float | None, finished: list[tuple[int, float]], seconds: float, text: str | None
+) -> None:
+    timeouts = TrialTimeout(given)
+    for status, took in finished:
+        timeouts.note(status, took)
+    assert timeouts.seconds() == seconds
+    if text is not None:
+        assert timeouts.describe() == text
+
+
+def test_what_the_script_left_running_is_stopped_with_the_trial(tmp_path: Path) -> None:
+    marker = f"tf2npu-test-{os.getpid()}-leftover"
+    script = tmp_path / "leaves.py"
+    script.write_text(
+        f"import subprocess\nsubprocess.Popen(['sh', '-c', 'sleep 300 # {marker}'])\n"
+    )
+    result = run_trial(Trial(script, report_dir=tmp_path / "r", npu=False), timeout=120)
+    assert result.status == 0, result.log_tail()
+    time.sleep(0.5)
+    assert _running(marker) == []
+
+
+def _running(needle: str) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            line = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if needle in line and state != "Z":
+            found.append(line)
+    return found

@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tf2npu.cli import exit_codes
+from tf2npu.cli.npu_flags import add_option_flag
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.debug.bisect_metric import DEFAULT_TOLERANCES
 from tf2npu.errors import UsageError
+from tf2npu.procs import signals_stop_children
 
 if TYPE_CHECKING:
     from tf2npu.debug.bisect import Bench, Trial
@@ -142,13 +144,7 @@ def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
         help="folder for the fix files, the trials and the state "
         f"(default: ./tf2npu-bisect-{kind})",
     )
-    parser.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="an NpuOptimizer option for every trial, as tf2npu run --option; repeat",
-    )
+    add_option_flag(parser, "every trial")
     parser.add_argument(
         "--clean",
         action="append",
@@ -162,7 +158,8 @@ def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
         "--timeout",
         type=float,
         metavar="S",
-        help="stop a trial that runs longer than S seconds (it counts as failed)",
+        help="stop a trial that runs longer than S seconds (it counts as failed; default: 3600 "
+        "for the first trial, then 4x the first's time, at least 300)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object (keys above)")
 
@@ -178,7 +175,8 @@ def run(args: argparse.Namespace) -> int:
     out: Path = (args.out or Path(f"tf2npu-bisect-{args.kind}")).resolve()
     check_output_dir(out, "--out")
     _check_clean(args.clean, script, out)
-    return _bisect(args, script, script_args, out)
+    with signals_stop_children():  # Ctrl-C, SIGTERM, SIGHUP stop the running trial too
+        return _bisect(args, script, script_args, out)
 
 
 def _script(args: argparse.Namespace) -> tuple[Path, tuple[str, ...]]:
@@ -213,7 +211,7 @@ def _check_args(args: argparse.Namespace) -> None:
         raise UsageError(
             f"--tolerance {tolerance:g}: give a relative difference > 0, e.g. --tolerance 0.01 (1%)"
         )
-    if args.timeout is not None and not args.timeout > 0:
+    if args.timeout is not None and not (math.isfinite(args.timeout) and args.timeout > 0):
         raise UsageError(f"--timeout {args.timeout:g}: give seconds > 0, e.g. --timeout 600")
     values = from_cli(args.option)
     check_option_files(values)
@@ -257,6 +255,7 @@ def _bisect(args: argparse.Namespace, script: Path, script_args: tuple[str, ...]
     from tf2npu.debug.bisect_lab import ScriptLab
     from tf2npu.debug.bisect_metric import Metric, NoMetricError
     from tf2npu.debug.bisect_report import text_lines
+    from tf2npu.debug.trials import TrialTimeout
     from tf2npu.graph.fusion import known_rules
 
     metric = Metric(args.metric)
@@ -271,6 +270,7 @@ def _bisect(args: argparse.Namespace, script: Path, script_args: tuple[str, ...]
     clean = tuple(path.resolve() for path in args.clean)
     lab = ScriptLab(script, script_args, tuple(args.option), metric, args.timeout, clean=clean)
     bench = Bench(lab, Store(out, identity), progress=lambda t: _progress(t, metric))
+    print(f"tf2npu bisect: {TrialTimeout(args.timeout).describe()}", file=sys.stderr)
     known = known_rules()
     try:
         data = _search(args, bench, metric, out, known)

@@ -35,7 +35,8 @@ dump, or -f): fused and cast ops are compared under the user's op names they sta
 
 Writes result_<YYYYmmddHHMMSS>.csv into --out with msaccucmp's columns and three of ours at the
 end (Verdict, Reason, RequiredTolerance), prints a summary naming the first divergent op (the
-first op whose outputs fail while its inputs agree), and exits 1 when a tensor fails.
+first op whose outputs fail while its inputs agree), and exits 1 when a tensor fails or cannot
+be read. A CSV never replaces another: a name taken in the same second gets _1, _2, ...
 """
 EPILOG = """\
 examples:
@@ -62,9 +63,10 @@ algorithms (--alg, names or indices): 0 CosineSimilarity, 1 MaxAbsoluteError,
   5 StandardDeviation, 6 MeanAbsoluteError, 7 RootMeanSquareError, 8 MaxRelativeError,
   9 MeanRelativeError.
 
-exit codes: 0 no tensor fails its tolerance; 1 some tensor fails; 2 bad usage, found before
-any comparison: a missing or empty dump folder, device files not converted to .npy, no tensor
-with a counterpart, an unreadable graph JSON, a bad --alg or --tolerance, an unwritable --out.
+exit codes: 0 every tensor read and none fails its tolerance; 1 some tensor fails or cannot
+be read (a damaged file, a FIFO); 2 bad usage, found before any comparison: a missing or
+empty dump folder, device files not converted to .npy, no tensor with a counterpart, an
+unreadable graph JSON or dump folder, a bad --alg or --tolerance, an unwritable --out.
 Details: docs/debugging.md.
 """
 FAILED_SHOWN = 10
@@ -215,7 +217,13 @@ def _totals(report: CompareReport) -> str:
 def _print_divergence(report: CompareReport, console: Console) -> None:
     first = report.first_divergence()
     if first is None:
+        unreadable = report.counts()["error"]
         verdict = "none: no tensor fails" if report else "none found"
+        if unreadable:
+            verdict = (
+                f"none found, but {_counted(unreadable, 'tensor')} could not be read (see the "
+                "Reason column of the CSV): the dumps are not shown to agree"
+            )
         console.print(Text.assemble(("First divergent op: ", "bold"), verdict))
         return
     op = first.op

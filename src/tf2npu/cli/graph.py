@@ -15,7 +15,7 @@ from tf2npu.atomic import write_text_atomic
 from tf2npu.cli import exit_codes
 from tf2npu.cli.console import make_console
 from tf2npu.cli.graph_limits import check_function_depth
-from tf2npu.cli.npu_flags import add_shorthands, check_option_files, cli_items
+from tf2npu.cli.npu_flags import add_option_flag, add_shorthands, check_option_files, cli_items
 from tf2npu.cli.paths import check_input_file, check_output_dir, check_output_file, path_arg
 from tf2npu.config.options import NpuOptions
 from tf2npu.config.sources import from_cli, from_json_file, resolve
@@ -84,13 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _add_inspect_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("graph", metavar="GRAPH", type=Path, help="a .pb, .pbtxt or .meta file")
     opts = parser.add_argument_group("NpuOptimizer options")
-    opts.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a parameter_map option; repeat for several",
-    )
+    add_option_flag(opts, "the graph's compilation")
     opts.add_argument(
         "--config-from",
         metavar="FILE",

@@ -76,9 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         context = "".join(f"\n  ({note})" for note in getattr(exc, "__notes__", ()))
         print(f"tf2npu {args.command}: error: {exc}{context}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("tf2npu: interrupted", file=sys.stderr)
-        return exit_codes.INTERRUPTED
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM/SIGHUP made procs.Terminated
+        how = f" by {exc}" if str(exc) else ""
+        print(f"tf2npu {args.command}: interrupted{how}", file=sys.stderr)
+        return int(getattr(exc, "exit_code", exit_codes.INTERRUPTED))
     return code
 
 

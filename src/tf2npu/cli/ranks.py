@@ -8,6 +8,7 @@ checked :class:`~tf2npu.cli.run.RunPlan` plus the rank options into a
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,8 @@ __all__ = ["add_arguments", "collective_counter", "is_multi_rank", "run_ranks"]
 
 DEFAULT_JOB_TIMEOUT = 3600.0
 DEFAULT_GRACE = 10.0
+MAX_RANKS = 64
+"""The most ranks ``--ranks`` starts on one machine (each a process of ~0.5 GB or more)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -95,10 +98,15 @@ def job_spec(args: argparse.Namespace, plan: RunPlan) -> JobSpec:
     from tf2npu.runtime.distributed.launch import JobSpec
 
     ranks, table = _ranks(args)
-    if args.job_timeout <= 0 or args.grace < 0:
+    if not (math.isfinite(args.job_timeout) and args.job_timeout > 0):
         raise UsageError(
-            f"--job-timeout {args.job_timeout:g} / --grace {args.grace:g}: give a positive job "
-            "timeout and a grace of 0 or more seconds"
+            f"--job-timeout {args.job_timeout:g}: give the seconds after which every rank is "
+            f"stopped, a number > 0 (default {DEFAULT_JOB_TIMEOUT:g})"
+        )
+    if not (math.isfinite(args.grace) and args.grace >= 0):
+        raise UsageError(
+            f"--grace {args.grace:g}: give the seconds the other ranks get after one fails, a "
+            f"number >= 0 (default {DEFAULT_GRACE:g})"
         )
     if args.base_port is not None and not 1024 <= args.base_port <= 65535 - len(ranks):
         raise UsageError(f"--base-port {args.base_port}: give a port in 1024..{65535 - len(ranks)}")
@@ -137,8 +145,11 @@ def _check_server_id(args: argparse.Namespace, ranks: tuple[RankEntry, ...]) -> 
 
 def _ranks(args: argparse.Namespace) -> tuple[tuple[RankEntry, ...], Path | None]:
     if args.rank_table is None:
-        if args.ranks < 1:
-            raise UsageError(f"--ranks {args.ranks}: give the number of ranks, 1 or more")
+        if not 1 <= args.ranks <= MAX_RANKS:
+            raise UsageError(
+                f"--ranks {args.ranks}: give the number of ranks, 1 to {MAX_RANKS} (each rank is "
+                "a TensorFlow process on this machine; an Ascend server holds 8 or 16 devices)"
+            )
         return tuple(RankEntry(rank, rank) for rank in range(args.ranks)), None
     check_input_file(args.rank_table, "--rank-table", "give the path of an HCCL rank table")
     ranks = load_rank_table(args.rank_table)

@@ -24,11 +24,12 @@ from rich.console import Console
 from rich.text import Text
 
 from tf2npu import runtime
+from tf2npu.artifacts.run_summary import LOSS_SCALE, LossScale
 from tf2npu.atomic import write_text_atomic
 from tf2npu.cli import exit_codes, ranks
 from tf2npu.cli.console import make_console
 from tf2npu.cli.engine_flags import add_engine_flags, engine_overrides
-from tf2npu.cli.npu_flags import add_shorthands, check_option_files, cli_items
+from tf2npu.cli.npu_flags import add_option_flag, add_shorthands, check_option_files, cli_items
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.config.faults import INJECT_FAULT_ENV, FaultSpec
 from tf2npu.config.options import OPTIONS, Value
@@ -80,7 +81,8 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
   steps                       training steps executed, in NPU and stock sessions
   nonfinite                   null, or {first_step, fetches}: scalar float fetches (a loss)
                               that were NaN/Inf, and the step they first were; a warning too
-  loss_scale                  null, or {scale, skipped_steps} under NPULossScaleOptimizer
+  loss_scale                  null, or {scale, skipped_steps, warmup} under
+                              NPULossScaleOptimizer (warmup: the leading skipped steps)
   wall_seconds                how long the script ran
   options                     NpuOptimizer options the NPU sessions set (incl. --option)
   options_without_effect      those among them that change nothing off the device
@@ -139,14 +141,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "sys.argv[1:] (a `--` before SCRIPT ends tf2npu's options)",
     )
     npu = parser.add_argument_group("NPU sessions (options go before SCRIPT)")
-    npu.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="an NpuOptimizer parameter_map option for every NPU session; it wins over the "
-        "script's own setting; repeat for several (docs/options.md lists them)",
-    )
+    add_option_flag(npu, "every NPU session")
     add_shorthands(npu)
     npu.add_argument(
         "--no-npu",
@@ -679,12 +674,19 @@ def _failure_rows(summary: dict[str, Any]) -> list[tuple[str, Text]]:
     else:
         text = f"{_listing(nonfinite['fetches'])}, first at step {nonfinite['first_step']}"
         rows = [("non-finite values", Text(text, style="bold yellow"))]
-    loss_scale = summary.get("loss_scale")
-    if loss_scale is not None:
-        skipped = loss_scale["skipped_steps"]
-        text = f"scale {loss_scale['scale']:g}, {skipped} step{'' if skipped == 1 else 's'} skipped"
+    scale = LossScale.from_json(summary.get(LOSS_SCALE))
+    if scale is not None:
+        skipped, warmup = scale.skipped_after_warmup, scale.warmup
+        value = "unknown" if scale.scale is None else f"{scale.scale:g}"
+        text = f"scale {value}, {_steps(skipped)} skipped"
+        if warmup is not None:
+            text += f" after a warm-up of {_steps(warmup.skipped_steps)} (scale coming down)"
         rows.append(("loss scaling", Text(text, style="yellow" if skipped else "")))
     return rows
+
+
+def _steps(count: int) -> str:
+    return f"{count} step{'' if count == 1 else 's'}"
 
 
 def _determinism_rows(state: dict[str, Any] | None) -> list[tuple[str, Text]]:

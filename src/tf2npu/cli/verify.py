@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,6 +15,7 @@ from rich.text import Text
 
 from tf2npu.cli import exit_codes
 from tf2npu.cli.console import make_console
+from tf2npu.cli.npu_flags import add_option_flag
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.config.sources import from_cli
 from tf2npu.debug.verify import (
@@ -25,6 +27,7 @@ from tf2npu.debug.verify import (
     write_report,
 )
 from tf2npu.errors import UsageError
+from tf2npu.procs import signals_stop_children
 
 NAME = "verify"
 HELP = "check that a migrated script trains like the original (loss per step, final variables)"
@@ -92,12 +95,10 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="stop each run after N training steps (TF2NPU_MAX_STEPS); default: the script's",
     )
-    parser.add_argument(
-        "--option",
-        action="append",
-        metavar="KEY=VALUE",
-        help="an NpuOptimizer option for the migrated runs; precision_mode=MODE sets the mode "
-        "of the precision check (default: the script's own)",
+    add_option_flag(
+        parser,
+        "the migrated runs",
+        "precision_mode=MODE sets the mode of the precision check (default: the script's own)",
     )
     parser.add_argument(
         "--deterministic",
@@ -117,7 +118,12 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
         metavar="RTOL",
         help=f"relative tolerance of the precision-mode check (default {PRECISION_TOLERANCE})",
     )
-    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="per run (default none)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="per run (default: 3600 for the originals, then 4x their time, at least 300)",
+    )
     parser.add_argument("--out", type=path_arg, metavar="DIR", help="where runs and verify.json go")
     parser.add_argument("--json", action="store_true", default=None, help="print verify.json")
 
@@ -178,6 +184,8 @@ def make_plan(args: argparse.Namespace) -> VerifyPlan:
         raise UsageError(f"--steps {args.steps}: give a number of training steps >= 1, e.g. 20")
     if args.tolerance is not None and not 0 < args.tolerance < 1:
         raise UsageError(f"--tolerance {args.tolerance}: give a relative tolerance, e.g. 0.02")
+    if args.timeout is not None and not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise UsageError(f"--timeout {args.timeout:g}: give seconds > 0, e.g. --timeout 600")
     options = tuple(args.option or ())
     from_cli(options)  # a bad KEY=VALUE is a usage error now, not in every trial
     out = args.out or DEFAULT_OUT
@@ -199,7 +207,10 @@ def make_plan(args: argparse.Namespace) -> VerifyPlan:
 def run(args: argparse.Namespace) -> int:
     plan = make_plan(args)
     console = make_console(stderr=True)
-    checks, runs = run_verify(plan, progress=lambda text: console.print(Text(text), style="dim"))
+    with signals_stop_children():  # Ctrl-C, SIGTERM, SIGHUP stop the running trials too
+        checks, runs = run_verify(
+            plan, progress=lambda text: console.print(Text(text), style="dim")
+        )
     report = report_json(checks, runs, plan)
     path = write_report(report, plan.out)
     if args.json:

@@ -30,8 +30,10 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from tf2npu.atomic import write_text_atomic
+from tf2npu.config.jsonfile import parse_json
 from tf2npu.debug.bisect_metric import Evidence, Metric, distance, headline
-from tf2npu.errors import UsageError
+from tf2npu.errors import ConfigError, UsageError
+from tf2npu.fs import read_regular
 
 __all__ = [
     "STATE_FILE",
@@ -175,10 +177,12 @@ class Store:
         if not self.path.exists():
             return
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            identity = data["identity"]
-            trials = [Record.from_json(t) for t in data["trials"].values()]
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+            data = parse_json(read_regular(self.path).decode("utf-8"), STATE_FILE)
+            identity = data["identity"]  # type: ignore[index]
+            trials = [Record.from_json(t) for t in data["trials"].values()]  # type: ignore[index]
+        except (
+            OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError, ConfigError,
+        ) as err:  # fmt: skip
             raise UsageError(
                 f"--out {str(self.out)!r} holds a {STATE_FILE} that cannot be read ({err}); "
                 f"delete it to start the bisection afresh, or give another --out"
@@ -268,12 +272,14 @@ class Bench:
             if done.config.key() == config.key():
                 return done
         record = self.store.get(config)
-        if record is not None:
+        if record is not None and _has_evidence(self.store.out / record.folder):
             folder = self.store.out / record.folder
             evidence = self.lab.load(folder, record.status, record.seconds)
             trial = Trial(record.label, config, folder, evidence, resumed=True)
-        else:
-            number, relative = self.store.next_folder(label)
+        else:  # new, or finished before but its folder was deleted since: (re-)run it
+            number, relative = (
+                self.store.next_folder(label) if record is None else (record.number, record.folder)
+            )
             folder = self.store.out / relative
             if folder.exists():  # a trial cut off before it finished: start it again
                 shutil.rmtree(folder)
@@ -290,6 +296,15 @@ class Bench:
     def runs(self) -> int:
         """Trials this bisection used (each one process, whether run now or before)."""
         return len(self.trials)
+
+
+def _has_evidence(folder: Path) -> bool:
+    """Whether a finished trial's folder still holds what it recorded (a deleted or emptied
+    folder would read as a run with no fusions and no loss: a wrong verdict)."""
+    try:
+        return folder.is_dir() and next(folder.iterdir(), None) is not None
+    except OSError:
+        return False
 
 
 def log2_runs(count: int) -> int:

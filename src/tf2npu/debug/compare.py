@@ -57,6 +57,7 @@ from tf2npu.debug.metrics import (
     results,
 )
 from tf2npu.debug.tolerance import Tolerance, Tolerances, coarsest
+from tf2npu.fs import open_regular
 
 __all__ = [
     "ERROR",
@@ -283,7 +284,7 @@ def _load(side: TensorFile | None) -> np.ndarray[Any, Any] | str | None:
     if side is None:
         return None
     try:
-        with open(side.path, "rb") as stream:
+        with open_regular(side.path) as stream:
             small = os.fstat(stream.fileno()).st_size < MMAP_MIN_BYTES
             data = read_npy(stream.read()) if small else None
         if data is None:  # numpy maps a file by its name only
@@ -425,7 +426,8 @@ def _input_states(
 
 @dataclass(frozen=True, slots=True)
 class CompareReport:
-    """Everything one comparison found; truthy when no tensor fails."""
+    """Everything one comparison found; truthy when no tensor fails and none is unreadable:
+    a comparison that could not read a tensor has not shown that the dumps agree."""
 
     plan: Plan
     algorithms: tuple[str, ...]
@@ -434,7 +436,7 @@ class CompareReport:
     seconds: float = 0.0
 
     def __bool__(self) -> bool:
-        return next(self.failed(), None) is None
+        return not any(d.verdict in (FAIL, ERROR) for d in self.diffs())
 
     def diffs(self) -> Iterator[TensorDiff]:
         for unit in self.units:

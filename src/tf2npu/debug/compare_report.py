@@ -37,11 +37,11 @@ import csv
 import json
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from tf2npu.atomic import atomic_path
+from tf2npu.atomic import write_first_free
 from tf2npu.debug.advisor import Advice, AdvisorRow
 from tf2npu.debug.compare import CompareReport, Divergence, TensorDiff, UnitResult
 from tf2npu.debug.matching import INPUT_OP_TYPES, TensorFile
@@ -98,6 +98,10 @@ def _required(value: float) -> str:
     return "inf" if math.isinf(value) else f"{value:.3e}"
 
 
+CSV_SUFFIXES = 1000
+"""How many ``_<n>`` names are tried after ``result_<stamp>.csv`` is taken."""
+
+
 def csv_name(unit: UnitResult, stamp: str, single: bool, unique: bool = True) -> str:
     """``result_<stamp>.csv``, or msaccucmp's batch name when several units are written.
 
@@ -118,13 +122,25 @@ def write_csvs(report: CompareReport, folder: Path, stamp: str) -> list[Path]:
     labels = Counter(unit.unit.label for unit in report.units)
     for unit in report.units:
         unique = labels[unit.unit.label] == 1
-        path = folder / csv_name(unit, stamp, len(report.units) == 1, unique)
-        with atomic_path(path) as temp, open(temp, "w", newline="", encoding="utf-8") as stream:
-            writer = csv.writer(stream)
-            writer.writerow(header)
-            writer.writerows(csv_row(d, report.overflow_detection) for d in unit.diffs)
-        paths.append(path)
+        name = csv_name(unit, stamp, len(report.units) == 1, unique)
+
+        def write(temp: Path, unit: UnitResult = unit) -> None:
+            with open(temp, "w", newline="", encoding="utf-8") as stream:
+                writer = csv.writer(stream)
+                writer.writerow(header)
+                writer.writerows(csv_row(d, report.overflow_detection) for d in unit.diffs)
+
+        paths.append(write_first_free(_free_names(folder, name), write))
     return paths
+
+
+def _free_names(folder: Path, name: str) -> Iterator[Path]:
+    """``name``, then ``<stem>_1.csv`` ... : two compares into one folder in the same second
+    (the stamp's resolution) keep both CSVs."""
+    yield folder / name
+    stem = name.removesuffix(".csv")
+    for n in range(1, CSV_SUFFIXES):
+        yield folder / f"{stem}_{n}.csv"
 
 
 def advisor_rows(report: CompareReport) -> list[AdvisorRow]:

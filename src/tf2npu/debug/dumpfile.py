@@ -42,6 +42,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from tf2npu.fs import walk
+
 __all__ = [
     "OPDEBUG_PREFIX",
     "STATS_HEADER",
@@ -224,16 +226,18 @@ def _is_dump_file(name: str) -> bool:
     return parse_npu(name) is not None or parse_golden(name) is not None
 
 
-def find_step_dirs(root: str | Path) -> list[StepDir]:
+def find_step_dirs(root: str | Path, what: str = "the dump") -> list[StepDir]:
     """Every folder under ``root`` (``root`` included) that holds dump files, in path order.
 
     The layout fields are read from the path where it has the device shape
     (``time/device/model_name/model_id/step``); a golden folder named by a number is that step.
+
+    Raises:
+        UsageError: a folder under ``root`` cannot be listed (named with ``what``).
     """
     root = Path(root)
     found: list[StepDir] = []
-    for directory, subdirs, names in os.walk(root):
-        subdirs.sort()
+    for directory, _subdirs, names in walk(root, what):
         kinds = {_kind(name) for name in names} - {None}
         if not kinds:
             continue

@@ -22,6 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from tf2npu.atomic import write_text_atomic
+from tf2npu.config.jsonfile import parse_json
+from tf2npu.errors import ConfigError
+from tf2npu.fs import read_regular
 
 __all__ = ["GeGraph", "GeOp", "TensorDesc", "dump", "from_json", "load"]
 
@@ -160,11 +163,14 @@ def load(path: str | Path) -> list[GeGraph]:
 
     Raises:
         ValueError: the file is not JSON or not a graph JSON (the message names the file).
+        OSError: it cannot be read, or is no regular file (a FIFO, a device).
     """
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        return from_json(data)
-    except (json.JSONDecodeError, UnicodeDecodeError, ValueError, KeyError, TypeError) as err:
+        data = parse_json(read_regular(path).decode("utf-8"), str(path))
+        return from_json(data)  # type: ignore[arg-type]  # from_json checks the type
+    except ConfigError as err:  # invalid or too deeply nested JSON: the message names the file
+        raise ValueError(str(err)) from None
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as err:
         raise ValueError(f"{path}: {err}") from None
 
 

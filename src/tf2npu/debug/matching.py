@@ -180,7 +180,7 @@ def load_tree(root: Path, what: str) -> Tree:
         )
     if not root.is_dir():
         raise UsageError(f"{what} {str(root)!r} is not a folder; give the folder of a dump")
-    dirs = find_step_dirs(root.absolute())
+    dirs = find_step_dirs(root.absolute(), f"{what} {str(root)!r}")
     with_tensors = [d for d in dirs if _has_tensors(d)]
     if not with_tensors:
         raise UsageError(f"{what} {str(root)!r}: {_why_empty(dirs)}")

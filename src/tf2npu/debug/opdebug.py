@@ -27,15 +27,16 @@ read here:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from tf2npu.config.jsonfile import parse_json
 from tf2npu.debug.dumpfile import OPDEBUG_PREFIX
-from tf2npu.errors import UsageError
+from tf2npu.errors import ConfigError, UsageError
+from tf2npu.fs import read_regular
 
 __all__ = [
     "AI_CORE_STATUS_BITS",
@@ -209,8 +210,15 @@ def load_record(path: Path, name: OpdebugName) -> OpdebugRecord:
         UsageError: the file cannot be read, is not JSON, or is none of the three formats.
     """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = parse_json(read_regular(path).decode("utf-8"), f"overflow record {str(path)!r}")
+    except OSError as exc:  # unreadable, not damaged: the record may name the first overflow
+        why = exc.strerror or str(exc)
+        raise UsageError(
+            f"overflow record {str(path)!r} cannot be read ({why}); make it a readable file "
+            "(chmod a+r, or copy the record out of the FIFO/device it is), then run tf2npu "
+            "overflow again: skipping it could name a later overflow as the first"
+        ) from None
+    except (UnicodeDecodeError, ConfigError) as exc:
         raise UsageError(
             f"overflow record {str(path)!r} cannot be read as JSON ({exc}); convert the device "
             "file with `msaccucmp.py convert -d FILE -out DIR`, or remove the broken file"

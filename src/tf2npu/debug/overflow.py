@@ -46,6 +46,7 @@ from tf2npu.debug.opdebug import (
     parse_opdebug_name,
 )
 from tf2npu.debug.overflow_fix import Fix, propose_fix
+from tf2npu.fs import open_regular, walk
 
 __all__ = [
     "FLOAT16_MAX",
@@ -86,8 +87,7 @@ def scan(root: str | Path) -> Scan:
     ``precision_data/overflow/dump``)."""
     records: list[tuple[Path, OpdebugName]] = []
     raw = tensors = 0
-    for directory, subdirs, names in os.walk(root):
-        subdirs.sort()
+    for directory, _subdirs, names in walk(root, f"DUMP_DIR {str(root)!r}"):
         for filename in names:
             name = parse_opdebug_name(filename)
             if name is not None:
@@ -181,8 +181,9 @@ def summarize_tensor(path: Path, kind: Kind, index: int) -> TensorSummary:
     """Read one ``.npy`` (memory-mapped) and summarise it.
 
     Raises:
-        ValueError, OSError: the file is not a readable ``.npy``.
+        ValueError, OSError: the file is not a readable ``.npy`` (or not a regular file).
     """
+    open_regular(path).close()  # a FIFO would block np.load, /dev/zero never end
     array = np.load(path, mmap_mode="r", allow_pickle=False)
     stats = tensor_stats(kind, index, array)
     saturated = 0

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tf2npu.atomic import write_text_atomic
+from tf2npu.atomic import write_first_free
 
 if TYPE_CHECKING:  # numpy is imported only when a dump is read, not by the CLI's start-up
     from tf2npu.debug.overflow import GraphNode, Overflow, OverflowReport, TensorSummary
@@ -196,12 +196,31 @@ def write_outputs(report: OverflowReport, out_dir: Path, now: datetime) -> Outpu
     if not report.overflows:
         return Outputs(None, None)
     data = mixlist_json(report)
-    mixlist = out_dir / MIXLIST_NAME if data is not None else None
-    if mixlist is not None:
-        write_text_atomic(mixlist, json.dumps(data, indent=1) + "\n")
+    mixlist = None
+    if data is not None:
+        mixlist = _write_new(out_dir / MIXLIST_NAME, json.dumps(data, indent=1) + "\n")
     summary = out_dir / f"{SUMMARY_PREFIX}{now.strftime(SUMMARY_TIME)}.txt"
-    write_text_atomic(summary, summary_text(report, mixlist))
+    summary = _write_new(summary, summary_text(report, mixlist))
     return Outputs(summary, mixlist)
+
+
+def _write_new(path: Path, text: str) -> Path:
+    """Write ``text`` at ``path``, or beside it (``<stem>_1<suffix>`` ...) when a different
+    file is there: a user's hand-merged mixlist, an earlier summary, is never replaced. A file
+    that already holds ``text`` (the same run analysed again) is reused."""
+    try:
+        if path.is_file() and path.read_text(encoding="utf-8") == text:
+            return path
+    except (OSError, UnicodeDecodeError):
+        pass
+    names = [path, *(path.with_name(f"{path.stem}_{n}{path.suffix}") for n in range(1, 1000))]
+    for name in names[1:]:
+        try:
+            if name.is_file() and name.read_text(encoding="utf-8") == text:
+                return name
+        except (OSError, UnicodeDecodeError):
+            continue
+    return write_first_free(names, lambda temp: temp.write_text(text, encoding="utf-8"))
 
 
 def _float(value: float) -> float | str:

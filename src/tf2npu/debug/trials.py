@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import math
 import os
 import signal
 import subprocess
@@ -24,12 +25,27 @@ from pathlib import Path
 from typing import Any
 
 import tf2npu
+from tf2npu.procs import CHILDREN, die_with_parent
 
-__all__ = ["LOG_FILE", "TIMED_OUT", "Trial", "TrialResult", "run_trial", "trial_command"]
+__all__ = [
+    "LOG_FILE",
+    "TIMED_OUT",
+    "Trial",
+    "TrialResult",
+    "TrialTimeout",
+    "run_trial",
+    "trial_command",
+]
 
 LOG_FILE = "trial.log"
 TIMED_OUT = 124
 """The status of a trial stopped by its timeout (as coreutils ``timeout`` reports it)."""
+FIRST_TRIAL_TIMEOUT = 3600.0
+"""Seconds the first trial (the reference: the original script) may run with no --timeout."""
+TIMEOUT_FACTOR = 4.0
+MIN_TIMEOUT = 300.0
+"""With no --timeout, later trials may run ``TIMEOUT_FACTOR`` times the reference's time, and
+at least this long (start-up costs vary on a loaded machine)."""
 _SUMMARY = "run_summary.json"
 _OUTPUTS = (_SUMMARY, "steps.jsonl", "variables.npz", "record.json")
 
@@ -107,6 +123,43 @@ class TrialResult:
         return lines[-1] if lines else "(no output)"
 
 
+@dataclass
+class TrialTimeout:
+    """The per-trial timeout of ``verify`` and ``bisect``: the user's ``--timeout``, else
+    derived from the reference run's own time, so a hanging script cannot hang them.
+
+    >>> t = TrialTimeout()
+    >>> t.seconds(), t.note(0, 100.0), t.seconds()
+    (3600.0, None, 400.0)
+    """
+
+    given: float | None = None
+    """``--timeout S``; None: derived."""
+    reference: float | None = None
+    """Seconds of the first trial that succeeded (the reference), once one has."""
+
+    def seconds(self) -> float:
+        if self.given is not None:
+            return self.given
+        if self.reference is None:
+            return FIRST_TRIAL_TIMEOUT
+        return max(MIN_TIMEOUT, TIMEOUT_FACTOR * self.reference)
+
+    def note(self, status: int, seconds: float) -> None:
+        """Take a finished trial's time as the reference, if it is the first that succeeded."""
+        if self.reference is None and status == 0 and math.isfinite(seconds) and seconds >= 0:
+            self.reference = seconds
+
+    def describe(self, flag: str = "--timeout S") -> str:
+        """The policy in one line, with how to change it (the commands print it first)."""
+        if self.given is not None:
+            return f"per-trial timeout {self.given:g} s ({flag})"
+        return (
+            f"per-trial timeout: {FIRST_TRIAL_TIMEOUT:g} s for the reference run, then "
+            f"{TIMEOUT_FACTOR:g}x its time (at least {MIN_TIMEOUT:g} s); {flag} sets one"
+        )
+
+
 def trial_command(trial: Trial) -> list[str]:
     """The child's command line: ``python -m tf2npu run --quiet --record --report-dir D ...``."""
     command = [sys.executable, "-m", "tf2npu", "run", "--quiet", "--record"]
@@ -160,7 +213,9 @@ def run_trial(trial: Trial, timeout: float | None = None) -> TrialResult:
             env=trial_environment(trial),
             cwd=trial.cwd,
             start_new_session=True,  # its own process group: a timeout stops all of it
+            preexec_fn=die_with_parent(),  # and it dies with us, even by SIGKILL
         )
+        CHILDREN.add(child)
         try:
             status = child.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -169,6 +224,8 @@ def run_trial(trial: Trial, timeout: float | None = None) -> TrialResult:
         except BaseException:  # Ctrl-C: the child is in its own session, stop it too
             _stop(child)
             raise
+        finally:  # what the script started and left running (a `sleep 300`) goes too
+            CHILDREN.discard(child)
     seconds = time.perf_counter() - start
     return TrialResult(status, report_dir, _read_summary(report_dir), seconds, log)
 

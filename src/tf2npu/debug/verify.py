@@ -28,9 +28,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tf2npu.atomic import write_text_atomic
+from tf2npu.config.env import DROPOUT_OFF_ENV, MAX_STEPS_ENV
 from tf2npu.debug.records import StepRecord, loss_name, read_steps, read_variables
-from tf2npu.debug.trials import Trial, TrialResult, run_trial
+from tf2npu.debug.trials import Trial, TrialResult, TrialTimeout, run_trial
 from tf2npu.errors import UsageError
+from tf2npu.procs import CHILDREN
 
 if TYPE_CHECKING:
     import numpy as np
@@ -105,9 +107,9 @@ class VerifyPlan:
     def trial(self, name: str, script: Path, *, npu: bool, options: Sequence[str] = ()) -> Trial:
         env = {}
         if self.steps is not None:
-            env["TF2NPU_MAX_STEPS"] = str(self.steps)
+            env[MAX_STEPS_ENV] = str(self.steps)
         if self.dropout_off:
-            env["TF2NPU_DROPOUT_OFF"] = "1"
+            env[DROPOUT_OFF_ENV] = "1"
         report_dir = self.out / name
         args = tuple(arg.replace(RUN_DIR, str(report_dir)) for arg in self.script_args)
         return Trial(
@@ -352,10 +354,15 @@ def run_verify(
         UsageError: the original script failed, or recorded nothing to compare.
     """
     trials = plan.trials()
-    progress(f"running {len(trials)} trials into {plan.out} ...")
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {name: pool.submit(run_trial, t, plan.timeout) for name, t in trials.items()}
-        results = {name: future.result() for name, future in futures.items()}
+    timeouts = TrialTimeout(plan.timeout)
+    progress(f"running {len(trials)} trials into {plan.out}; {timeouts.describe()} ...")
+    originals = {n: t for n, t in trials.items() if n.startswith("original")}
+    results = _run_two_at_a_time(originals, timeouts.seconds())
+    for result in results.values():
+        timeouts.note(result.status, result.seconds)
+    others = {n: t for n, t in trials.items() if n not in originals}
+    results |= _run_two_at_a_time(others, timeouts.seconds())
+    results = {name: results[name] for name in trials}
     runs = {name: RunRecord.load(name, result) for name, result in results.items()}
     for name in ("original-1", "original-2"):
         _require_original(runs[name], plan.original)
@@ -430,6 +437,18 @@ def _divergence(comparison: Comparison) -> str:
     if comparison.first_divergent_variable is not None:
         parts.append(f"first divergent variable {comparison.first_divergent_variable}")
     return "; " + ", ".join(parts) if parts else ""
+
+
+def _run_two_at_a_time(trials: Mapping[str, Trial], timeout: float) -> dict[str, TrialResult]:
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {name: pool.submit(run_trial, t, timeout) for name, t in trials.items()}
+        try:
+            return {name: future.result() for name, future in futures.items()}
+        except BaseException:  # Ctrl-C, SIGTERM: stop the trials, or leaving `with` waits on them
+            for future in futures.values():
+                future.cancel()
+            CHILDREN.stop_all()
+            raise
 
 
 def _require_original(run: RunRecord, script: Path) -> None:

@@ -223,6 +223,13 @@ LOGS: list[tuple[set[str], str, str]] = [
         "",
     ),
     (
+        {"launch_error"},
+        "tf2npu run: error: could not start rank 7 of 8 (can't start new thread); the 7 rank(s) "
+        "started were stopped. Start fewer ranks, or raise the process limit (ulimit -u) or free "
+        "memory",
+        "",
+    ),
+    (
         {"worker_error"},
         "tf2npu migrate: error: a worker process stopped unexpectedly (killed, or out of memory)",
         "",

@@ -431,6 +431,17 @@ _SEVEN: tuple[Symptom, ...] = (
         reference="§7 #23",
     ),
     Symptom(
+        "loss_scale_warmup",
+        INFO,
+        "the first steps were skipped while the dynamic loss scale came down from its start to a "
+        "level the model's gradients fit (the warm-up of a dynamic loss scale, not an overflow "
+        "of the model); the steps after it were applied",
+        "nothing to do; to skip fewer steps, start the manager lower: "
+        "ExponentialUpdateLossScaleManager(init_loss_scale=<the scale the warm-up ended at>, ...)",
+        _RUNTIME + "run_summary.json loss_scale.warmup; artifacts/run_summary.py)",
+        checks=("run_summary", "loss_scale_log"),
+    ),
+    Symptom(
         "hook_index_shifted",
         ERROR,
         "the migrated script appends NPUBroadcastHook to the hooks list, so hooks[-1] is no "
@@ -606,6 +617,17 @@ _ERRORS: tuple[Symptom, ...] = (
         "tf2npu runtime/distributed/errors.py (CollectiveError)",
         patterns=(r"rank \d+: collective Hcom\w+ '[^']*' failed: ", r"\bCollectiveError: "),
         error_class="CollectiveError",
+        suppresses=("tf2npu_error",),
+    ),
+    Symptom(
+        "launch_error",
+        ERROR,
+        "tf2npu run --ranks could not start every rank (a process or thread limit, memory, or "
+        "an exec that failed); the ranks it had started were stopped",
+        "start fewer ranks, or raise the process limit (ulimit -u) or free memory, then run again",
+        "tf2npu runtime/distributed/launch.py (LaunchError)",
+        patterns=(r"could not start rank \d+ of \d+ \(", r"\bLaunchError: "),
+        error_class="LaunchError",
         suppresses=("tf2npu_error",),
     ),
     Symptom(

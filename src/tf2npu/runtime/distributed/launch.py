@@ -36,17 +36,27 @@ from typing import IO, Any
 
 from tf2npu.atomic import write_text_atomic
 from tf2npu.config.cluster import ADDRESSES_VARIABLE, RankEntry
+from tf2npu.errors import Tf2NpuError
+from tf2npu.procs import die_with_parent
 
 __all__ = [
     "JOB_TIMEOUT_STATUS",
     "JobResult",
     "JobSpec",
+    "LaunchError",
     "RankOutcome",
     "free_ports",
     "launch",
     "rank_arguments",
     "rank_table_json",
 ]
+
+
+class LaunchError(Tf2NpuError):
+    """The ranks could not all be started (the ones that were have been stopped)."""
+
+    exit_code = 1
+
 
 #: Exit status when the job timeout ends the job (as ``timeout(1)``).
 JOB_TIMEOUT_STATUS = 124
@@ -182,7 +192,15 @@ def launch(spec: JobSpec, out: IO[str] | None = None) -> JobResult:
         addresses = _addresses(spec)
         job = _Job(spec, table, addresses, stream)
         result = job.run()
-        if attempt < retries and job.port_taken():
+        taken = job.taken_address()
+        if taken is not None and spec.base_port is not None:
+            result.message = (
+                f"--base-port {spec.base_port}: {taken} is taken by another process (rank "
+                f"k listens on port {spec.base_port}+k); give a --base-port whose ports "
+                f"{spec.base_port}..{spec.base_port + spec.size - 1} are free, or leave it out "
+                "to let the system pick free ports\n" + result.message
+            )
+        if attempt < retries and taken is not None:
             print(f"tf2npu run: a rank could not bind its port; restarting ({addresses})",
                   file=stream)  # fmt: skip
             continue
@@ -238,9 +256,15 @@ class _Rank:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: stopping it stops its children
+            preexec_fn=die_with_parent(),  # SIGKILL (the OOM killer's) of the launcher too
         )
         self._pump = threading.Thread(target=self._copy, args=(out,), daemon=True)
-        self._pump.start()
+        try:
+            self._pump.start()
+        except BaseException:  # no thread left (a process limit): the rank must not run on
+            self.signal_group(signal.SIGKILL)
+            self.process.wait()
+            raise
 
     def _copy(self, out: IO[str]) -> None:
         assert self.process.stdout is not None
@@ -299,18 +323,27 @@ class _Job:
         deadline = time.monotonic() + spec.job_timeout
         previous = _forward_termination()
         try:
-            for entry in spec.local_ranks:
-                self.ranks.append(
-                    _Rank(entry.rank_id, self._argv(entry), self._env(entry), self.out)
-                )
+            self._start()
             failed, timed_out = self._watch(deadline)
-        except KeyboardInterrupt:
+        except BaseException:  # Ctrl-C, SIGTERM, a failed start: no rank outlives the launcher
             self._stop()
             raise
         finally:
             _restore_termination(previous)
         self._stop()
         return self._result(failed, timed_out)
+
+    def _start(self) -> None:
+        for entry in self.spec.local_ranks:
+            try:
+                rank = _Rank(entry.rank_id, self._argv(entry), self._env(entry), self.out)
+            except (OSError, RuntimeError) as exc:  # fork/exec failed, or no thread left
+                raise LaunchError(
+                    f"could not start rank {entry.rank_id} of {self.spec.size} ({exc}); the "
+                    f"{len(self.ranks)} rank(s) started were stopped. Start fewer ranks, or "
+                    "raise the process limit (ulimit -u) or free memory"
+                ) from None
+            self.ranks.append(rank)
 
     def _watch(self, deadline: float) -> tuple[int | None, bool]:
         failed: int | None = None
@@ -386,7 +419,15 @@ class _Job:
             rank.finish()
 
     def port_taken(self) -> bool:
-        return any(_PORT_TAKEN in line for rank in self.ranks for line in rank.tail)
+        return self.taken_address() is not None
+
+    def taken_address(self) -> str | None:
+        """The ``host:port`` of the first rank that could not bind it, if one could not."""
+        for rank in self.ranks:
+            if any(_PORT_TAKEN in line for line in rank.tail):
+                index = sorted(r.rank_id for r in self.spec.ranks).index(rank.outcome.rank)
+                return self.addresses[index]
+        return None
 
     def _argv(self, entry: RankEntry) -> list[str]:
         report = self.spec.report_dir / f"rank_{entry.rank_id}"
