@@ -115,6 +115,15 @@ def test_asked_gives_every_session_one_inter_op_thread_of_its_own() -> None:
     assert state.summary()["schedule"] == "one inter-op thread"  # type: ignore[index]
 
 
+def test_a_server_session_keeps_no_pool_of_its_own() -> None:
+    """A multi-rank job's sessions run on their server: TF refuses per-session pools there
+    ("Distributed session does not support session thread pool options")."""
+    config = tf.compat.v1.ConfigProto()
+    state = determinism.Determinism(requested_by="--deterministic")
+    fixed = state.session_config(config, "grpc://127.0.0.1:2222")
+    assert (fixed.inter_op_parallelism_threads, fixed.use_per_session_threads) == (1, False)
+
+
 def test_a_stock_session_runs_with_the_fixed_schedule(enabled: list[bool]) -> None:
     context().determinism.requested_by = determinism.CLI_FLAG
     with tf.compat.v1.Session(graph=_graph(0)) as sess:
