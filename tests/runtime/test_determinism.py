@@ -221,3 +221,18 @@ def test_an_estimator_script_repeats_bit_for_bit(tmp_path: Path) -> None:
     assert first == second
     summary = json.loads((tmp_path / "r0" / "run_summary.json").read_text())
     assert summary["deterministic"]["reproducible"] is True, summary["deterministic"]
+
+
+@pytest.mark.slow
+def test_a_two_rank_job_runs_deterministic(tmp_path: Path) -> None:
+    """Each rank's sessions run on its server, which refuses a per-session thread pool."""
+    script = Path(__file__).resolve().parents[2] / "examples" / "tf1" / "horovod_style.py"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RANK_", "TF2NPU_CLUSTER"))}
+    argv = [str(EXE), "run", "--quiet", "--ranks", "2", "--deterministic", "--report-dir",
+            str(tmp_path / "r"), str(script)]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    finals = [
+        line.split("final_loss=")[1] for line in done.stdout.splitlines() if "final_loss=" in line
+    ]
+    assert len(finals) == 2 and finals[0] == finals[1]
