@@ -50,14 +50,14 @@ class TensorDesc:
             attrs.append({"key": ORIGIN_NAME, "value": {"s": self.origin_name}})
         if self.origin_index is not None:
             attrs.append({"key": ORIGIN_OUTPUT_INDEX, "value": {"i": self.origin_index}})
-        data: dict[str, Any] = {
+        # "attr" even when empty: msaccucmp's fusion rule parser drops an output_desc without
+        # one, and then takes the op's consumers for readers of an op it does not know
+        return {
             "dtype": self.dtype,
             "layout": "ND",
             "shape": {"dim": list(self.shape)},
+            "attr": attrs,
         }
-        if attrs:
-            data["attr"] = attrs
-        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TensorDesc:
