@@ -200,3 +200,32 @@ def test_bool_rows_are_msaccucmps(vendor, tmp_path: Path) -> None:
     for key in ("gt:output:0", "all:input:0", "all:output:0"):
         assert [mine[key][c] for c in columns] == [theirs[key][c] for c in columns], key
     assert theirs["gt:output:0"]["CosineSimilarity"] == "0.816497"
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_the_advisor_and_overflow_column_agree_with_msaccucmps(vendor, dumps) -> None:
+    """``-advisor`` (which turns on ``-overflow_detection``): the same advice, word for word,
+    and the same ``OverFlow`` on every row both write."""
+    [step] = [d for d in dumpfile.find_step_dirs(dumps / "npu") if d.step == 1]
+    assert step.graph_json is not None
+    golden = dumps / "golden" / str(step.model_id) / "1"
+    args = (str(step.path), str(golden))
+    out = dumps / "vendor_advisor"
+    done = vendor.msaccucmp_run(
+        "compare", "-m", args[0], "-g", args[1], "-f", str(step.graph_json), "-out", str(out),
+        "-advisor", cwd=dumps,
+    )  # fmt: skip
+    assert done.returncode in (0, 2), done.stdout[-3000:]
+    ours = tf2npu(
+        "compare", *args, "-f", str(step.graph_json), "--out", "ours_advisor", "--advisor",
+        cwd=dumps,
+    )  # fmt: skip
+    assert ours.returncode in (0, 1), ours.stderr
+    advice = (out / "advisor_summary.txt").read_text()
+    assert (dumps / "ours_advisor" / "advisor_summary.txt").read_text() == advice
+    assert "Detection Type: Global Consistency" in advice
+    theirs, mine = rows(out), rows(dumps / "ours_advisor")
+    common = sorted(set(theirs) & set(mine))
+    assert len(common) >= 50
+    assert [mine[k]["OverFlow"] for k in common] == [theirs[k]["OverFlow"] for k in common]

@@ -158,6 +158,7 @@ class GraphJsonDumps(RunInstrument):
             return
         directory = Path(options.env.dump_graph_path or ".")
         directory.mkdir(parents=True, exist_ok=True)
+        graphs = [gegraph.with_data_inputs(g) for g in graphs]
         gegraph.dump(graphs, directory / dumpfile.graph_json_name(event.graph_num))
 
 
@@ -812,32 +813,9 @@ def _with_producers(graph: gegraph.GeGraph, ops: Sequence[gegraph.GeOp]) -> list
 
 
 def _subgraph(graph: gegraph.GeGraph, kept: Sequence[gegraph.GeOp]) -> gegraph.GeGraph:
-    """``graph`` restricted to ``kept`` (in its order), ids renumbered 0..n-1 after a ``Data``
-    op for each producer outside it (a fed tensor, another GeOp's output: the device's graph
-    has a ``Data`` node for every input of a GeOp); control edges from outside are left out."""
-    names = {op.name for op in kept}
-    outside: dict[str, dict[int, gegraph.TensorDesc]] = {}
-    trimmed = []
-    for op in kept:
-        inputs = []
-        for slot, text in enumerate(op.inputs):
-            producer, _, index = text.rpartition(":")
-            if producer in names:
-                inputs.append(text)
-            elif index != "-1":
-                given = op.input_desc[slot] if slot < len(op.input_desc) else None
-                desc = gegraph.TensorDesc(given.dtype if given else "DT_UNDEFINED")
-                outside.setdefault(producer, {}).setdefault(int(index), desc)
-                inputs.append(text)
-        trimmed.append(replace(op, inputs=tuple(inputs)))
-    data = [
-        gegraph.GeOp(name, "Data", 0, output_desc=tuple(
-            descs.get(i, gegraph.TensorDesc("DT_UNDEFINED")) for i in range(max(descs) + 1)
-        ))
-        for name, descs in outside.items()
-    ]  # fmt: skip
-    ops = [*data, *trimmed]
-    return replace(graph, ops=tuple(replace(op, id=i) for i, op in enumerate(ops)))
+    """``graph`` restricted to ``kept`` (in its order), with a ``Data`` op per input from
+    outside (:func:`tf2npu.debug.gegraph.with_data_inputs`), ids renumbered 0..n-1."""
+    return gegraph.with_data_inputs(replace(graph, ops=tuple(kept)))
 
 
 def dump_figures(ctx: RuntimeContext) -> list[dict[str, Any]]:

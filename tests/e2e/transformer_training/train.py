@@ -84,7 +84,7 @@ def main():
         if args.optimizer == "adam":
             train = tf.train.AdamOptimizer(1e-2, epsilon=1e-6).minimize(loss)  # BERT's epsilon
         else:
-            train = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
+            train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
         feed = {tokens: ids, labels: targets}
         with tf.Session(config=npu_config_proto()) as sess:
             sess.run(tf.global_variables_initializer())
