@@ -223,6 +223,12 @@ LOGS: list[tuple[set[str], str, str]] = [
         "",
     ),
     (
+        {"launch_failed"},
+        "tf2npu run: error: could not start rank 2 of 3 (can't start new thread); the 2 rank(s) "
+        "started were stopped. Start fewer ranks, or raise the process limit (ulimit -u) or ...",
+        "",
+    ),
+    (
         {"worker_error"},
         "tf2npu migrate: error: a worker process stopped unexpectedly (killed, or out of memory)",
         "",

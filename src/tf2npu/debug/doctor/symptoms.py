@@ -609,6 +609,18 @@ _ERRORS: tuple[Symptom, ...] = (
         suppresses=("tf2npu_error",),
     ),
     Symptom(
+        "launch_failed",
+        ERROR,
+        "tf2npu run --ranks could not start every rank (no process or thread left under the "
+        "process limit, or no memory); the ranks it had started were stopped",
+        "start fewer ranks, or raise the process limit (ulimit -u) or free memory; "
+        "docs/distributed.md",
+        "tf2npu runtime/distributed/launch.py (LaunchError)",
+        patterns=(r"could not start rank \d+ of \d+ ", r"\bLaunchError: "),
+        error_class="LaunchError",
+        suppresses=("tf2npu_error",),
+    ),
+    Symptom(
         "worker_error",
         ERROR,
         "a migration worker process stopped (killed, or out of memory)",
