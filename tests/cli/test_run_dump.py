@@ -6,12 +6,15 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tf2npu.cli.main import main
 from tf2npu.debug import dumpfile, gegraph
+from tf2npu.testing.hostile import run_tf2npu
 
 EXE = Path(sys.executable).with_name("tf2npu")
 
@@ -111,3 +114,63 @@ def test_dump_ge_graph_writes_the_graph_json_where_dump_graph_path_says(tmp_path
     assert files and all(f.startswith("ge_proto_") and f.endswith("_Build.json") for f in files)
     ops = [op for f in files for g in gegraph.load(tmp_path / "g" / f) for op in g.ops]
     assert any(op.pass_name for op in ops)
+
+
+# -- a full disk: the error on stderr, exit 1, run_summary.json, no cut-short file ------------
+
+BIG = """\
+import numpy as np
+import tensorflow as tf
+x = tf.compat.v1.placeholder(tf.float32, [256, 512])
+w = tf.compat.v1.Variable(np.ones([512, 512], np.float32))
+loss = tf.reduce_mean(tf.matmul(x, w))
+train = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+with tf.compat.v1.Session() as s:
+    s.run(tf.compat.v1.global_variables_initializer())
+    for _ in range(3):
+        print("loss", s.run([train, loss], {x: np.ones([256, 512], np.float32)})[1])
+"""
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MB tmpfs (root only): the 1 MB variable and the dumped tensors do not fit."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a 1 MB tmpfs (a real full disk)")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], check=False
+    )
+    if done.returncode != 0:
+        pytest.skip("mount -t tmpfs is not permitted here")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--record", "--report-dir", "{disk}/rec"], "tf2npu run: error: cannot write '{disk}/rec/variables.npz': No space left on device; free space on that disk (or give a folder on another), then run again"),
+        (["--dump", "{disk}/dump", "--report-dir", "rep"], "tf2npu run: error: writing the dump under {disk}/dump failed: [Errno 28] No space left on device; free space on that disk (or give a folder on another), then run again"),
+    ],
+    ids=["record", "dump"],
+)  # fmt: skip
+def test_a_full_disk_ends_the_run_with_the_error(
+    tmp_path: Path, full_disk: Path, flags: list[str], message: str
+) -> None:
+    (tmp_path / "big.py").write_text(BIG)
+    argv = ["run", "--no-npu", *(f.format(disk=full_disk) for f in flags), "big.py"]
+    ended = run_tf2npu(argv, tmp_path, timeout=240)
+    assert (ended.code, ended.left, ended.traceback) == (1, (), False), ended.err
+    assert message.format(disk=full_disk) in ended.err.splitlines()
+    report = Path(flags[flags.index("--report-dir") + 1].format(disk=full_disk))
+    summary = json.loads((tmp_path / report / "run_summary.json").read_text())
+    assert summary["exit_status"] == 0 and summary["write_errors"]
+    assert not list(full_disk.glob("**/*.partial"))
+    if "--dump" in flags:
+        assert summary["dumps"][0]["complete"] is False
+        for npy in full_disk.glob("**/*.npy"):  # what is there is whole
+            assert np.load(npy).size

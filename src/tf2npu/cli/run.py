@@ -327,10 +327,11 @@ def run(args: argparse.Namespace) -> int:
         for name in job:  # the script's lifetime only: a caller of main() keeps its environment
             os.environ.pop(name, None)
     wall = time.perf_counter() - start
-    dumps = _finish_dumps()
+    dumps, unwritten = _finish_dumps()
     summary = stats.summary(wall_seconds=wall, exit_status=status)
     summary["job_environment"] = job
     summary["dumps"] = dumps
+    summary["write_errors"] = unwritten
     summary["profiles"] = _profiles()
     summary["deterministic"] = runtime.context().determinism.summary()
     summary["fusion_instances_unmatched"] = runtime.context().fusion_instances.unmatched()
@@ -344,7 +345,7 @@ def run(args: argparse.Namespace) -> int:
         print_summary(summary, console, plan=plan, json_path=json_path)
         if args.report_dir == DEFAULT_REPORT_DIR:
             _name_default_report_dir(console)
-    if not written and status == exit_codes.OK:
+    if (unwritten or not written) and status == exit_codes.OK:
         return exit_codes.FINDINGS
     return status
 
@@ -504,13 +505,16 @@ def _profiles() -> list[dict[str, Any]]:
     return out
 
 
-def _finish_dumps() -> list[dict[str, Any]]:
-    """Wait for the dump writers; what each dump folder received."""
+def _finish_dumps() -> tuple[list[dict[str, Any]], list[str]]:
+    """Wait for the dump writers; what each dump folder received, and what could not be
+    written (said on stderr: a full disk ends the run with exit 1, not a traceback)."""
     from tf2npu.runtime.dump import dump_figures
 
     ctx = runtime.context()
-    ctx.close()
-    return dump_figures(ctx)
+    unwritten = ctx.close()
+    for problem in unwritten:
+        print(f"tf2npu run: error: {problem}", file=sys.stderr)
+    return dump_figures(ctx), unwritten
 
 
 def _flags(args: argparse.Namespace) -> dict[str, str]:

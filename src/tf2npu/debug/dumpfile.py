@@ -30,6 +30,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import functools
 import math
@@ -344,10 +345,15 @@ def save_npy(path: str | Path, array: np.ndarray[Any, Any]) -> None:
     array = np.asarray(array)
     header = _NPY_FORMAT.header_data_from_array_1_0(array)
     data = array.T if header["fortran_order"] else np.ascontiguousarray(array)
-    with open(path, "wb", buffering=0) as stream:
-        _NPY_FORMAT.write_array_header_1_0(stream, header)
-        if data.nbytes:
-            _write_all(stream, data.data.cast("B"))
+    try:
+        with open(path, "wb", buffering=0) as stream:
+            _NPY_FORMAT.write_array_header_1_0(stream, header)
+            if data.nbytes:
+                _write_all(stream, data.data.cast("B"))
+    except BaseException:  # a disk full mid-write: no cut-short file that reads as a tensor
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
 
 
 def _write_all(stream: Any, view: memoryview) -> None:
