@@ -39,6 +39,7 @@ SUMMARY_KEYS = {
     "deterministic": (dict, type(None)),
     "fusion_instances_unmatched": list,
     "injected_faults": list,
+    "write_errors": list,
 }
 
 

@@ -331,11 +331,11 @@ def run(args: argparse.Namespace) -> int:
     summary = stats.summary(wall_seconds=wall, exit_status=status)
     summary["job_environment"] = job
     summary["dumps"] = dumps
-    summary["write_errors"] = unwritten
     summary["profiles"] = _profiles()
     summary["deterministic"] = runtime.context().determinism.summary()
     summary["fusion_instances_unmatched"] = runtime.context().fusion_instances.unmatched()
     summary["injected_faults"] = runtime.context().injected_faults.summary()
+    summary["write_errors"] = unwritten
     if counter is not None:
         summary["distributed"] = counter.summary()
     json_path = plan.report_dir / SUMMARY_FILE
