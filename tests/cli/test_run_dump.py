@@ -174,3 +174,38 @@ def test_a_full_disk_ends_the_run_with_the_error(
         assert summary["dumps"][0]["complete"] is False
         for npy in full_disk.glob("**/*.npy"):  # what is there is whole
             assert np.load(npy).size
+
+
+PROFILED = """\
+import numpy as np
+import tensorflow as tf
+from npu_bridge.npu_init import *
+x = tf.placeholder(tf.float32, [64, 128], name="x")
+w = tf.Variable(np.ones([128, 128], np.float32) / 128, name="w")
+loss = tf.reduce_mean(tf.matmul(x, w), name="loss")
+train = tf.train.GradientDescentOptimizer(1e-6).minimize(loss)
+with tf.Session(config=npu_config_proto()) as sess:
+    sess.run(tf.global_variables_initializer())
+    for _ in range(5):
+        sess.run([train, loss], {x: np.ones([64, 128], np.float32)})
+"""
+
+
+def test_a_full_disk_under_profile_is_named_and_the_profile_marked(
+    tmp_path: Path, full_disk: Path
+) -> None:
+    (tmp_path / "train.py").write_text(PROFILED)
+    (full_disk / "filler").write_bytes(b"\0" * (1000 << 10))
+    ended = run_tf2npu(["run", "--profile", f"{full_disk}/prof", "train.py"], tmp_path, timeout=240)
+    assert (ended.code, ended.left, ended.traceback) == (1, (), False), ended.err
+    lines = ended.err.splitlines()
+    assert any(
+        line.startswith(f"tf2npu run: error: cannot write '{full_disk}/prof/PROF_")
+        and line.endswith(
+            "': No space left on device; free space on that disk (or give a folder on another), then run again"
+        )
+        for line in lines
+    ), ended.err
+    assert "not analysed:" in ended.err and "profile.html" not in ended.err
+    summary = json.loads((tmp_path / "tf2npu-run" / "run_summary.json").read_text())
+    assert summary["profiles"][0]["complete"] is False

@@ -500,7 +500,7 @@ def _profiles() -> list[dict[str, Any]]:
             severities[name] = severities.get(name, 0) + 1
         out.append(
             {"path": str(instrument.directory), "traced_runs": instrument.iterations,
-             "findings": severities}
+             "findings": severities, "complete": analysis is not None}
         )  # fmt: skip
     return out
 
@@ -664,6 +664,10 @@ def _rows(summary: dict[str, Any], plan: RunPlan) -> list[tuple[str, Text]]:
 
 
 def _profile_text(profile: dict[str, Any]) -> str:
+    if not profile.get("complete", True):
+        return (
+            f"{profile['traced_runs']} traced runs, not analysed: {profile['path']} (error above)"
+        )
     findings = ", ".join(f"{n} {s}" for s, n in profile["findings"].items()) or "no advice"
     return f"{profile['traced_runs']} traced runs, {findings}: {profile['path']}/profile.html"
 
