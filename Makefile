@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint venv clean browser
+.PHONY: demo test test-fast lint venv clean browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,11 @@ test: $(STAMP) browser
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 	$(PY) -m pytest -n 2
+
+# The unit tests only (everything not marked slow: no end-to-end runs, no subprocesses of
+# tf2npu run); under 2 minutes on 2 cores. `make test` runs these and the slow ones.
+test-fast: $(STAMP)
+	$(PY) -m pytest -n 2 -q -m "not slow"
 
 lint: $(STAMP)
 	$(PY) -m ruff format --check .

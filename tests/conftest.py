@@ -30,3 +30,27 @@ def _no_inherited_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
     """pytest-xdist starts its workers with ``COLUMNS=80``, which our consoles honour as the
     user's choice; tests that want a width set it themselves."""
     monkeypatch.delenv("COLUMNS", raising=False)
+
+
+SLOW_SECONDS = 1.0
+"""A test that takes longer than this (its call, on a quiet 2-core machine) is marked ``slow``,
+so that ``make test-fast`` (``pytest -m "not slow"``) stays a unit-test loop of under 2 minutes."""
+
+_unmarked_slow: list[tuple[str, float]] = []
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call" and report.duration > SLOW_SECONDS and "slow" not in report.keywords:
+        _unmarked_slow.append((report.nodeid, report.duration))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Name the tests that took longer than :data:`SLOW_SECONDS` without the ``slow`` mark.
+
+    Advisory (timings depend on the machine's load): it tells who to mark, it fails nothing.
+    """
+    if not _unmarked_slow:
+        return
+    terminalreporter.section("tests over 1 s without @pytest.mark.slow")
+    for nodeid, seconds in sorted(_unmarked_slow, key=lambda item: -item[1]):
+        terminalreporter.write_line(f"{seconds:6.1f} s  {nodeid}")

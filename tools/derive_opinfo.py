@@ -5,15 +5,18 @@ worktree, one level further up):
 
 * ``npu_supported_ops.json`` -- the adapter's TF op white list, ``{op: {isGray, isHeavy}}``;
 * ``aic-ascend910-ops-info.json`` -- Ascend 910 AI-Core kernels per GE op type (dtypes of each
-  input/output, a few ``precision_reduce`` flags).
+  input/output, a few ``precision_reduce`` flags);
+* ``built_in_graph_rules.json`` -- GE's built-in graph fusion rules (which GE op types they
+  create).
 
 Output (``--out``): ``src/tf2npu/graph/opinfo/data/ops.tsv``, UTF-8, LF, one header line, one
 row per TF op type sorted by name. Rows: every white-listed op, plus the host-only ops of
 ``HOST_OPS`` (well-known TF ops absent from the list). Columns:
 
 * ``op``, ``device`` (in the white list, or one of ``ADAPTER_OPS``: device-only ops the adapter
-  registers itself that this snapshot of the list lacks), ``gray``, ``heavy`` -- facts of the
-  white list;
+  registers itself that this snapshot of the list lacks, or a GE op that GE's built-in graph
+  fusion rules in ``built_in_graph_rules.json`` create: :func:`fusion_ops`), ``gray``,
+  ``heavy`` -- facts of the white list;
 * ``ge_op`` -- the GE op type: ``GE_NAMES`` when listed there, else the same name when the
   ops-info file has it, else the ``Resource``-less name (``ResourceApplyAdam`` -> ``ApplyAdam``)
   and the name + ``D`` (GE's constant-attribute variant: ``ApplyAdam`` -> ``ApplyAdamD``),
@@ -68,6 +71,7 @@ DEFAULT_DATA = next((path for path in _CANDIDATES if path.is_dir()), _CANDIDATES
 DEFAULT_OUT = REPO / "src" / "tf2npu" / "graph" / "opinfo" / "data" / "ops.tsv"
 WHITE_LIST = "npu_supported_ops.json"
 OPS_INFO = "aic-ascend910-ops-info.json"
+GRAPH_RULES = "built_in_graph_rules.json"
 
 # TF op type -> GE op type where neither the same name nor the generic rules find it.
 GE_NAMES: dict[str, str] = {
@@ -158,6 +162,7 @@ ADAPTER_OPS: dict[str, str] = {
     "DynamicAUGRU": "DynamicAUGRU",
     "DropOutGenMaskV3": "DropOutGenMaskV3",
     "DropOutDoMaskV3": "DropOutDoMaskV3",
+    "HcomReduce": "HcomReduce",  # hccl_ops.reduce; HCCL ops have no AI-Core kernel
 }
 _ADAPTER_NOTE = "registered by the TF adapter itself; not in this snapshot of the white list"
 
@@ -212,6 +217,19 @@ def _kernel(name: str, entry: Mapping[str, Any]) -> Kernel:
     return Kernel(floats, None if flag is None else flag == "true")
 
 
+def fusion_ops(rules: Mapping[str, Any], white: Mapping[str, Any]) -> dict[str, list[str]]:
+    """GE op types GE's built-in graph fusion rules create that no TF script names (not in the
+    white list), each with the rules that create it. tf2npu's fusion rules put some of them
+    into graphs the same way (``AdamApplyOne``), so they are device ops here too."""
+    found: dict[str, set[str]] = {}
+    for rule in rules.get("Rules", []):
+        for node in rule.get("FusionGraph", {}).get("Nodes", []):
+            for op in node.get("type", []):
+                if op not in white:
+                    found.setdefault(op, set()).add(rule["RuleName"])
+    return {op: sorted(names) for op, names in sorted(found.items())}
+
+
 def ge_name(op: str, kernels: Mapping[str, Kernel]) -> str:
     """The GE op type of TF op ``op`` (see the module docstring), ``""`` when none is known."""
     if op in GE_NAMES:
@@ -240,7 +258,12 @@ def precision(op: str, listed: bool, kernel: Kernel | None) -> tuple[str, str, s
     return "gray", "gray", ""
 
 
-def _row(op: str, flags: Mapping[str, bool] | None, kernels: Mapping[str, Kernel]) -> list[str]:
+def _row(
+    op: str,
+    flags: Mapping[str, bool] | None,
+    kernels: Mapping[str, Kernel],
+    fused: Mapping[str, Sequence[str]],
+) -> list[str]:
     listed = flags is not None
     gray = bool(flags and flags.get("isGray"))
     ge = ge_name(op, kernels) if listed else ""
@@ -251,6 +274,8 @@ def _row(op: str, flags: Mapping[str, bool] | None, kernels: Mapping[str, Kernel
     notes = [why] if why else []
     if op in ADAPTER_OPS:
         notes.append(_ADAPTER_NOTE)
+    elif op in fused:
+        notes.append(f"created by GE's graph fusion rules ({', '.join(fused[op])})")
     elif ge and op not in GE_NAMES and ge != op:
         notes.append(f"GE name by rule: {ge}")
     if listed and not ge:
@@ -274,7 +299,7 @@ def _provenance(data_dir: Path) -> list[str]:
     """The ``#`` lines that open ``ops.tsv``: what wrote it, from what, by which policy."""
     digests = [
         f"#   {name} sha256={hashlib.sha256((data_dir / name).read_bytes()).hexdigest()}"
-        for name in (WHITE_LIST, OPS_INFO)
+        for name in (WHITE_LIST, OPS_INFO, GRAPH_RULES)
     ]
     return [
         "# tf2npu op-info library. Written by tools/derive_opinfo.py; do not edit by hand.",
@@ -299,12 +324,14 @@ def _load(path: Path) -> dict[str, Any]:
 def derive(data_dir: Path) -> str:
     """The text of ``ops.tsv`` for the vendor files in ``data_dir``."""
     white = _load(data_dir / WHITE_LIST)
-    white = {**{op: {} for op in ADAPTER_OPS if op not in white}, **white}
+    fused = fusion_ops(_load(data_dir / GRAPH_RULES), white)
+    extra = [*ADAPTER_OPS, *fused]
+    white = {**{op: {} for op in extra if op not in white}, **white}
     info = _load(data_dir / OPS_INFO)
     kernels = {name: _kernel(name, entry) for name, entry in info.items()}
     ops = sorted(set(white) | {op for op in HOST_OPS if op not in white})
     lines = [*_provenance(data_dir), "\t".join(COLUMNS)]
-    lines += ["\t".join(_row(op, white.get(op), kernels)) for op in ops]
+    lines += ["\t".join(_row(op, white.get(op), kernels, fused)) for op in ops]
     return "\n".join(lines) + "\n"
 
 

@@ -48,6 +48,7 @@ def test_raw_all_reduces_each_gradient_or_one_flat_tensor(bench):
     assert fused == {"CollectiveReduceV2": 1}
 
 
+@pytest.mark.slow
 def test_raw_gathers_the_embedding_gradient_as_ours_does(bench):
     each, keys = _collectives(bench, "bert", fused=False)
     assert each == {"CollectiveReduceV2": 37, "CollectiveGatherV2": 2}

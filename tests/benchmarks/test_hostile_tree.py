@@ -41,6 +41,7 @@ def test_a_whole_run_keeps_every_guarantee(bench, hostile, jobs):
     assert row.accounted == "yes"
 
 
+@pytest.mark.slow
 def test_a_killed_parallel_run_leaves_no_process_and_the_next_run_cleans_up(bench, hostile):
     base, before = hostile
     killed = bench.case(base, "SIGKILL", 2, (signal.SIGKILL, 2.5), before)

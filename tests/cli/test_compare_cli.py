@@ -247,6 +247,7 @@ def test_the_tolerances_in_the_help_are_the_defaults() -> None:
     }
 
 
+@pytest.mark.slow
 def test_the_command_line_does_not_import_numpy_until_compare_runs() -> None:
     code = "import sys, tf2npu.cli.main; print('numpy' in sys.modules)"
     env = {**os.environ, "PYTHONPATH": str(Path(compare_cli.__file__).parents[2])}

@@ -263,3 +263,46 @@ def test_engine_errors_exit_1(capsys: pytest.CaptureFixture[str], tmp_path: Path
     errors = json.loads(out)["errors"]
     assert [(e["code"], e["node"]) for e in errors] == [("table_split", "hash_table")]
     assert errors[0]["fix"].startswith("keep the table ops together")
+
+
+# -- variable races (tf2npu.graph.lint.races over the graph file's sinks) --------------------
+
+
+def _race_graph(path: Path, *, ordered: bool) -> Path:
+    tf = pytest.importorskip("tensorflow").compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        gs = tf.get_variable("global_step", [], tf.int64, tf.zeros_initializer(),
+                             trainable=False, use_resource=True)  # fmt: skip
+        w = tf.get_variable("w", [2, 1], use_resource=True)
+        lr = tf.train.polynomial_decay(0.1, gs, 10, 0.0)
+        loss = tf.reduce_mean(tf.square(tf.matmul(tf.ones([2, 2]), w) - 1.0))
+        train = tf.train.GradientDescentOptimizer(lr).minimize(loss)
+        if ordered:
+            with tf.control_dependencies([train]):
+                gs.assign(gs + 1)
+        else:
+            tf.group(train, gs.assign(gs + 1))
+        tf.global_variables_initializer()
+    tf.io.write_graph(graph.as_graph_def(), str(path.parent), path.name)
+    return path
+
+
+def test_a_variable_race_is_a_warning(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    graph = _race_graph(tmp_path / "race.pbtxt", ordered=False)
+    code, out, _ = inspect(capsys, str(graph), "--json")
+    warnings = [w for w in json.loads(out)["warnings"] if w["code"] == "variable_race"]
+    assert code == 0
+    assert [w["node"] for w in warnings] == ["PolynomialDecay/Cast_2/ReadVariableOp"]
+    assert warnings[0]["message"].startswith(
+        "variable 'global_step' is read by 'PolynomialDecay/Cast_2/ReadVariableOp' "
+        "(ReadVariableOp) and assigned by 'AssignVariableOp' (AssignVariableOp) in the same run"
+    )
+    assert "tf.control_dependencies" in warnings[0]["fix"]
+
+
+def test_an_ordered_write_is_no_race(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    graph = _race_graph(tmp_path / "ordered.pbtxt", ordered=True)
+    code, out, _ = inspect(capsys, str(graph), "--json")
+    assert code == 0
+    assert [w for w in json.loads(out)["warnings"] if w["code"] == "variable_race"] == []

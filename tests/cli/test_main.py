@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import tf2npu
 
 SRC = str(Path(tf2npu.__file__).parents[1])
@@ -20,6 +22,7 @@ def python_m(*args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_python_m_tf2npu_is_the_cli() -> None:
     done = python_m("--version")
     assert (done.returncode, done.stdout) == (0, f"tf2npu {tf2npu.__version__}\n")

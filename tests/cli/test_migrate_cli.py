@@ -330,6 +330,7 @@ def test_console_script_answers_user_errors_without_traceback(tree, tmp_path, ar
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_a_diff_reader_that_stops_early_is_not_an_error(tree, tmp_path):
     exe = Path(sys.executable).parent / "tf2npu"
     argv = [str(exe), "migrate", str(tree), "-o", str(tmp_path / "o"), "--diff"]

@@ -40,6 +40,7 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 def test_profile_runs_analyses_and_finds_the_float16_reduce_sum(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text(SCRIPT, encoding="utf-8")

@@ -39,6 +39,7 @@ SUMMARY_KEYS = {
     "deterministic": (dict, type(None)),
     "fusion_instances_unmatched": list,
     "injected_faults": list,
+    "races": list,
     "write_errors": list,
 }
 
@@ -299,6 +300,7 @@ def test_long_values_wrap_under_themselves():
 # -- end to end, through the console entry point -----------------------------------------------
 
 
+@pytest.mark.slow
 def test_bad_option_end_to_end_runs_nothing(tmp_path):
     write(tmp_path / "t.py", MARKER_SCRIPT)
     done = cli("run", "--option", "bogus=1", "t.py", cwd=tmp_path)
@@ -421,6 +423,13 @@ def test_summary_shows_non_finite_values_and_loss_scaling():
     text = " ".join(render(failing).split())
     assert "non-finite values loss:0, acc:0, first at step 3" in text
     assert "loss scaling scale 256, 2 steps skipped" in text
+    warm = {"skipped_steps": 34, "first_scale": 2.0**31, "last_scale": 65536.0}
+    warming = {**SUMMARY, "loss_scale": {"scale": 65536.0, "skipped_steps": 35, "warmup": warm}}
+    text = " ".join(render(warming).split())
+    assert (
+        "loss scaling scale 65536, 1 step skipped after a warm-up of 34 steps (scale coming down)"
+        in text
+    )
 
 
 def test_help_lists_the_failure_keys(tmp_path):
@@ -606,7 +615,7 @@ def test_a_loss_that_turns_inf_is_reported_and_the_status_kept(tmp_path, flags):
     data = read_summary(tmp_path / "tf2npu-run")
     assert data["steps"] == 4
     assert data["nonfinite"]["first_step"] == 3 and len(data["nonfinite"]["fetches"]) == 1
-    assert data["loss_scale"] == {"scale": 512.0, "skipped_steps": 1}
+    assert data["loss_scale"] == {"scale": 512.0, "skipped_steps": 1, "warmup": None}
     fetch = data["nonfinite"]["fetches"][0]
     assert f"{fetch!r} is +Inf in training step 3" in done.stderr
     assert "first at step 3" in done.stderr and "1 step skipped" in done.stderr

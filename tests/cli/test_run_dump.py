@@ -65,6 +65,7 @@ def test_dump_flag_errors(tmp_path, capsys, argv, message):
     assert not (tmp_path / "ran.marker").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 def test_dump_writes_the_device_layout_and_the_summary_counts_it(tmp_path):
     (tmp_path / "train.py").write_text(SCRIPT)
@@ -85,6 +86,7 @@ def test_dump_writes_the_device_layout_and_the_summary_counts_it(tmp_path):
     assert "dump " in done.stderr and "files" in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 def test_no_npu_dump_is_golden_and_changes_no_value(tmp_path):
     (tmp_path / "train.py").write_text(SCRIPT)
@@ -102,6 +104,7 @@ def test_no_npu_dump_is_golden_and_changes_no_value(tmp_path):
     assert {"y", "loss", "MatMul", "BiasAdd"} <= names
 
 
+@pytest.mark.slow
 @pytest.mark.tf
 def test_dump_ge_graph_writes_the_graph_json_where_dump_graph_path_says(tmp_path):
     (tmp_path / "train.py").write_text(

@@ -46,6 +46,46 @@ def test_options_before_and_after_the_scripts_and_script_args(
     assert (plan.steps, plan.deterministic, plan.dropout_off, plan.rtol) == (3, False, True, 0.02)
 
 
+@pytest.mark.parametrize(
+    "order",
+    [
+        ["O", "M", "--steps", "3", "--json", "--"],
+        ["--steps", "3", "O", "M", "--json", "--"],
+        ["--steps", "3", "--json", "O", "M", "--"],
+        ["O", "--steps", "3", "M", "--json", "--"],
+        ["--json", "O", "--steps", "3", "M", "--"],
+        ["O", "M", "--json", "--steps=3", "--"],
+        ["--steps=3", "O", "--json", "M", "--"],
+    ],
+)
+def test_script_args_pass_whatever_the_order_of_verifys_options(
+    scripts: tuple[Path, Path], order: list[str]
+) -> None:
+    a, b = scripts
+    argv = [{"O": str(a), "M": str(b)}.get(item, item) for item in order]
+    argv += ["--steps", "5", "--lr", "0.1", "--", "x"]  # the scripts' own, verbatim
+    args = build_parser().parse_args(["verify", *argv])
+    plan = make_plan(args)
+    assert (plan.original, plan.migrated, plan.steps, args.json) == (a, b, 3, True)
+    assert plan.script_args == ("--steps", "5", "--lr", "0.1", "--", "x")
+
+
+def test_without_options_everything_after_the_dash_dash_is_the_scripts(
+    scripts: tuple[Path, Path],
+) -> None:
+    a, b = scripts
+    plan = make_plan(build_parser().parse_args(["verify", str(a), str(b), "--", "--steps", "5"]))
+    assert (plan.steps, plan.script_args) == (None, ("--steps", "5"))
+
+
+def test_options_before_and_after_the_scripts_add_up(scripts: tuple[Path, Path]) -> None:
+    a, b = scripts
+    argv = ["verify", "--option", "mix_compile_mode=true", str(a), str(b)]
+    argv += ["--option", "precision_mode=force_fp16"]
+    plan = make_plan(build_parser().parse_args(argv))
+    assert plan.options == ("mix_compile_mode=true", "precision_mode=force_fp16")
+
+
 def test_defaults(scripts: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.chdir(tmp_path)
     plan = make_plan(build_parser().parse_args(["verify", *map(str, scripts)]))
@@ -74,6 +114,12 @@ def test_usage_errors_exit_2_and_name_the_fix(
     code, _, err = verify(capsys, *map(str, scripts), *extra)
     assert code == 2
     assert message in err
+
+
+def test_one_script_is_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = verify(capsys, str(tmp_path / "a.py"), "--steps", "3")
+    assert code == 2
+    assert "the following arguments are required: MIGRATED; see tf2npu verify --help" in err
 
 
 def test_a_missing_script_is_named(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -122,6 +168,36 @@ def test_passes_on_a_migrated_example_and_fails_on_a_broken_one(
     )
     assert exact["first_divergent_step"] == 2  # step 1's loss is computed before the update
     assert "first divergent step 2" in out
+    # the doubled learning rate is no fusion rounding: the run with fusions off still differs
+    assert "keep-origin-dtype-fusions-off" in report["runs"]
+    assert exact["cause"] == "divergence"
+    assert exact["notes"][-1].startswith("not fusion rounding: with every fusion off the run")
+    print(json.dumps(exact))
+
+
+@pytest.mark.parametrize(
+    ("verdict", "code", "mark"),
+    [("pass", 0, "  ok  "), ("inconclusive", 3, " ??  "), ("fail", 1, " FAIL ")],
+)
+def test_the_verdict_gives_the_exit_code(
+    capsys: pytest.CaptureFixture[str],
+    scripts: tuple[Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    verdict: str,
+    code: int,
+    mark: str,
+) -> None:
+    from tf2npu.cli import verify as cli
+    from tf2npu.debug.verify import Check
+
+    check = Check("keep_origin_dtype", verdict != "fail", 2e-3, 1e-3)
+    check.inconclusive = verdict == "inconclusive"
+    monkeypatch.setattr(cli, "run_verify", lambda plan, progress: ([check], {}))
+    got, out, _ = verify(capsys, *map(str, scripts), "--out", str(tmp_path / "o"))
+    assert got == code
+    assert out.startswith(f"tf2npu verify: {verdict.upper()}\n{mark}keep_origin_dtype ")
+    assert json.loads((tmp_path / "o" / "verify.json").read_text())["verdict"] == verdict
 
 
 # -- signals: Ctrl-C, SIGTERM, SIGHUP stop verify and every trial, grandchildren included -----

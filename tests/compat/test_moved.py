@@ -39,6 +39,7 @@ def test_view_of_missing_name_is_an_import_error_with_advice() -> None:
     assert isinstance(e.value, Tf2NpuError)
 
 
+@pytest.mark.slow
 def test_standalone_keras_layout_resolves_to_keras_215(run_tf1: Callable[[str], str]) -> None:
     out = run_tf1(
         """
@@ -55,6 +56,7 @@ def test_standalone_keras_layout_resolves_to_keras_215(run_tf1: Callable[[str], 
     assert out.split() == ["True"] * 5
 
 
+@pytest.mark.slow
 def test_standalone_keras_trains_in_a_graph_as_keras_2_2_did(run_tf1: Callable[[str], str]) -> None:
     # keras 2.15's v2 optimizers fail in compile ("numpy() is only available when eager
     # execution is enabled"); Keras 2.2's ran in the graph and had get_session.
@@ -73,6 +75,7 @@ def test_standalone_keras_trains_in_a_graph_as_keras_2_2_did(run_tf1: Callable[[
     assert out.split() == ["legacy", "True", "2"]
 
 
+@pytest.mark.slow
 def test_tensorflow_python_keras_is_tf_keras_again(run_tf1: Callable[[str], str]) -> None:
     out = run_tf1(
         """
@@ -104,6 +107,7 @@ def test_tensorflow_python_keras_is_tf_keras_again(run_tf1: Callable[[str], str]
     assert out.split() == ["True"] * 6 + ["tensorflow.python.keras.engine.base_layer", "3"]
 
 
+@pytest.mark.slow
 def test_tf1_layers_build_on_tensorflow_python_keras_private_modules(
     run_tf1: Callable[[str], str],
 ) -> None:
@@ -130,6 +134,7 @@ def test_tf1_layers_build_on_tensorflow_python_keras_private_modules(
     ]
 
 
+@pytest.mark.slow
 def test_model_layers_alias_tracks_sublayers(run_tf1: Callable[[str], str]) -> None:
     out = run_tf1(
         """
@@ -148,6 +153,7 @@ def test_model_layers_alias_tracks_sublayers(run_tf1: Callable[[str], str]) -> N
     assert out.splitlines() == ["['InputLayer', 'Dense']", "0", "True True"]
 
 
+@pytest.mark.slow
 def test_threadpool_runs_pipeline_unchanged(run_tf1: Callable[[str], str]) -> None:
     out = run_tf1(
         """
@@ -172,6 +178,7 @@ def test_threadpool_runs_pipeline_unchanged(run_tf1: Callable[[str], str]) -> No
     assert out.splitlines() == ["True True", "[0, 2, 4, 6, 8]", "True"]
 
 
+@pytest.mark.slow
 def test_keras_shape_is_the_static_shape(run_tf1: Callable[[str], str]) -> None:
     out = run_tf1(
         """
@@ -184,6 +191,7 @@ def test_keras_shape_is_the_static_shape(run_tf1: Callable[[str], str]) -> None:
     assert out.strip() == "(None, 4, 5, 3) (None, 2, 3, 2)"
 
 
+@pytest.mark.slow
 def test_distort_image_ops_imports_and_refuses_calls(run_tf1: Callable[[str], str]) -> None:
     out = run_tf1(
         """
@@ -200,6 +208,7 @@ def test_distort_image_ops_imports_and_refuses_calls(run_tf1: Callable[[str], st
     assert out.splitlines() == ["ContribAttributeError True"] * 2
 
 
+@pytest.mark.slow
 def test_slim_layers_build_and_batch_norm_computes_tf115s_maths(
     run_tf1: Callable[[str], str],
 ) -> None:
@@ -238,6 +247,7 @@ def test_slim_layers_build_and_batch_norm_computes_tf115s_maths(
     ]
 
 
+@pytest.mark.slow
 def test_module_attributes_are_undone_by_deactivate(run_plain: Callable[[str], object]) -> None:
     done = run_plain(
         "from tensorflow.python.framework import ops\n"
@@ -260,6 +270,7 @@ def test_module_attribute_targets_are_tf_keras_or_builtin_objects() -> None:
     assert all(e.target.startswith(prefixes) for e in table.MODULE_ATTRIBUTES)
 
 
+@pytest.mark.slow
 def test_graph_editor_imports_and_refuses_every_name(run_tf1: Callable[[str], str]) -> None:
     """GPT-2 fine-tuning imports it at the top for gradient checkpointing, an option."""
     out = run_tf1(

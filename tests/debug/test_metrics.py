@@ -99,6 +99,7 @@ def assert_matches(x: np.ndarray, y: np.ndarray) -> None:
 finite = st.floats(-1e3, 1e3, allow_nan=False, width=32)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(data=st.data(), shape=st.sampled_from([(7,), (3, 5), (2, 1, 4), (64,), (1, 200)]))
 def test_random_float32_pairs_match_the_reference(data, shape) -> None:
@@ -263,6 +264,7 @@ def test_select_algorithms_refuses_an_empty_list() -> None:
 special = st.one_of(finite, st.sampled_from([np.nan, np.inf, -np.inf, 0.0]))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(data=st.data())
 def test_nan_and_inf_propagate_as_in_the_reference(data) -> None:

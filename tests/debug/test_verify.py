@@ -14,9 +14,12 @@ from tf2npu.debug.trials import TrialResult
 from tf2npu.debug.verify import (
     RunRecord,
     VerifyPlan,
+    explain_with_fusions_off,
     judge,
+    needs_fusions_off,
     report_json,
     run_verify,
+    verdict,
     write_report,
 )
 from tf2npu.errors import UsageError
@@ -212,3 +215,139 @@ def test_an_original_that_records_nothing_is_a_usage_error(
     monkeypatch.setattr(verify, "run_trial", fake)
     with pytest.raises(UsageError, match="fetched no float scalar and left no trainable"):
         run_verify(_plan(tmp_path))
+
+
+# -- inconclusive, races, and the run with fusions off ----------------------------------------
+
+RACE = {
+    "variable": "global_step", "read": "lr/Cast", "read_op": "Cast", "read_at": "a.py:9",
+    "write": "Assign", "write_op": "Assign", "write_at": "a.py:12",
+    "message": "variable 'global_step' is read by 'lr/Cast' (Cast, a.py:9) and assigned by "
+    "'Assign' (Assign, a.py:12) in the same run, with nothing ordering them",
+    "fix": "order the read and the write: build one under tf.control_dependencies([the other])",
+}  # fmt: skip
+
+
+def test_an_original_that_does_not_repeat_is_inconclusive_not_a_pass(tmp_path: Path) -> None:
+    noisy = _run(tmp_path, "original-2", [2.0, 1.5, 1.2, 1.001])  # 1e-3 apart
+    runs = {name: _run(tmp_path, name) for name in NAMES if name != "original-2"}
+    runs["original-2"] = noisy
+    checks = judge(runs, _plan(tmp_path))
+    exact = next(c for c in checks if c.name == "keep_origin_dtype")
+    assert exact.passed and exact.inconclusive
+    assert exact.notes[0].startswith(
+        "inconclusive: runs of the original do not repeat (noise floor 0.001), so this check "
+        "passed only within a tolerance widened to 0.002"
+    )
+    precision = next(c for c in checks if c.name == "precision_mode")
+    assert not precision.inconclusive  # 2% is wider than the noise: a real verdict
+    assert verdict(checks) == "inconclusive"
+    assert report_json(checks, runs, _plan(tmp_path))["verdict"] == "inconclusive"
+
+
+def test_a_difference_beyond_the_widened_tolerance_still_fails(tmp_path: Path) -> None:
+    runs = {name: _run(tmp_path, name) for name in NAMES}
+    runs["original-2"] = _run(tmp_path / "2", "original-2", [2.0, 1.5, 1.2, 1.001])
+    runs["keep-origin-dtype"] = _run(tmp_path / "k", "keep-origin-dtype", [2.0, 1.5, 1.2, 1.1])
+    assert verdict(judge(runs, _plan(tmp_path))) == "fail"
+
+
+def test_a_race_is_named_where_it_can_explain_a_check(tmp_path: Path) -> None:
+    runs = {name: _run(tmp_path, name, summary={"races": [RACE]}) for name in NAMES}
+    runs["keep-origin-dtype"] = _run(
+        tmp_path / "k", "keep-origin-dtype", [2.0, 1.5, 1.21, 1.0], summary={"races": [RACE]}
+    )
+    checks = {c.name: c for c in judge(runs, _plan(tmp_path))}
+    note = f"variable race: {RACE['message']}; a run can resolve it either way; fix: {RACE['fix']}"
+    assert checks["keep_origin_dtype"].notes == [note]  # failed: the race is named once
+    assert checks["precision_mode"].notes == []  # passed: nothing to explain
+    assert checks["original_noise"].notes == []  # the original repeats
+
+
+def _exact(tmp_path: Path, candidate: RunRecord) -> Any:
+    runs = {name: _run(tmp_path, name) for name in NAMES if name != "keep-origin-dtype"}
+    runs["keep-origin-dtype"] = candidate
+    return next(c for c in judge(runs, _plan(tmp_path)) if c.name == "keep_origin_dtype")
+
+
+def test_fusion_rounding_is_said_with_both_figures_and_passes(tmp_path: Path) -> None:
+    w = W.copy()
+    w[1, 0] += 2.0 * 1.25e-3  # 1.25e-3 of the largest magnitude (2.0): the GAN's case
+    check = _exact(tmp_path, _run(tmp_path, "keep-origin-dtype", w=w))
+    assert not check.passed and check.comparison.first_divergent_variable == "dense/kernel"
+    explain_with_fusions_off(check, _run(tmp_path, "original-1x"), _run(tmp_path, "off"))
+    assert (check.passed, check.cause) == (True, "fusion_rounding")
+    assert check.notes == [
+        "fusion rounding: 0.00125; with fusions off: 0 (within 1e-05): the fused kernels add in "
+        "another order; with every fusion off the migrated script matches the original"
+    ]
+
+
+def test_a_fusion_beyond_rounding_is_named_for_bisect(tmp_path: Path) -> None:
+    check = _exact(tmp_path, _run(tmp_path, "keep-origin-dtype", [2.0, 1.5, 1.3, 1.1]))
+    explain_with_fusions_off(check, _run(tmp_path, "original-1x"), _run(tmp_path, "off"))
+    assert (check.passed, check.cause) == (False, "fusion")
+    assert check.notes[-1].startswith("a fusion changes the result: 0.1 with fusions on, 0 with")
+    assert "tf2npu bisect fusion" in check.notes[-1]
+
+
+@pytest.mark.parametrize(("races", "cause"), [([], "divergence"), ([RACE], "race")])
+def test_a_divergence_that_stays_with_fusions_off_is_not_rounding(
+    tmp_path: Path, races: list[dict[str, Any]], cause: str
+) -> None:
+    broken = [2.0, 1.5, 1.21, 1.0]
+    check = _exact(tmp_path, _run(tmp_path, "keep-origin-dtype", broken))
+    off = _run(tmp_path, "off", broken, summary={"races": races})
+    explain_with_fusions_off(check, _run(tmp_path, "original-1x"), off)
+    assert (check.passed, check.cause) == (False, cause)
+    assert check.notes[-1].startswith(
+        "not fusion rounding: with every fusion off the run still differs (0.00833; first "
+        "divergent step 3"
+    )
+
+
+def test_fusions_off_runs_only_for_a_failed_check_of_a_run_with_fusions(tmp_path: Path) -> None:
+    fused = _run(tmp_path, "keep-origin-dtype", [2.0, 1.5, 1.3, 1.0], summary={"fusions": {"a": 1}})
+    check = _exact(tmp_path, fused)
+    assert needs_fusions_off(check, fused)
+    unfused = _run(tmp_path / "u", "keep-origin-dtype", [2.0, 1.5, 1.3, 1.0])
+    assert not needs_fusions_off(_exact(tmp_path / "u", unfused), unfused)
+    assert not needs_fusions_off(_exact(tmp_path / "p", _run(tmp_path / "p", "x")), fused)
+
+
+def test_the_fusions_off_trial_switches_every_fusion_off(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, options=("fusion_switch_file=mine.json", "mix_compile_mode=true"))
+    trial = plan.fusions_off_trial()
+    switch = tmp_path / "fusions_off.json"
+    assert trial.report_dir == tmp_path / "keep-origin-dtype-fusions-off"
+    assert trial.options == (
+        "mix_compile_mode=true", "precision_mode=must_keep_origin_dtype",
+        f"fusion_switch_file={switch}",
+    )  # fmt: skip
+    assert json.loads(switch.read_text()) == {
+        "Switch": {"GraphFusion": {"ALL": "off"}, "UBFusion": {"ALL": "off"}}
+    }
+
+
+def test_run_verify_runs_fusions_off_when_keep_origin_dtype_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tf2npu.debug import verify
+
+    w = W.copy()
+    w[1, 0] += 2.0 * 1.25e-3
+    made: list[str] = []
+
+    def fake(trial: Any, timeout: float | None = None) -> TrialResult:
+        name = trial.report_dir.name
+        made.append(name)
+        run = _run(trial.report_dir.parent / "made", name, w=w if name == NAMES[2] else W,
+                   summary={"fusions": {"matmul_biasadd": 2}} if name == NAMES[2] else {})  # fmt: skip
+        return run.result
+
+    monkeypatch.setattr(verify, "run_trial", fake)
+    checks, runs = run_verify(_plan(tmp_path))
+    assert sorted(made) == sorted([*NAMES, "keep-origin-dtype-fusions-off"])
+    exact = next(c for c in checks if c.name == "keep_origin_dtype")
+    assert (exact.passed, exact.cause) == (True, "fusion_rounding")
+    assert "keep-origin-dtype-fusions-off" in report_json(checks, runs, _plan(tmp_path))["runs"]

@@ -72,3 +72,91 @@ def test_seed_000_error_cases_are_diagnosed_with_the_seeds_fix(tmp_path: Path) -
         assert symptom in found, sorted(found)
         assert found[symptom]["severity"] == severity
         assert fix in found[symptom]["fix"]
+
+
+CASE01_ORIGINAL = """\
+import tensorflow as tf
+from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig
+
+keys = tf.constant(["cat", "dog", "bird"])
+values = tf.constant([0, 1, 2], dtype=tf.int64)
+table = tf.contrib.lookup.HashTable(tf.contrib.lookup.KeyValueTensorInitializer(keys, values), -1)
+words = tf.data.Dataset.from_tensor_slices(["dog", "cat", "bird", "dog"])
+ids = words.map(lambda w: table.lookup(w)).batch(2, drop_remainder=True)
+iterator = ids.make_initializable_iterator()
+total = tf.reduce_sum(tf.cast(iterator.get_next(), tf.float32))
+
+config = tf.ConfigProto()
+config.graph_options.rewrite_options.remapping = RewriterConfig.OFF
+config.graph_options.rewrite_options.memory_optimization = RewriterConfig.OFF
+with tf.Session(config=config) as sess:
+    sess.run(tf.tables_initializer())
+    sess.run(iterator.initializer)
+    for _ in range(2):
+        print("sum", sess.run(total))
+"""
+"""Case 01's script before migration, configured as the seed's scripts are (RewriterConfig)."""
+
+SEED_FIX_SCRIPT = """\
+import tensorflow as tf
+from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig
+
+from npu_bridge.npu_init import *
+
+keys = tf.constant(["cat", "dog", "bird"])
+values = tf.constant([0, 1, 2], dtype=tf.int64)
+table = tf.contrib.lookup.HashTable(tf.contrib.lookup.KeyValueTensorInitializer(keys, values), -1)
+words = tf.data.Dataset.from_tensor_slices(["dog", "cat", "bird", "dog"])
+ids = words.map(lambda w: table.lookup(w)).batch(2, drop_remainder=True)
+iterator = ids.make_initializable_iterator()
+total = tf.reduce_sum(tf.cast(iterator.get_next(), tf.float32))
+
+config = tf.ConfigProto()
+custom_op = config.graph_options.rewrite_options.custom_optimizers.add()
+custom_op.name = "NpuOptimizer"
+custom_op.parameter_map["mix_compile_mode"].b = True
+config.graph_options.rewrite_options.remapping = RewriterConfig.OFF
+config.graph_options.rewrite_options.memory_optimization = RewriterConfig.OFF
+with tf.Session(config=config) as sess:
+    sess.run(tf.tables_initializer())
+    sess.run(iterator.initializer)
+    for _ in range(2):
+        print("sum", sess.run(total))
+"""
+"""The seed's own solution script for case 01, word for word in its configuration lines."""
+
+
+def _run_script(script: Path, report: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        command("run", "--report-dir", str(report), str(script)),
+        capture_output=True, text=True, timeout=600, env=env(),
+    )  # fmt: skip
+
+
+def test_the_seeds_own_fix_with_rewriter_config_off_runs(tmp_path: Path) -> None:
+    script = tmp_path / "case01_seed_fix.py"
+    script.write_text(SEED_FIX_SCRIPT)
+    done = _run_script(script, tmp_path / "report")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["sum 1.0", "sum 3.0"]
+    summary = json.loads((tmp_path / "report" / "run_summary.json").read_text())
+    assert summary["options"]["mix_compile_mode"] is True
+
+
+def test_the_migrated_case01_script_gets_mixed_compute_and_runs(tmp_path: Path) -> None:
+    source = tmp_path / "orig"
+    source.mkdir()
+    (source / "train.py").write_text(CASE01_ORIGINAL)
+    out = tmp_path / "out"
+    migrated = subprocess.run(
+        command("migrate", str(source), "-o", str(out)),
+        capture_output=True, text=True, timeout=120, env=env(),
+    )  # fmt: skip
+    assert migrated.returncode == 0, migrated.stdout + migrated.stderr
+    text = (out / "train.py").read_text()
+    assert 'custom_op.parameter_map["mix_compile_mode"].b = True' in text
+    assert "with tf.Session(config=npu_session_config(config_proto=config)) as sess:" in text
+    assert "config.graph_options.rewrite_options.remapping = RewriterConfig.OFF" in text
+    done = _run_script(out / "train.py", tmp_path / "report")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["sum 1.0", "sum 3.0"]

@@ -78,6 +78,7 @@ def cluster_graph_is_acyclic(graph: Graph) -> bool:
     return all(visit(v) for v in list(edges) if v not in state)
 
 
+@pytest.mark.slow
 def test_mixed_compute_keeps_the_input_path_on_the_host_with_reasons(bert_def: object) -> None:
     # The decisions, before lowering gives the float16 _FusedMatMul its CPU form.
     result = run(bert_def, lower=False, mix_compile_mode=True, precision_mode="allow_mix_precision")

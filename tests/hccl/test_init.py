@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import hccl
 from npu_bridge._handover import find_real_adapter
 
@@ -22,6 +24,7 @@ def _fake_hccl(root: Path, init: str = "MARKER = 'cann'\n") -> Path:
     return package
 
 
+@pytest.mark.slow
 def test_a_real_hccl_after_ours_on_sys_path_wins(tmp_path) -> None:
     _fake_hccl(tmp_path)
     code = (

@@ -39,3 +39,46 @@ def test_keras_horovod_is_classified_with_the_horovod_rows():
 def test_unknown_api_is_not_listed():
     [use] = uses("import tensorflow as tf\ntf.no_such_api()\n")
     assert use.status is ApiStatus.NOT_LISTED
+
+
+def _migrated_uses(source: str):
+    from tf2npu.testing.migration import migrate_text
+
+    return [(u.line, u.api, u.advice) for u in migrate_text(source).result.api_uses]
+
+
+def test_advice_says_rewritten_only_where_a_change_was_recorded():
+    found = _migrated_uses(
+        "import tensorflow as tf\n"
+        "x = tf.nn.dropout(h, 0.5)\n"
+        "sess = tf.Session(config=npu_config_proto())\n"
+        "sess2 = tf.Session()\n"
+    )
+    assert found == [
+        (2, "tf.nn.dropout", "tf2npu rewrote tf.nn.dropout to npu_ops.dropout here."),
+        (
+            3,
+            "tf.Session",
+            "Supported on Ascend once migrated, but tf2npu did not change this use (it is "
+            "already migrated, or its form is not one the rules rewrite): check it and the "
+            "findings at this line.",
+        ),
+        (
+            4,
+            "tf.Session",
+            "tf2npu rewrote this use so that training runs on Ascend; see the change list.",
+        ),
+    ]
+
+
+def test_advice_without_edits_never_claims_a_rewrite():
+    [use] = api_uses(
+        ModuleIndex.build(ast.parse("import tensorflow as tf\nx = tf.nn.dropout(h, 0.5)\n")),
+        "t.py",
+    )
+    assert use.advice == (
+        "Supported on Ascend once migrated to npu_ops.dropout, but tf2npu did not change this "
+        "use (it is already migrated, or its form is not one the rules rewrite): check it and "
+        "the findings at this line."
+    )
+    assert "rewrote" not in use.advice and "rewrites" not in use.advice

@@ -55,7 +55,7 @@ def _rows() -> list[list[str]]:
 )
 def test_pinned_status(name: str, status: ApiStatus, module: str) -> None:
     info = classify(name)
-    assert info == ApiInfo(api=name, module=module, status=status, advice=info.advice)
+    assert (info.api, info.module, info.status) == (name, module, status)
     assert info.advice
 
 
@@ -219,6 +219,21 @@ def test_flags_are_host_python(name: str, module: str) -> None:
     info = classify(name)
     assert (info.status, info.module) == (ApiStatus.HOST_PYTHON, module)
     assert "builds no graph op" in info.advice
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tf.core.protobuf.rewriter_config_pb2.RewriterConfig.OFF",
+        "tf.core.protobuf.rewriter_config_pb2.RewriterConfig",
+        "tf.core.protobuf.config_pb2.ConfigProto",
+    ],
+)
+def test_session_config_protobufs_are_host_python(name: str) -> None:
+    info = classify(name)
+    assert (info.status, info.module) == (ApiStatus.HOST_PYTHON, "tf.core.protobuf")
+    assert info.advice.startswith("A configuration protobuf (such as RewriterConfig.OFF")
+    assert info.advice.endswith("so nothing to do.")
 
 
 def test_a_module_merely_named_like_flags_is_not_host_python() -> None:

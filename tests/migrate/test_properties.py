@@ -14,6 +14,7 @@ import tokenize
 from collections import Counter
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -205,6 +206,7 @@ PROPERTY = settings(
 )
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(programs())
 def test_output_parses_and_is_idempotent(program: Program) -> None:

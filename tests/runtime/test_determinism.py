@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -42,6 +47,7 @@ def test_option_in_a_seeded_npu_session_turns_op_determinism_on(enabled: list[bo
         "requested_by": "deterministic=1",
         "reproducible": True,
         "op_determinism": True,
+        "schedule": "one inter-op thread",  # the NPU session's inner session
         "problems": [],
     }
 
@@ -84,3 +90,125 @@ def test_onednn_on_at_import_is_said_once(
     assert summary is not None
     assert summary["op_determinism"] is True and summary["reproducible"] is False
     assert caplog.text.count("oneDNN kernels were on") == 1
+
+
+# -- the schedule: one inter-op thread per session while determinism is asked -----------------
+
+
+def test_nothing_asked_keeps_the_sessions_config() -> None:
+    config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=4)
+    state = determinism.Determinism()
+    assert state.session_config(config) is config
+    assert state.session_config(None) is None
+    assert state.summary() is None
+
+
+def test_asked_gives_every_session_one_inter_op_thread_of_its_own() -> None:
+    config = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=4)
+    config.session_inter_op_thread_pool.add().num_threads = 8
+    state = determinism.Determinism(requested_by="--deterministic")
+    fixed = state.session_config(config)
+    assert (fixed.inter_op_parallelism_threads, fixed.use_per_session_threads) == (1, True)
+    assert len(fixed.session_inter_op_thread_pool) == 0
+    assert config.inter_op_parallelism_threads == 4  # the script's own config is not changed
+    assert state.session_config(None).inter_op_parallelism_threads == 1
+    assert state.summary()["schedule"] == "one inter-op thread"  # type: ignore[index]
+
+
+def test_a_stock_session_runs_with_the_fixed_schedule(enabled: list[bool]) -> None:
+    context().determinism.requested_by = determinism.CLI_FLAG
+    with tf.compat.v1.Session(graph=_graph(0)) as sess:
+        sess.run("c:0")
+    assert context().determinism.sessions_scheduled == 1
+    assert context().determinism.summary()["schedule"] == "one inter-op thread"  # type: ignore[index]
+
+
+# -- end to end: tf2npu run --deterministic repeats bit for bit, racing graphs included ---------
+
+EXE = Path(sys.executable).parent / "tf2npu"
+
+#: The global_step race of BERT's optimization.py in 20 lines: the learning rate reads
+#: global_step in the run that assigns global_step + 1 (under --no-npu its loss varies).
+RACING = """\
+import numpy as np
+import tensorflow as tf
+
+tf.set_random_seed(0)
+x = tf.constant(np.linspace(-1, 1, 512).reshape(256, 2), tf.float32)
+y = tf.reduce_sum(x, axis=1, keepdims=True) * 3.0
+w = tf.get_variable("w", [2, 1], initializer=tf.zeros_initializer())
+gs = tf.train.get_or_create_global_step()
+lr = tf.train.polynomial_decay(0.5, gs, 20, 0.0)
+loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+train = tf.train.GradientDescentOptimizer(lr).minimize(loss)
+train = tf.group(train, gs.assign(gs + 1))
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    losses = [sess.run([train, loss])[1] for _ in range(20)]
+print("losses", " ".join(float(v).hex() for v in losses))
+"""
+
+#: An Estimator (the same race in its model_fn, dropout with a seed from RunConfig).
+ESTIMATOR = """\
+import numpy as np
+import tensorflow as tf
+
+def model_fn(features, labels, mode):
+    h = tf.layers.dense(features["x"], 8, activation=tf.nn.relu)
+    h = tf.nn.dropout(h, keep_prob=0.8)
+    loss = tf.losses.mean_squared_error(labels, tf.layers.dense(h, 1))
+    gs = tf.train.get_or_create_global_step()
+    lr = tf.train.polynomial_decay(0.1, gs, 10, 0.0)
+    train = tf.train.AdamOptimizer(lr).minimize(loss)
+    return tf.estimator.EstimatorSpec(mode, loss=loss, train_op=tf.group(train, gs.assign(gs + 1)))
+
+def input_fn():
+    x = np.linspace(-1, 1, 128, dtype=np.float32).reshape(32, 4)
+    data = tf.data.Dataset.from_tensor_slices(({"x": x}, x.sum(axis=1, keepdims=True)))
+    return data.repeat().batch(8)
+
+config = tf.estimator.RunConfig(tf_random_seed=0, save_checkpoints_steps=100)
+estimator = tf.estimator.Estimator(model_fn, model_dir=MODEL_DIR, config=config)
+estimator.train(input_fn, max_steps=6)
+print("kernel", estimator.get_variable_value("dense_1/kernel").tobytes().hex())
+"""
+
+
+def _runs(tmp_path: Path, script: str, count: int, *flags: str) -> list[str]:
+    """The last stdout line of ``count`` ``tf2npu run --deterministic`` runs, started together."""
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    for name in ("TF_ENABLE_ONEDNN_OPTS", "TF_NUM_INTEROP_THREADS"):
+        env.pop(name, None)  # --deterministic sets them
+    procs = []
+    for i in range(count):
+        path = tmp_path / f"s{i}.py"
+        path.write_text(script.replace("MODEL_DIR", repr(str(tmp_path / f"model{i}"))))
+        argv = [str(EXE), "run", "--quiet", "--deterministic", "--report-dir",
+                str(tmp_path / f"r{i}"), *flags, str(path)]  # fmt: skip
+        procs.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True, env=env))  # fmt: skip
+    outs = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err[-2000:]
+        outs.append(out.strip().splitlines()[-1])
+    return outs
+
+
+@pytest.mark.slow
+def test_a_racing_script_repeats_bit_for_bit_and_the_race_is_named(tmp_path: Path) -> None:
+    outs = _runs(tmp_path, RACING, 3)
+    assert outs[0].startswith("losses 0x") and len(outs[0].split()) == 21
+    assert outs[1] == outs[0] and outs[2] == outs[0]
+    summary = json.loads((tmp_path / "r0" / "run_summary.json").read_text())
+    assert summary["deterministic"]["schedule"] == "one inter-op thread"
+    assert [r["variable"] for r in summary["races"]] == ["global_step"]
+
+
+@pytest.mark.slow
+def test_an_estimator_script_repeats_bit_for_bit(tmp_path: Path) -> None:
+    first, second = _runs(tmp_path, ESTIMATOR, 2)
+    assert first.startswith("kernel ") and len(first) > len("kernel ") + 8
+    assert first == second
+    summary = json.loads((tmp_path / "r0" / "run_summary.json").read_text())
+    assert summary["deterministic"]["reproducible"] is True, summary["deterministic"]

@@ -59,6 +59,7 @@ def test_library_frames_are_those_of_the_installed_packages() -> None:
     assert not is_library_file("<string>")
 
 
+@pytest.mark.slow
 def test_library_roots_are_the_real_folders_under_tf2npu_runs_module_swap() -> None:
     """``tf2npu run`` binds ``sys.modules["tensorflow"]`` to the v1 API module; the folder of
     TensorFlow is still the real package's, so its deeper frames stay library frames.

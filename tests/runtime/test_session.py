@@ -151,6 +151,7 @@ def test_monitored_training_session_with_a_scaffold(tmp_path: Path) -> None:
     assert list(tmp_path.glob("model.ckpt-5.index"))
 
 
+@pytest.mark.slow
 def test_estimator_train_evaluate_predict(tmp_path: Path) -> None:
     from tf2npu.runtime import run_stats
 

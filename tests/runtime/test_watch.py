@@ -64,11 +64,32 @@ def test_a_loss_that_turns_nan_is_reported_with_its_step_and_the_loss_scale(
     assert summary["steps"] == 5
     assert summary["nonfinite"] == {"first_step": 3, "fetches": ["loss:0"]}
     # 1024 halves on each overflow (decr_every_n_nan_or_inf=1): 512 after step 3, 256 after 5.
-    assert summary["loss_scale"] == {"scale": 256.0, "skipped_steps": 2}
+    # Step 1 was applied: the later skips are no warm-up.
+    assert summary["loss_scale"] == {"scale": 256.0, "skipped_steps": 2, "warmup": None}
     assert summary["exit_status"] == 0
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1  # once per fetch, not once per bad step
     assert "'loss:0' is +Inf in training step 3" in warnings[0]
+
+
+def test_leading_skipped_steps_while_the_scale_comes_down_are_the_warm_up(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from tf2npu.runtime import run_stats
+
+    model = _loss_scaled_model()
+    with _session("npu", model["graph"]) as sess, caplog.at_level(logging.ERROR):
+        sess.run(model["init"])
+        for feed in (OVERFLOW, OVERFLOW, OVERFLOW, X, X, OVERFLOW):
+            sess.run([model["loss"], model["train"]], {model["x"]: feed})
+    summary = run_stats().summary(wall_seconds=1.0, exit_status=0)
+    # 1024 -> 512 -> 256 -> 128 over the first three (skipped) steps; the skip at step 6
+    # comes after an applied step, so it is no part of the warm-up.
+    assert summary["loss_scale"] == {
+        "scale": 64.0,
+        "skipped_steps": 4,
+        "warmup": {"skipped_steps": 3, "first_scale": 512.0, "last_scale": 128.0},
+    }
 
 
 @pytest.mark.parametrize("kind", ["npu", "stock"])

@@ -10,6 +10,7 @@ import pytest
 pytestmark = pytest.mark.tf
 
 
+@pytest.mark.slow
 def test_the_tiny_bert_graph_trains_and_has_the_input_path_host_ops() -> None:
     import tensorflow.compat.v1 as tf
 
@@ -38,6 +39,7 @@ def test_feed_is_deterministic_for_a_seed() -> None:
     assert a[built.tokens].shape == (2, 4) and (a[built.tokens][:, 0] == b"[CLS]").all()
 
 
+@pytest.mark.slow
 def test_the_optimizer_is_the_one_given() -> None:
     import tensorflow.compat.v1 as tf
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tf2npu.cli import exit_codes
+from tf2npu.cli.npu_flags import add_option_flag
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.debug.bisect_metric import DEFAULT_TOLERANCES
 from tf2npu.errors import UsageError
@@ -143,13 +144,7 @@ def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
         help="folder for the fix files, the trials and the state "
         f"(default: ./tf2npu-bisect-{kind})",
     )
-    parser.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="an NpuOptimizer option for every trial, as tf2npu run --option; repeat",
-    )
+    add_option_flag(parser, "every trial")
     parser.add_argument(
         "--clean",
         action="append",

@@ -15,7 +15,7 @@ from tf2npu.atomic import write_text_atomic
 from tf2npu.cli import exit_codes
 from tf2npu.cli.console import make_console
 from tf2npu.cli.graph_limits import check_function_depth
-from tf2npu.cli.npu_flags import add_shorthands, check_option_files, cli_items
+from tf2npu.cli.npu_flags import add_option_flag, add_shorthands, check_option_files, cli_items
 from tf2npu.cli.paths import check_input_file, check_output_dir, check_output_file, path_arg
 from tf2npu.config.options import NpuOptions
 from tf2npu.config.sources import from_cli, from_json_file, resolve
@@ -84,13 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _add_inspect_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("graph", metavar="GRAPH", type=Path, help="a .pb, .pbtxt or .meta file")
     opts = parser.add_argument_group("NpuOptimizer options")
-    opts.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a parameter_map option; repeat for several",
-    )
+    add_option_flag(opts, "the graph's compilation")
     opts.add_argument(
         "--config-from",
         metavar="FILE",
@@ -140,6 +134,7 @@ def inspect(args: argparse.Namespace) -> int:
     """Run the engine over ``args.graph`` and write the requested views."""
     from tf2npu.graph.dumps import PrintModel, pass_dumps
     from tf2npu.graph.engine import run_engine
+    from tf2npu.graph.lint import RACE_CHECK, RACE_FIX, races, sinks
     from tf2npu.graph.passes.infra import PassInstrument
     from tf2npu.graph.report import summarize, to_json_text, write_report_files
     from tf2npu.graph.report.html import render_html
@@ -157,7 +152,10 @@ def inspect(args: argparse.Namespace) -> int:
     if args.dump_dir is not None or options.env.print_model:
         target = args.dump_dir if args.dump_dir is not None else Path.cwd()
         instruments.append(PrintModel(target))
+    found = races(graph, sinks(graph))  # on the user's graph, before the passes change it
     run_ = run_engine(graph, options, instruments=instruments)
+    for race in found:
+        run_.config.diagnostics.warning(RACE_CHECK, race.message(), node=race.read, fix=RACE_FIX)
     summary = summarize(run_, str(args.graph))
     if args.dump_dir is not None:
         write_report_files(summary, args.dump_dir)

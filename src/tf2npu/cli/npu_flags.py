@@ -35,6 +35,21 @@ _HELP: dict[str, dict[str, Any]] = {
 }
 
 
+def add_option_flag(group: argparse._ActionsContainer, applies_to: str, note: str = "") -> None:
+    """Add ``--option KEY=VALUE`` (repeatable) to ``group``: the one declaration every command
+    that starts NPU sessions uses. ``applies_to`` says which sessions it sets ("every NPU
+    session", "the migrated runs"); ``note`` adds what is particular to the command."""
+    group.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help=f"an NpuOptimizer parameter_map option for {applies_to}; it wins over the script's "
+        "own setting; repeat for several (docs/options.md lists them)"
+        + (f"; {note}" if note else ""),
+    )
+
+
 def add_shorthands(group: argparse._ArgumentGroup, flags: Sequence[str] = tuple(_HELP)) -> None:
     """Add the shorthand ``flags`` (all four by default) to ``group``."""
     for flag in flags:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from tf2npu.cli import exit_codes
+from tf2npu.cli.npu_flags import add_option_flag
 from tf2npu.cli.paths import check_output_dir, path_arg
 from tf2npu.errors import UsageError
 
@@ -81,13 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="where PROF_<time>/ goes (default ./tf2npu-profile); the run summary goes there too",
     )
-    parser.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="an NpuOptimizer option for every NPU session, as tf2npu run --option",
-    )
+    add_option_flag(parser, "every NPU session of the profiled run")
     parser.add_argument(
         "--from",
         dest="source",

@@ -24,11 +24,12 @@ from rich.console import Console
 from rich.text import Text
 
 from tf2npu import runtime
+from tf2npu.artifacts.run_summary import LOSS_SCALE, LossScale
 from tf2npu.atomic import write_text_atomic
 from tf2npu.cli import exit_codes, ranks
 from tf2npu.cli.console import make_console
 from tf2npu.cli.engine_flags import add_engine_flags, engine_overrides
-from tf2npu.cli.npu_flags import add_shorthands, check_option_files, cli_items
+from tf2npu.cli.npu_flags import add_option_flag, add_shorthands, check_option_files, cli_items
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.config.faults import INJECT_FAULT_ENV, FaultSpec
 from tf2npu.config.options import OPTIONS, Value
@@ -80,7 +81,8 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
   steps                       training steps executed, in NPU and stock sessions
   nonfinite                   null, or {first_step, fetches}: scalar float fetches (a loss)
                               that were NaN/Inf, and the step they first were; a warning too
-  loss_scale                  null, or {scale, skipped_steps} under NPULossScaleOptimizer
+  loss_scale                  null, or {scale, skipped_steps, warmup} under
+                              NPULossScaleOptimizer (warmup: the leading skipped steps)
   wall_seconds                how long the script ran
   options                     NpuOptimizer options the NPU sessions set (incl. --option)
   options_without_effect      those among them that change nothing off the device
@@ -88,14 +90,20 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
                               does; --strict-options makes them an error)
   exit_status                 the script's exit status
   job_environment             RANK_SIZE, RANK_ID, DEVICE_ID, ... set because they were unset
-  dumps                       per dump folder: path, files written, tensor bytes
+  dumps                       per dump folder: path, files written, tensor bytes, complete
   profiles                    per profile (--profile, profiling_mode): its PROF_* folder,
-                              traced runs, advice findings by severity (docs/profile.md)
-  deterministic               null, or {requested_by, reproducible, op_determinism,
-                              problems}: --deterministic / deterministic=1 and what keeps the
-                              run from being reproducible (oneDNN on at import, no seed)
+                              traced runs, advice findings by severity, complete
+                              (docs/profile.md)
+  deterministic               null, or {requested_by, reproducible, op_determinism, schedule,
+                              problems}: --deterministic / deterministic=1, the schedule it
+                              fixed ("one inter-op thread") and what keeps the run from being
+                              reproducible (oneDNN on at import, no seed)
   fusion_instances_unmatched  entries of --fusion-instances that no compile had ({rule[, root]})
   injected_faults             per --inject-fault spec: {spec, applied_to: [nodes corrupted]}
+  races                       per variable read and assigned in one run with nothing ordering
+                              them: {variable, read, read_op, read_at, write, write_op,
+                              write_at, message, fix} (docs/run.md, "Variable races")
+  write_errors                what could not be written at the end (a full disk); exit 1
   distributed                 in a multi-rank job: rank, size, last training loss, and per
                               HCCL op the collectives run and the bytes they reduced or sent
 Without --report-dir it goes to ./tf2npu-run, and the summary says so.
@@ -135,14 +143,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "sys.argv[1:] (a `--` before SCRIPT ends tf2npu's options)",
     )
     npu = parser.add_argument_group("NPU sessions (options go before SCRIPT)")
-    npu.add_argument(
-        "--option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="an NpuOptimizer parameter_map option for every NPU session; it wins over the "
-        "script's own setting; repeat for several (docs/options.md lists them)",
-    )
+    add_option_flag(npu, "every NPU session")
     add_shorthands(npu)
     npu.add_argument(
         "--no-npu",
@@ -301,7 +302,9 @@ def run(args: argparse.Namespace) -> int:
         ctx = runtime.context()
         ctx.extra_instruments.append(golden_dump(plan.golden_dump, ctx, plan.dump_step))
     if plan.deterministic:  # read once, when TensorFlow is imported
-        os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
+        from tf2npu.runtime.determinism import ENVIRONMENT
+
+        os.environ.update(ENVIRONMENT)
     if not args.verbose:
         # TF's C++ logging prints oneDNN and CPU-feature notices at import; level 1 hides those
         # INFO lines and keeps its warnings. A value the user set is theirs.
@@ -335,6 +338,7 @@ def run(args: argparse.Namespace) -> int:
     summary["deterministic"] = runtime.context().determinism.summary()
     summary["fusion_instances_unmatched"] = runtime.context().fusion_instances.unmatched()
     summary["injected_faults"] = runtime.context().injected_faults.summary()
+    summary["races"] = runtime.context().races.summary()
     summary["write_errors"] = unwritten
     if counter is not None:
         summary["distributed"] = counter.summary()
@@ -680,12 +684,19 @@ def _failure_rows(summary: dict[str, Any]) -> list[tuple[str, Text]]:
     else:
         text = f"{_listing(nonfinite['fetches'])}, first at step {nonfinite['first_step']}"
         rows = [("non-finite values", Text(text, style="bold yellow"))]
-    loss_scale = summary.get("loss_scale")
-    if loss_scale is not None:
-        skipped = loss_scale["skipped_steps"]
-        text = f"scale {loss_scale['scale']:g}, {skipped} step{'' if skipped == 1 else 's'} skipped"
+    scale = LossScale.from_json(summary.get(LOSS_SCALE))
+    if scale is not None:
+        skipped, warmup = scale.skipped_after_warmup, scale.warmup
+        value = "unknown" if scale.scale is None else f"{scale.scale:g}"
+        text = f"scale {value}, {_steps(skipped)} skipped"
+        if warmup is not None:
+            text += f" after a warm-up of {_steps(warmup.skipped_steps)} (scale coming down)"
         rows.append(("loss scaling", Text(text, style="yellow" if skipped else "")))
     return rows
+
+
+def _steps(count: int) -> str:
+    return f"{count} step{'' if count == 1 else 's'}"
 
 
 def _determinism_rows(state: dict[str, Any] | None) -> list[tuple[str, Text]]:
@@ -693,7 +704,8 @@ def _determinism_rows(state: dict[str, Any] | None) -> list[tuple[str, Text]]:
     if state is None:
         return []
     if state["reproducible"]:
-        return [("deterministic", Text(f"yes ({state['requested_by']})"))]
+        how = "; ".join(filter(None, (state["requested_by"], state.get("schedule"))))
+        return [("deterministic", Text(f"yes ({how})"))]
     why = "; ".join(state["problems"]) or "op determinism is off"
     return [("deterministic", Text(f"no: {why}", style="bold yellow"))]
 

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from tf2npu.cli import exit_codes
 from tf2npu.cli.console import make_console
+from tf2npu.cli.npu_flags import add_option_flag
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.config.sources import from_cli
 from tf2npu.debug.verify import (
@@ -58,8 +59,8 @@ examples:
                                 # {run_dir}: each run's own folder, so no run resumes
                                 # from a checkpoint another one wrote
 
-output: a verdict per check; DIR/verify.json (default ./tf2npu-verify) with "verdict" (pass or
-fail) and "checks": [{name, passed, first_divergent_step, first_divergent_variable,
+output: a verdict per check; DIR/verify.json (default ./tf2npu-verify) with "verdict" (pass,
+fail or inconclusive) and "checks": [{name, passed, first_divergent_step, first_divergent_variable,
 max_rel_diff, tolerance, noise_floor, ...}]; each run's report folder (run_summary.json,
 steps.jsonl, variables.npz, trial.log) under DIR. Details: docs/verify.md.
 
@@ -67,8 +68,15 @@ dropout: the original's tf.nn.dropout and the migration's npu_ops.dropout draw d
 masks, so losses differ whatever the migration; verify says so and --dropout-off runs both
 scripts with every dropout keeping every element (keep_prob=1 / rate=0).
 
+keep_origin_dtype failing: verify runs the migrated script once more with every fusion off and
+says "fusion rounding: X; with fusions off: Y" (the check then passes, cause fusion_rounding),
+names a fusion that changes the result, or the real divergence; a variable race any run named
+(tf2npu run's [variable_race] warning) is named in the checks it can explain.
+
 exit codes: 0 every check passed, 1 a check failed, 2 bad usage (a missing script, a bad
---option, an original that fails or fetches nothing).
+--option, an original that fails or fetches nothing), 3 inconclusive: the original's runs do
+not repeat (noise floor above 1e-5), so a check passed only within a tolerance widened to
+that noise.
 """
 DEFAULT_OUT = Path("tf2npu-verify")
 
@@ -87,12 +95,10 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="stop each run after N training steps (TF2NPU_MAX_STEPS); default: the script's",
     )
-    parser.add_argument(
-        "--option",
-        action="append",
-        metavar="KEY=VALUE",
-        help="an NpuOptimizer option for the migrated runs; precision_mode=MODE sets the mode "
-        "of the precision check (default: the script's own)",
+    add_option_flag(
+        parser,
+        "the migrated runs",
+        "precision_mode=MODE sets the mode of the precision check (default: the script's own)",
     )
     parser.add_argument(
         "--deterministic",
@@ -129,26 +135,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "                     [--tolerance RTOL] [--timeout SECONDS] [--out DIR] [--json]\n"
         "                     [-- SCRIPT_ARGS ...]"
     )
-    parser.add_argument("original", metavar="ORIGINAL", help="the original TF 1.15 script")
-    parser.add_argument("migrated", metavar="MIGRATED", help="its migrated version")
+    # One REMAINDER positional takes ORIGINAL, MIGRATED and everything after them, `--`
+    # included: with two positionals of their own, argparse lets MIGRATED swallow the `--` that
+    # follows it, and the script arguments after it were read as verify's options.
     parser.add_argument(
         "rest",
-        metavar="-- SCRIPT_ARGS",
+        metavar="ORIGINAL MIGRATED [-- SCRIPT_ARGS]",
         nargs=argparse.REMAINDER,
-        help="options above, then `--` and the arguments both scripts get",
+        help="the original TF 1.15 script, its migrated version, options, then `--` and the "
+        "arguments both scripts get",
     )
     _add_options(parser)
 
 
 def _split(args: argparse.Namespace) -> list[str]:
-    """Parse the options given after MIGRATED into ``args``; returns the script arguments."""
+    """Parse ORIGINAL, MIGRATED and the options given among or after them into ``args``;
+    returns the script arguments (everything after the first ``--``)."""
     rest = list(args.rest)
     cut = rest.index("--") if "--" in rest else len(rest)
     options, script_args = rest[:cut], rest[cut + 1 :]
     parser = _OptionsParser(prog="tf2npu verify", add_help=False)
+    parser.add_argument("original", metavar="ORIGINAL")
+    parser.add_argument("migrated", metavar="MIGRATED")
     _add_options(parser)
     given = parser.parse_args(options)
     for key, value in vars(given).items():
+        if key == "option" and value is not None:
+            value = [*(args.option or ()), *value]  # --option before ORIGINAL counts too
         if value is not None:
             setattr(args, key, value)
     return script_args
@@ -204,13 +217,14 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
     else:
         print_checks(checks, report["verdict"], make_console(stderr=False), path)
-    return exit_codes.OK if report["verdict"] == "pass" else exit_codes.FINDINGS
+    codes = {"pass": exit_codes.OK, "inconclusive": exit_codes.INCONCLUSIVE}
+    return codes.get(report["verdict"], exit_codes.FINDINGS)
 
 
 def print_checks(checks: Sequence[Check], verdict: str, console: Console, path: Path) -> None:
     """One line per check, then its notes; the verdict first."""
     sys.stderr.flush()
-    style = "bold green" if verdict == "pass" else "bold red"
+    style = {"pass": "bold green", "inconclusive": "bold yellow"}.get(verdict, "bold red")
     console.print(Text.assemble(("tf2npu verify: ", "bold"), (verdict.upper(), style)))
     for check in checks:
         console.print(_line(check), soft_wrap=True)
@@ -225,7 +239,7 @@ def _line(check: Check) -> Text:
     if check.name == "original_noise":
         mark, text = "  --  ", f"noise floor {_fmt(data['noise_floor'])} (two original runs)"
     else:
-        mark = "  ok  " if check.passed else " FAIL "
+        mark = " ??  " if check.inconclusive else "  ok  " if check.passed else " FAIL "
         text = f"max rel diff {_fmt(data['max_rel_diff'])} (tolerance {_fmt(data['tolerance'])})"
         text += f", variables {_fmt(data['max_rel_diff_variables'])}"
         if data["first_divergent_step"] is not None:
@@ -236,6 +250,8 @@ def _line(check: Check) -> Text:
             text += f"; first divergent variable {data['first_divergent_variable']}"
         if check.name == "precision_mode":
             text += f"; {check.precision_mode}"
+        if check.cause:
+            text += f"; cause: {check.cause.replace('_', ' ')}"
     style = "" if check.passed else "bold red"
     return Text.assemble((mark, style), (f"{check.name:<18} ", "bold"), text)
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tf2npu.config.env import ADDRESSES_VARIABLE
 from tf2npu.config.jsonfile import load_json
 from tf2npu.errors import ConfigError
 
@@ -38,8 +39,6 @@ __all__ = [
     "parse_rank_table",
 ]
 
-#: ``host:port,host:port,...``: rank k's gRPC server is entry k (set by ``tf2npu run --ranks``).
-ADDRESSES_VARIABLE = "TF2NPU_CLUSTER"
 #: The TensorFlow job name of the ranks (task k = rank k).
 JOB = "worker"
 #: HCCL's defaults, in seconds (``HCCL_CONNECT_TIMEOUT``, ``HCCL_EXEC_TIMEOUT``).

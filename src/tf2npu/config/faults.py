@@ -18,12 +18,12 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from tf2npu.config.env import INJECT_FAULT_ENV
 from tf2npu.config.names import closest
 from tf2npu.errors import ConfigError
 
 __all__ = ["INJECT_FAULT_ENV", "KINDS", "FaultSpec", "parse_fault", "parse_faults"]
 
-INJECT_FAULT_ENV = "TF2NPU_INJECT_FAULT"
 KINDS = ("nan", "bias", "scale")
 """``nan``, ``bias:EPS``, ``scale:F``."""
 _TARGETS = ("fusion", "op")

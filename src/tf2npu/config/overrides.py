@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tf2npu.config.env import FUSION_INSTANCES_ENV, KEEP_FP32_ENV
 from tf2npu.config.faults import FaultSpec
 from tf2npu.config.jsonfile import load_json, short_repr
 from tf2npu.config.names import KnownRules, alias_index, unknown
@@ -39,8 +40,6 @@ __all__ = [
     "KeepFp32",
 ]
 
-FUSION_INSTANCES_ENV = "TF2NPU_FUSION_INSTANCES"
-KEEP_FP32_ENV = "TF2NPU_KEEP_FP32"
 
 _FUSION_SHAPE = '{"off": [{"rule": "<rule>"}, {"rule": "<rule>", "root": "<node name>"}]}'
 _KEEP_SHAPE = '{"nodes": ["<node name>", ...]}'

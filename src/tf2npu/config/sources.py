@@ -28,6 +28,7 @@ from tf2npu.config.options import (
     OptionSpec,
     Value,
 )
+from tf2npu.config.run_config import NPU_RUN_CONFIG_PASSES
 from tf2npu.config.validate import validate
 from tf2npu.errors import ConfigError
 
@@ -155,23 +156,7 @@ def _attr_value(key: str, attr: object) -> Value:
 
 # -- (b) NPURunConfig --------------------------------------------------------------------------
 
-_RUN_CONFIG_ONLY = frozenset(
-    {
-        "model_dir",
-        "tf_random_seed",
-        "session_config",
-        "keep_checkpoint_max",
-        "keep_checkpoint_every_n_hours",
-        "log_step_count_steps",
-        "train_distribute",
-        "eval_distribute",
-        "save_summary_steps",
-        "save_checkpoints_steps",
-        "save_checkpoints_secs",
-        "distribute",
-        "horovod_mode",
-    }
-)
+_RUN_CONFIG_ONLY = frozenset({*NPU_RUN_CONFIG_PASSES, "distribute", "horovod_mode"})
 """``NPURunConfig`` arguments that are not ``parameter_map`` keys (TF's RunConfig / hooks)."""
 
 CONFIG_OBJECTS: Mapping[str, Mapping[str, str]] = {

@@ -26,6 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tf2npu.config.env import (
+    FUSION_INSTANCES_ENV,
+    KEEP_FP32_ENV,
+    RECORD_ENV,
+    RECORD_PRECISION_ENV,
+)
 from tf2npu.debug.bisect import Config
 from tf2npu.debug.bisect_metric import Evidence, FusionInstance, LoweredNode, Metric
 
@@ -123,7 +129,7 @@ def overrides(
     """The ``--option`` items and environment of one trial; writes its override files."""
     user = _option_map(user_options)
     options = list(user_options)
-    env = {"TF2NPU_RECORD": "1", "TF2NPU_RECORD_PRECISION": "1"}
+    env = {RECORD_ENV: "1", RECORD_PRECISION_ENV: "1"}
     if "deterministic" not in user:
         options.append("deterministic=1")
     if config.precision_mode:
@@ -131,13 +137,13 @@ def overrides(
         options.append(f"precision_mode={config.precision_mode}")
     if config.fusion_off:
         entries = [{"rule": r, "root": n} if n else {"rule": r} for r, n in config.fusion_off]
-        env["TF2NPU_FUSION_INSTANCES"] = str(_write(folder / INSTANCES_OFF, {"off": entries}))
+        env[FUSION_INSTANCES_ENV] = str(_write(folder / INSTANCES_OFF, {"off": entries}))
     if config.black_list:
         mixlist = _with_black_list(user.get("modify_mixlist", ""), config.black_list)
         options = [o for o in options if not o.startswith("modify_mixlist=")]
         options.append(f"modify_mixlist={_write(folder / MIXLIST, mixlist)}")
     if config.keep_fp32:
-        env["TF2NPU_KEEP_FP32"] = str(_write(folder / KEEP_FP32, {"nodes": list(config.keep_fp32)}))
+        env[KEEP_FP32_ENV] = str(_write(folder / KEEP_FP32, {"nodes": list(config.keep_fp32)}))
     return tuple(options), env
 
 

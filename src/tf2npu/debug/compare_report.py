@@ -97,6 +97,7 @@ def _required(value: float) -> str:
         return NAN
     return "inf" if math.isinf(value) else f"{value:.3e}"
 
+
 CSV_SUFFIXES = 1000
 """How many ``_<n>`` names are tried after ``result_<stamp>.csv`` is taken."""
 

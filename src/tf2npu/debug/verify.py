@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tf2npu.atomic import write_text_atomic
+from tf2npu.config.env import DROPOUT_OFF_ENV, MAX_STEPS_ENV
 from tf2npu.debug.records import StepRecord, loss_name, read_steps, read_variables
 from tf2npu.debug.trials import Trial, TrialResult, TrialTimeout, run_trial
 from tf2npu.errors import UsageError
@@ -47,9 +48,12 @@ __all__ = [
     "RunRecord",
     "VerifyPlan",
     "compare",
+    "explain_with_fusions_off",
     "judge",
+    "needs_fusions_off",
     "report_json",
     "run_verify",
+    "verdict",
     "write_report",
 ]
 
@@ -66,6 +70,14 @@ relative to the model's largest variable magnitude: the reordered float32 sums o
 amplified over the steps by adaptive optimizers."""
 NOISE_FACTOR = 2.0
 """Two runs give one sample of the original's run-to-run spread; a third could differ more."""
+FUSION_ROUNDING_LIMIT = 1e-2
+"""The largest difference (relative, as the checks measure it) that a run matching the original
+with every fusion off is put down to the fused kernels' float32 rounding; beyond it, a fusion
+changes the result (find it with ``tf2npu bisect fusion``)."""
+FUSIONS_OFF = "keep-origin-dtype-fusions-off"
+"""The extra trial of a failed ``keep_origin_dtype`` check: the same run with every fusion off."""
+FUSIONS_OFF_SWITCH = {"Switch": {"GraphFusion": {"ALL": "off"}, "UBFusion": {"ALL": "off"}}}
+VERDICTS = ("pass", "fail", "inconclusive")
 VERIFY_FILE = "verify.json"
 RUN_DIR = "{run_dir}"
 """In the script arguments, replaced by each run's own folder: ``--model-dir {run_dir}/model``
@@ -95,9 +107,9 @@ class VerifyPlan:
     def trial(self, name: str, script: Path, *, npu: bool, options: Sequence[str] = ()) -> Trial:
         env = {}
         if self.steps is not None:
-            env["TF2NPU_MAX_STEPS"] = str(self.steps)
+            env[MAX_STEPS_ENV] = str(self.steps)
         if self.dropout_off:
-            env["TF2NPU_DROPOUT_OFF"] = "1"
+            env[DROPOUT_OFF_ENV] = "1"
         report_dir = self.out / name
         args = tuple(arg.replace(RUN_DIR, str(report_dir)) for arg in self.script_args)
         return Trial(
@@ -109,6 +121,15 @@ class VerifyPlan:
             env=env,
             flags=("--deterministic",) if self.deterministic else (),
         )
+
+    def fusions_off_trial(self) -> Trial:
+        """The ``keep-origin-dtype`` trial with every fusion off (a switch file in ``out``)."""
+        switch = self.out / "fusions_off.json"
+        switch.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(switch, json.dumps(FUSIONS_OFF_SWITCH) + "\n")
+        kept = [o for o in self.options if not o.startswith(("precision_mode=", "fusion_switch"))]
+        options = [*kept, _ORIGIN, f"fusion_switch_file={switch}"]
+        return self.trial(FUSIONS_OFF, self.migrated, npu=True, options=options)
 
     def trials(self) -> dict[str, Trial]:
         """The four trials by name, in the order they are judged."""
@@ -152,6 +173,12 @@ class RunRecord:
     @property
     def dropout_ops(self) -> int:
         return int(self.info.get("dropout_ops", 0))
+
+    @property
+    def races(self) -> list[dict[str, Any]]:
+        """The variable races the run named (its summary's ``races``)."""
+        races = self.result.summary.get("races")
+        return [r for r in races if isinstance(r, dict)] if isinstance(races, list) else []
 
     @property
     def precision_mode(self) -> str:
@@ -286,6 +313,11 @@ class Check:
     precision_mode: str | None = None
     variable_tolerance: float | None = None
     notes: list[str] = field(default_factory=list)
+    inconclusive: bool = False
+    """Passed only because the original's noise widened the tolerance: it proves nothing."""
+    cause: str | None = None
+    """Why a ``keep_origin_dtype`` difference arose, when verify found out: ``fusion_rounding``,
+    ``fusion``, ``race`` or ``divergence`` (see :func:`explain_with_fusions_off`)."""
 
     def to_json(self) -> dict[str, Any]:
         c = self.comparison
@@ -302,6 +334,8 @@ class Check:
             "variable_tolerance": self.variable_tolerance,
             "noise_floor": _number(self.noise_floor),
             "precision_mode": self.precision_mode,
+            "inconclusive": self.inconclusive,
+            "cause": self.cause,
             "notes": [*self.notes, *(c.notes if c else ())],
         }
 
@@ -332,7 +366,77 @@ def run_verify(
     runs = {name: RunRecord.load(name, result) for name, result in results.items()}
     for name in ("original-1", "original-2"):
         _require_original(runs[name], plan.original)
-    return judge(runs, plan), runs
+    checks = judge(runs, plan)
+    exact = next(c for c in checks if c.name == "keep_origin_dtype")
+    if needs_fusions_off(exact, runs["keep-origin-dtype"]):
+        progress(f"keep_origin_dtype failed: one more run with every fusion off ({FUSIONS_OFF})")
+        trial = plan.fusions_off_trial()
+        runs[FUSIONS_OFF] = RunRecord.load(FUSIONS_OFF, run_trial(trial, plan.timeout))
+        explain_with_fusions_off(exact, runs["original-1"], runs[FUSIONS_OFF])
+    return checks, runs
+
+
+def needs_fusions_off(check: Check, run: RunRecord) -> bool:
+    """Whether a failed ``keep_origin_dtype`` check is worth a run with fusions off: the
+    migrated run finished, and its graphs had fusions."""
+    fusions = run.result.summary.get("fusions")
+    return not check.passed and check.comparison is not None and bool(fusions)
+
+
+def explain_with_fusions_off(check: Check, reference: RunRecord, off: RunRecord) -> None:
+    """Set ``check.cause`` from the run with every fusion off (``off``) and say it in a note.
+
+    The same run without fusions matching the original means the difference is the fusions':
+    their float32 rounding when it stays within :data:`FUSION_ROUNDING_LIMIT` (the check then
+    passes, saying so), else a fusion that changes the result. Still diverging without fusions
+    means a real divergence, or a variable race when a run named one.
+    """
+    on = check.comparison
+    if on is None:
+        return
+    tolerance = check.tolerance if check.tolerance is not None else EXACT_TOLERANCE
+    variable_tolerance = check.variable_tolerance or VARIABLE_TOLERANCE
+    if not off.result.ok:
+        check.notes.append(f"the run with every fusion off exited {off.result.status}: "
+                           f"{off.result.failure()} (its output: {off.result.log})")  # fmt: skip
+        return
+    without = compare(reference, off, lambda x, y: _rel(x, y) <= tolerance, variable_tolerance)
+    diff_on, diff_off = _worst(on), _worst(without)
+    same = without.first_divergent_step is None and without.first_divergent_variable is None
+    figures = f"fusion rounding: {diff_on:.3g}; with fusions off: {diff_off:.3g}"
+    if same and diff_on <= FUSION_ROUNDING_LIMIT:
+        check.passed, check.cause = True, "fusion_rounding"
+        check.notes.append(
+            f"{figures} (within {tolerance:.3g}): the fused kernels add in another order; "
+            "with every fusion off the migrated script matches the original"
+        )
+    elif same:
+        check.cause = "fusion"
+        check.notes.append(
+            f"a fusion changes the result: {diff_on:.3g} with fusions on, {diff_off:.3g} with "
+            "every fusion off, beyond rounding; find the rule and instance with "
+            "tf2npu bisect fusion"
+        )
+    else:
+        check.cause = "race" if any(r.races for r in (reference, off)) else "divergence"
+        where = _divergence(without)
+        check.notes.append(
+            f"not fusion rounding: with every fusion off the run still differs ({diff_off:.3g}"
+            f"{where})"
+        )
+
+
+def _worst(comparison: Comparison) -> float:
+    return max(comparison.max_rel_diff, comparison.max_rel_diff_variables)
+
+
+def _divergence(comparison: Comparison) -> str:
+    parts = []
+    if comparison.first_divergent_step is not None:
+        parts.append(f"first divergent step {comparison.first_divergent_step}")
+    if comparison.first_divergent_variable is not None:
+        parts.append(f"first divergent variable {comparison.first_divergent_variable}")
+    return "; " + ", ".join(parts) if parts else ""
 
 
 def _run_two_at_a_time(trials: Mapping[str, Trial], timeout: float) -> dict[str, TrialResult]:
@@ -387,12 +491,50 @@ def judge(runs: Mapping[str, RunRecord], plan: VerifyPlan) -> list[Check]:
         return abs(x - y) <= rtol * abs(y) + LOSS_ATOL
 
     checks = [noise_check]
-    for name, key, within, tol, var_tol in (
-        ("keep_origin_dtype", "keep-origin-dtype", exact, exact_tol, exact_var_tol),
-        ("precision_mode", "precision-mode", loose, rtol, rtol),
+    noisy = floor > EXACT_TOLERANCE
+    for name, key, within, tol, var_tol, widened in (
+        ("keep_origin_dtype", "keep-origin-dtype", exact, exact_tol, exact_var_tol, noisy),
+        ("precision_mode", "precision-mode", loose, rtol, rtol, noisy and rtol > plan.rtol),
     ):
-        checks.append(_check(name, first, runs[key], (within, tol, var_tol), floor, plan))
+        check = _check(name, first, runs[key], (within, tol, var_tol), floor, plan)
+        if widened and check.passed:
+            check.inconclusive = True
+            check.notes.append(
+                f"inconclusive: runs of the original do not repeat (noise floor {floor:.3g}), so "
+                f"this check passed only within a tolerance widened to {tol:.3g}; make the "
+                "original repeat (a random seed, --deterministic, --dropout-off) for a verdict"
+            )
+        checks.append(check)
+    _name_races(checks, runs, noisy)
     return checks
+
+
+def _name_races(checks: Sequence[Check], runs: Mapping[str, RunRecord], noisy: bool) -> None:
+    """A variable race any run named, as a note of each check it can explain: a failed or
+    inconclusive one, and the original's noise when its runs do not repeat."""
+    races: dict[str, dict[str, Any]] = {}
+    for run in runs.values():
+        for race in run.races:
+            races.setdefault(str(race.get("variable")), race)
+    if not races:
+        return
+    notes = [
+        f"variable race: {race.get('message')}; a run can resolve it either way; fix: "
+        f"{race.get('fix')}"
+        for race in races.values()
+    ]
+    for check in checks:
+        noise = check.name == "original_noise"
+        if (noise and noisy) or (not noise and (not check.passed or check.inconclusive)):
+            check.notes.extend(notes)
+
+
+def verdict(checks: Sequence[Check]) -> str:
+    """``fail`` when a check failed, ``inconclusive`` when one passed only because the original
+    does not repeat, else ``pass``."""
+    if not all(c.passed for c in checks):
+        return "fail"
+    return "inconclusive" if any(c.inconclusive for c in checks) else "pass"
 
 
 def _check(
@@ -442,9 +584,10 @@ def _noisy_original(run: RunRecord, plan: VerifyPlan) -> str:
 def report_json(
     checks: Sequence[Check], runs: Mapping[str, RunRecord], plan: VerifyPlan
 ) -> dict[str, Any]:
-    """``verify.json``: ``verdict`` (pass/fail), ``checks``, and how it was run."""
+    """``verify.json``: ``verdict`` (pass, fail or inconclusive), ``checks``, and how it was
+    run."""
     return {
-        "verdict": "pass" if all(c.passed for c in checks) else "fail",
+        "verdict": verdict(checks),
         "checks": [c.to_json() for c in checks],
         "original": str(plan.original),
         "migrated": str(plan.migrated),

@@ -3,12 +3,17 @@
 ``lint`` runs after a pass: a failure is a bug (``LintError``, an ``InternalError``).
 ``validate`` runs the structural checks on a graph the user gave: a failure is a ``GraphError``.
 Each problem names its check (a stable string, see ``CHECKS``), the graph and the node.
+
+``races`` is the lint of a user's graph for one run (its roots and feeds): a variable read and
+assigned in the run with no path ordering the read and the write (:class:`Race`). It is a
+warning about the user's graph, not a pass contract: ``tf2npu run``, ``graph inspect`` and
+``doctor`` report it (docs/graph-inspect.md, "Variable races").
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from tf2npu.errors import GraphError, InternalError
@@ -29,6 +34,9 @@ CHECKS = (
     "reserved-suffix",
     "origin-attr",
 )
+
+RACE_CHECK = "variable_race"
+"""The stable name of the race lint (a diagnostic code and a doctor symptom)."""
 
 _BACK_EDGE_PRODUCERS = frozenset({"NextIteration", "RefNextIteration"})
 _BACK_EDGE_CONSUMERS = frozenset({"Merge", "RefMerge"})
@@ -287,3 +295,220 @@ def _key(g: Graph) -> str:
 def _outputs(node: Node) -> Outputs:
     layout = output_layout(node)
     return None if layout is None else flat_dtypes(layout)
+
+
+# -- variable races ---------------------------------------------------------------------------
+
+_RESOURCE_VARIABLES = frozenset({"VarHandleOp"})
+_REF_VARIABLES = frozenset({"VariableV2", "Variable", "TemporaryVariable"})
+#: Ops that forward a variable's handle (or ref) unchanged: the variable flows on through them.
+_FORWARD = frozenset(
+    {"Identity", "RefIdentity", "Enter", "RefEnter", "Switch", "RefSwitch", "Merge", "RefMerge",
+     "Exit", "RefExit", "NextIteration", "RefNextIteration"}
+)  # fmt: skip
+#: Ops that touch a variable without reading its value.
+_NOT_READS = frozenset(
+    {"VarIsInitializedOp", "IsVariableInitialized", "VariableShape", "DestroyResourceOp",
+     "DestroyTemporaryVariable"}
+)  # fmt: skip
+#: Ops whose input 0 is the variable they assign (the others are values they read).
+_ASSIGNS = frozenset(
+    {"Assign", "AssignAdd", "AssignSub", "AssignVariableOp", "AssignAddVariableOp",
+     "AssignSubVariableOp", "CountUpTo", "ResourceCountUpTo", "ScatterUpdate", "ScatterAdd",
+     "ScatterSub", "ScatterMul", "ScatterDiv", "ScatterMin", "ScatterMax", "ScatterNdUpdate",
+     "ScatterNdAdd", "ScatterNdSub", "ResourceScatterUpdate", "ResourceScatterAdd",
+     "ResourceScatterSub", "ResourceScatterMul", "ResourceScatterDiv", "ResourceScatterMin",
+     "ResourceScatterMax", "ResourceScatterNdUpdate", "ResourceScatterNdAdd",
+     "ResourceScatterNdSub"}
+)  # fmt: skip
+RACE_FIX = (
+    "order the read and the write: build one under tf.control_dependencies([the other]), e.g. "
+    "`with tf.control_dependencies([train_op]): inc = global_step.assign_add(1)`"
+)
+
+
+def is_assign(op: str) -> bool:
+    """Whether ``op`` writes the variables it takes as handles or refs (an optimizer's apply
+    ops write every slot they take, in one op)."""
+    return op in _ASSIGNS or ("Apply" in op and op.startswith(("Apply", "Resource", "Sparse")))
+
+
+@dataclass(frozen=True)
+class Race:
+    """Variable ``variable`` is read by ``read`` and assigned by ``write`` in one run, and no
+    path (data or control) orders them: the value read depends on the op schedule."""
+
+    variable: str
+    read: str
+    read_op: str
+    write: str
+    write_op: str
+
+    def message(self, where: Callable[[str], str] = lambda name: "") -> str:
+        """One sentence; ``where`` gives a node's source line (``file:line``, or "")."""
+
+        def node(name: str, op: str) -> str:
+            line = where(name)
+            return f"{name!r} ({op}{', ' + line if line else ''})"
+
+        return (
+            f"variable {self.variable!r} is read by {node(self.read, self.read_op)} and "
+            f"assigned by {node(self.write, self.write_op)} in the same run, with nothing "
+            "ordering them: the value read depends on the op schedule"
+        )
+
+
+def sinks(graph: Graph) -> list[str]:
+    """The roots of a graph file's run (it names no fetches): the nodes nothing reads, less
+    the variables' initializers (a run is a step, not the initialization) and the reads each
+    variable makes of itself when it is built (``w/Read/ReadVariableOp``, ``w/read``)."""
+    found = []
+    variables = _RESOURCE_VARIABLES | _REF_VARIABLES
+    for node in graph:
+        if graph.has_readers(node.name) or _initializes(graph, node) or node.op in _NOT_READS:
+            continue
+        if node._inputs and graph.get(node._inputs[0].node) is not None:
+            if (
+                node.op in ("ReadVariableOp", "Identity")
+                and graph[node._inputs[0].node].op in variables
+            ):
+                continue
+        if (
+            node.op == "NoOp"
+            and node._control
+            and all(_initializes(graph, graph[c]) for c in node._control if c in graph)
+        ):
+            continue  # tf.global_variables_initializer()
+        found.append(node.name)
+    return found
+
+
+def _initializes(graph: Graph, node: Node) -> bool:
+    """Whether ``node`` is the assign a variable made for its own initializer
+    (``w/Assign`` of ``w``, by tf.Variable and tf.get_variable)."""
+    if node.op not in _ASSIGNS or not node._inputs:
+        return False
+    return node.name.startswith(node._inputs[0].node + "/")
+
+
+def races(
+    graph: Graph, roots: Iterable[str], feeds: Iterable[str] = (), benign: Iterable[str] = ()
+) -> list[Race]:
+    """The variable races of one run of ``graph``'s top level: ``roots`` are the fetched and
+    targeted node names, ``feeds`` the fed tensors (``node:index``; a fed tensor's producer
+    does not run for it). One race per variable: its first racing read (in graph order) whose
+    value reaches an assign, else the first whose value reaches a root, with the first write it
+    races. ``benign`` are reads that race by design and are not reported (the Estimator's
+    global-step read, which its hooks fetch knowing it may be either step)."""
+    roots = [r for r in roots if r in graph]
+    skip = set(benign)
+    fed = {_tensor_name(TensorRef.parse(f)) for f in feeds}
+    pruned = _pruned(graph, roots, fed)
+    touches = [(v, *_touches(graph, v, pruned)) for v in _variables(graph, pruned)]
+    touches = [(v, reads, writes) for v, reads, writes in touches if reads and writes]
+    if not touches:
+        return []
+    # a read whose value reaches an assign changes the model; one that reaches only a fetch
+    # changes what is shown: the first is named first
+    changes = _observed(graph, pruned, fed, [w for _, _, ws in touches for w in ws])
+    shown = _observed(graph, pruned, fed, roots)
+    events = list(dict.fromkeys(name for _, reads, writes in touches for name in (*reads, *writes)))
+    bit = {name: 1 << i for i, name in enumerate(events)}
+    before = _ancestors(graph, pruned, events)
+    found = []
+    for variable, reads, writes in touches:
+        ordered = [r for r in reads if r in changes] + [r for r in reads if r not in changes]
+        pairs = (
+            Race(variable, r, graph[r].op, w, graph[w].op)
+            for r in ordered
+            if (r in changes or r in shown) and r not in skip
+            for w in writes
+            if r != w and not before[w] & bit[r] and not before[r] & bit[w]
+        )
+        race = next(pairs, None)
+        if race is not None:
+            found.append(race)
+    return found
+
+
+def _tensor_name(ref: TensorRef) -> str:
+    return f"{ref.node}:{ref.index}"
+
+
+def _pruned(graph: Graph, roots: Iterable[str], fed: set[str]) -> set[str]:
+    """What a run of ``roots`` executes: their ancestors, not through fed tensors."""
+    seen: set[str] = set()
+    stack = list(roots)
+    while stack:
+        name = stack.pop()
+        if name in seen or name not in graph:
+            continue
+        seen.add(name)
+        node = graph[name]
+        stack.extend(r.node for r in node._inputs if _tensor_name(r) not in fed)
+        stack.extend(node._control)
+    return seen
+
+
+def _variables(graph: Graph, pruned: set[str]) -> list[str]:
+    ops = _RESOURCE_VARIABLES | _REF_VARIABLES
+    return [n.name for n in graph if n.name in pruned and n.op in ops]
+
+
+def _touches(graph: Graph, variable: str, pruned: set[str]) -> tuple[list[str], list[str]]:
+    """The nodes of the run that read and that assign ``variable``.
+
+    A resource variable is read when an op takes its handle and is not an assign (a
+    ``ReadVariableOp`` snapshots the value). A ref variable's ``Identity`` aliases its buffer,
+    so its value is read by the ops that consume the alias, which is what they are taken as.
+    """
+    ref = graph[variable].op in _REF_VARIABLES
+    reads: dict[str, None] = {}
+    writes: dict[str, None] = {}
+    stack = [(variable, False)]  # (node, whether it carries the value rather than the variable)
+    seen = set()
+    while stack:
+        name, value = stack.pop()
+        if (name, value) in seen:
+            continue
+        seen.add((name, value))
+        for user in graph.consumers(name):
+            if user.name not in pruned or user.op in _NOT_READS:
+                continue
+            positions = {i for i, r in enumerate(user._inputs) if r.node == name}
+            if user.op in _FORWARD:
+                stack.append((user.name, value or (ref and not user.op.startswith("Ref"))))
+            elif value or not is_assign(user.op):
+                reads[user.name] = None
+            elif user.op not in _ASSIGNS or 0 in positions:
+                writes[user.name] = None
+            if not value and user.op in _ASSIGNS and positions - {0}:
+                reads[user.name] = None  # assigns the variable's value to another (or itself)
+    return list(reads), list(writes)
+
+
+def _observed(graph: Graph, pruned: set[str], fed: set[str], sinks: Iterable[str]) -> set[str]:
+    """Nodes whose value reaches a root or an assign by data edges (what a read can change)."""
+    seen: set[str] = set()
+    stack = list(sinks)
+    while stack:
+        name = stack.pop()
+        if name in seen or name not in pruned:
+            continue
+        seen.add(name)
+        stack.extend(r.node for r in graph[name]._inputs if _tensor_name(r) not in fed)
+    return seen
+
+
+def _ancestors(graph: Graph, pruned: set[str], events: list[str]) -> dict[str, int]:
+    """Per event node, the bit set of the events that run before it or are it: bit ``i`` is
+    ``events[i]``."""
+    bit = {name: 1 << i for i, name in enumerate(events)}
+    below: dict[str, int] = {}
+    for node in topo_order(graph):
+        if node.name in pruned:
+            mask = bit.get(node.name, 0)
+            for producer in _producers(graph, node):
+                mask |= below.get(producer, 0)
+            below[node.name] = mask
+    return {name: below.get(name, 0) for name in events}

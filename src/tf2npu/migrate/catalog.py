@@ -13,8 +13,9 @@ this order:
 2. the exact name, an API or an enum / attribute name (classified as its class);
 3. its parents, nearest first (``tf.Session.run`` is classified as ``tf.Session``);
 4. any other ``tf.compat.*`` name is a compat alias;
-5. names under :data:`HOST_PYTHON_MODULES` (command-line flags) are host Python: they build no
-   graph op, so the NPU never sees them (tf2npu's classification; the vendor does not list them);
+5. names under :data:`HOST_PYTHON_MODULES` (command-line flags, configuration protobufs such as
+   ``RewriterConfig``) are host Python: they build no graph op, so the NPU never sees them
+   (tf2npu's classification; the vendor does not list them);
 6. otherwise the name is not listed.
 
 The returned :class:`ApiInfo` always carries the name as given.
@@ -33,8 +34,24 @@ _PACKAGE = "tf2npu.migrate.data"
 _RESOURCE = "api_catalog.tsv"
 _HEADER = "api\tmodule\tstatus\treplacement\tparent"
 _COMPAT_V1 = "tf.compat.v1."
-HOST_PYTHON_MODULES = ("tf.flags", "tf.app.flags")
-"""Modules whose every name is plain Python run on the host (absl flags re-exported by TF)."""
+_FLAGS_ADVICE = (
+    "Plain Python on the host (command-line flags): it builds no graph op, so the NPU never "
+    "sees it; nothing to do."
+)
+HOST_PYTHON_MODULES: dict[str, str] = {
+    "tf.flags": _FLAGS_ADVICE,
+    "tf.app.flags": _FLAGS_ADVICE,
+    "tf.core.protobuf": (
+        "A configuration protobuf (such as RewriterConfig.OFF for ConfigProto.graph_options."
+        "rewrite_options): plain Python on the host that builds no graph op; the NPU session "
+        "config keeps it (the vendor's own ConfigProto advice sets remapping = "
+        "RewriterConfig.OFF), so nothing to do."
+    ),
+}
+"""Modules whose every name is plain Python run on the host, with their advice: absl flags
+re-exported by TF, and the protobuf messages and enums of session configs
+(``from tensorflow.core.protobuf.rewriter_config_pb2 import RewriterConfig``, as the vendor's
+scripts do)."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +62,26 @@ class ApiInfo:
     module: str
     status: ApiStatus
     advice: str
+    """What the support list says (for a rewritten status: what tf2npu rewrites it to)."""
+    note: str = ""
+    """The part of ``advice`` before the status's own text (``Compat alias of tf.X ...``)."""
+    rewrite: tuple[str, str] = ("", "")
+    """The API the rewrite advice names and its replacement (empty when none is listed)."""
+
+    def advice_for(self, changed: bool) -> str:
+        """The advice for one use, saying what tf2npu did to it.
+
+        For the statuses the tool rewrites, ``changed`` tells whether a rewrite was recorded
+        for this use: the text says it was rewritten only then.
+        """
+        if self.status not in _DONE:
+            return self.advice
+        api, replacement = self.rewrite
+        if changed:
+            done = _DONE_TO if replacement else _DONE
+            return self.note + done[self.status].format(api=api, replacement=replacement)
+        target = f" to {replacement}" if replacement else ""
+        return self.note + _NOT_DONE.format(api=api or self.api, target=target)
 
 
 class _Row(NamedTuple):
@@ -79,11 +116,27 @@ _ADVICE: dict[ApiStatus, str] = {
     ApiStatus.NOT_LISTED: (
         "Not in the Ascend support list; check it by running the migrated script (tf2npu run)."
     ),
-    ApiStatus.HOST_PYTHON: (
-        "Plain Python on the host (command-line flags): it builds no graph op, so the NPU never "
-        "sees it; nothing to do."
+    ApiStatus.HOST_PYTHON: _FLAGS_ADVICE,
+}
+
+_DONE: dict[ApiStatus, str] = {
+    ApiStatus.MIGRATED_BY_TOOL: "tf2npu rewrote this use; see the change list.",
+    ApiStatus.TRAINING_AFTER_MIGRATION: (
+        "tf2npu rewrote this use so that training runs on Ascend; see the change list."
     ),
 }
+_DONE_TO: dict[ApiStatus, str] = {
+    ApiStatus.MIGRATED_BY_TOOL: "tf2npu rewrote {api} to {replacement} here.",
+    ApiStatus.TRAINING_AFTER_MIGRATION: (
+        "tf2npu rewrote {api} to {replacement} here; training then runs on Ascend."
+    ),
+}
+_NOT_DONE = (
+    "Supported on Ascend once migrated{target}, but tf2npu did not change this use (it is "
+    "already migrated, or its form is not one the rules rewrite): check it and the findings "
+    "at this line."
+)
+"""What one use says when the tool rewrites the API but recorded no change for it."""
 
 _REWRITE_ADVICE: dict[ApiStatus, str] = {
     ApiStatus.MIGRATED_BY_TOOL: "tf2npu rewrites {api} to {replacement}.",
@@ -124,6 +177,12 @@ def _advice(api: str, row: _Row) -> str:
     return _ADVICE[row.status]
 
 
+def _info(name: str, row: _Row, note: str, api: str) -> ApiInfo:
+    """The info for ``name`` classified by ``row`` (the row of ``api``), ``note`` first."""
+    rewrite = (api, row.replacement) if row.replacement else (api, "")
+    return ApiInfo(name, row.module, row.status, note + _advice(api, row), note, rewrite)
+
+
 def _lookup(name: str, *, parents: bool = True) -> ApiInfo | None:
     """``name`` itself, else (with ``parents``) its nearest listed parent; ``api`` = ``name``."""
     candidate = name
@@ -133,14 +192,11 @@ def _lookup(name: str, *, parents: bool = True) -> ApiInfo | None:
             parent = _row(row.parent) if row.parent else None
             if parent is not None:
                 # An enum / attribute row: its status is its class's (the row carries it).
-                advice = f"Classified as {row.parent}, to which it belongs. "
-                advice += _advice(row.parent, parent)
-            elif candidate != name:
-                advice = f"Classified as {candidate}, to which it belongs. "
-                advice += _advice(candidate, row)
-            else:
-                advice = _advice(candidate, row)
-            return ApiInfo(api=name, module=row.module, status=row.status, advice=advice)
+                note = f"Classified as {row.parent}, to which it belongs. "
+                info = _info(name, parent, note, row.parent)
+                return ApiInfo(name, row.module, row.status, info.advice, note, info.rewrite)
+            note = f"Classified as {candidate}, to which it belongs. " if candidate != name else ""
+            return _info(name, row, note, candidate)
         if not parents:
             return None
         candidate = candidate.rpartition(".")[0]
@@ -173,7 +229,9 @@ def classify(name: str) -> ApiInfo:
         info = _lookup(target) or _lookup(name, parents=False) or _host_python(target)
         if info is None:
             info = _not_listed(name)
-        return ApiInfo(name, info.module, info.status, note + info.advice)
+        return ApiInfo(
+            name, info.module, info.status, note + info.advice, note + info.note, info.rewrite
+        )
     info = _lookup(name)
     if info is not None:
         return info
@@ -208,7 +266,7 @@ def _host_python(name: str) -> ApiInfo | None:
     module = next((m for m in HOST_PYTHON_MODULES if name == m or name.startswith(m + ".")), None)
     if module is None:
         return None
-    return ApiInfo(name, module, ApiStatus.HOST_PYTHON, _ADVICE[ApiStatus.HOST_PYTHON])
+    return ApiInfo(name, module, ApiStatus.HOST_PYTHON, HOST_PYTHON_MODULES[module])
 
 
 def _not_listed(name: str) -> ApiInfo:

@@ -49,6 +49,8 @@ class FileContext:
     """Import statements the rewritten file needs (in first-requested order)."""
     helpers: dict[str, list[str]] = field(default_factory=dict)
     """Module-level helper definitions the rewritten file needs, by name."""
+    memo: dict[str, object] = field(default_factory=dict)
+    """Facts derived once per pass and shared by rules (e.g. the input pipeline's functions)."""
 
     @cached_property
     def kinds(self) -> Kinds:

@@ -167,7 +167,13 @@ def _migrate(
 ) -> Migrated:
     first = _run_rules(path, source, tree, options)
     findings = first.findings
-    uses = api_uses(first.index, path)
+    edited = [
+        (e.start, e.end)
+        for p in first.kept
+        if p.rule not in (IMPORT_RULE, HELPER_RULE)
+        for e in p.edits
+    ]
+    uses = api_uses(first.index, path, source, edited)
     changes: list[Change] = []
     run, text = first, source.text
     for _ in range(MAX_PASSES):

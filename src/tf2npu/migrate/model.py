@@ -41,7 +41,8 @@ class ApiStatus(enum.Enum):
     """Not in the support list at all."""
     HOST_PYTHON = "host_python"
     """Not in the support list, and builds no graph op: Python that runs on the host
-    (command-line flags). tf2npu's own classification, not the vendor's."""
+    (command-line flags, session-config protobufs). tf2npu's own classification, not the
+    vendor's."""
 
 
 class FileStatus(enum.Enum):

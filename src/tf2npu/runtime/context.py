@@ -67,12 +67,14 @@ class RuntimeContext:
         from tf2npu.runtime.faults import InjectedFaults
         from tf2npu.runtime.instances import FusionInstances
         from tf2npu.runtime.precision_record import PrecisionRecord
+        from tf2npu.runtime.races import RaceLint
         from tf2npu.runtime.watch import StatsRecorder
 
         self.check_result = CheckResult(self)
         self.determinism = Determinism()
         self.fusion_instances = FusionInstances(self)
         self.injected_faults = InjectedFaults(self)
+        self.races = RaceLint()
         self._builtin = [
             self.determinism,
             StatsRecorder(self),
@@ -82,6 +84,7 @@ class RuntimeContext:
             self.fusion_instances,
             self.injected_faults,
             PrecisionRecord(self),
+            self.races,
         ]
 
     @property

@@ -6,8 +6,14 @@ reductions depend on thread timing) and ops without a deterministic CPU implemen
 session with ``deterministic=1`` (or any session, after ``tf2npu run --deterministic``) turns on
 TensorFlow's op determinism (``tf.config.experimental.enable_op_determinism``) as it starts, and
 ``tf2npu run --deterministic`` also sets ``TF_ENABLE_ONEDNN_OPTS=0`` before TensorFlow is
-imported. Two cases cannot be fixed once the script runs, and are said once, as a warning and
-in the run summary, rather than claimed away:
+imported. A third cause is the schedule: with several inter-op threads, ops that nothing orders
+run in whichever order the threads reach them, and a graph that reads and assigns a variable
+without ordering the two (a race, :mod:`tf2npu.runtime.races`) gives a different value from
+run to run. So every session made while determinism is asked runs its ops on one inter-op thread
+of its own (``inter_op_parallelism_threads=1``, ``use_per_session_threads``), and
+``--deterministic`` also sets ``TF_NUM_INTEROP_THREADS=1`` for TensorFlow's global pool; the run
+summary says ``schedule: one inter-op thread``. Two cases cannot be fixed once the script runs,
+and are said once, as a warning and in the run summary, rather than claimed away:
 
 * oneDNN was on when TensorFlow was imported (the environment variable is read only then);
 * the session's graph has no random seed: its initial values and dropout masks differ from run
@@ -24,13 +30,17 @@ from typing import Any
 
 from tf2npu.runtime.instruments import RunInstrument, SessionInfo
 
-__all__ = ["CLI_FLAG", "Determinism", "onednn_enabled"]
+__all__ = ["CLI_FLAG", "ENVIRONMENT", "SCHEDULE", "Determinism", "onednn_enabled"]
 
 _LOG = logging.getLogger("tf2npu.runtime")
 CLI_FLAG = "--deterministic"
 ONEDNN_FIX = (
     "set TF_ENABLE_ONEDNN_OPTS=0 before TensorFlow is imported, e.g. tf2npu run --deterministic"
 )
+ENVIRONMENT = {"TF_ENABLE_ONEDNN_OPTS": "0", "TF_NUM_INTEROP_THREADS": "1"}
+"""What ``--deterministic`` sets before TensorFlow is imported (both are read only then)."""
+SCHEDULE = "one inter-op thread"
+"""The run summary's ``schedule`` of a deterministic run (see the module docstring)."""
 SEED_FIX = "set a graph-level seed, e.g. tf.set_random_seed(0) or RunConfig(tf_random_seed=0)"
 
 
@@ -54,6 +64,8 @@ class Determinism(RunInstrument):
     """Whether TensorFlow's op determinism was turned on."""
     problems: list[str] = field(default_factory=list)
     """Why the run is not reproducible (said once each)."""
+    sessions_scheduled: int = 0
+    """Sessions given one inter-op thread (:meth:`session_config`)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def on_session(self, session: SessionInfo) -> None:
@@ -65,6 +77,25 @@ class Determinism(RunInstrument):
         with self._lock:
             self.requested_by = self.requested_by or asked
             self._apply(session.graph)
+
+    def session_config(self, config: Any) -> Any:
+        """The ``ConfigProto`` a session made now runs with: ``config`` (not changed) when
+        nothing asks for determinism, else a copy that runs ops on one inter-op thread of the
+        session's own (the global pool may have been made with more before determinism was
+        asked)."""
+        if self.requested_by is None:
+            return config
+        from tensorflow.core.protobuf import config_pb2
+
+        fixed = config_pb2.ConfigProto()
+        if config is not None:
+            fixed.CopyFrom(config)
+        fixed.inter_op_parallelism_threads = 1
+        fixed.use_per_session_threads = True
+        del fixed.session_inter_op_thread_pool[:]  # a named pool would win over the two above
+        with self._lock:
+            self.sessions_scheduled += 1
+        return fixed
 
     def _apply(self, graph: Any) -> None:
         if onednn_enabled():
@@ -92,5 +123,6 @@ class Determinism(RunInstrument):
             "requested_by": self.requested_by,
             "reproducible": self.op_determinism and not self.problems,
             "op_determinism": self.op_determinism,
+            "schedule": SCHEDULE if self.sessions_scheduled else None,
             "problems": list(self.problems),
         }

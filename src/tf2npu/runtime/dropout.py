@@ -21,11 +21,11 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from tf2npu.config.env import DROPOUT_OFF_ENV
 from tf2npu.errors import UsageError
 
 __all__ = ["DROPOUT_OFF_ENV", "dropout_off_from_env", "install", "uninstall"]
 
-DROPOUT_OFF_ENV = "TF2NPU_DROPOUT_OFF"
 _SAVED: dict[tuple[Any, str], Any] = {}
 _FUNCTIONS = (
     ("tensorflow", "compat.v1.nn", "dropout"),

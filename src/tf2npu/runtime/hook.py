@@ -111,12 +111,14 @@ def stock_session(target: str = "", graph: Any = None, config: Any = None) -> An
 
 def _base_init(self: Any, target: str = "", graph: Any = None, config: Any = None) -> None:
     """``BaseSession.__init__``; a stock session the hook made moves onto this rank's server
-    in a multi-rank job (:func:`~tf2npu.runtime.distributed.world.session_args`)."""
+    in a multi-rank job (:func:`~tf2npu.runtime.distributed.world.session_args`), and every
+    session runs on one inter-op thread while determinism is asked
+    (:meth:`~tf2npu.runtime.determinism.Determinism.session_config`)."""
     if not target and watch.is_marked(self):
         from tf2npu.runtime.distributed.world import session_args
 
         target, config = session_args(target, config)
-    _BASE_INIT[0](self, target, graph, config)
+    _BASE_INIT[0](self, target, graph, context().determinism.session_config(config))
 
 
 def _stock_new(cls: type, *args: Any, **kwargs: Any) -> Any:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tf2npu.atomic import write_text_atomic
+from tf2npu.config.env import RECORD_PRECISION_ENV
 from tf2npu.runtime.instruments import CompileEvent, RunInstrument
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ENV", "FILE", "PrecisionRecord"]
 
-ENV = "TF2NPU_RECORD_PRECISION"
+ENV = RECORD_PRECISION_ENV
 FILE = "precision_lowered.json"
 
 

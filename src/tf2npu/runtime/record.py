@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tf2npu.atomic import write_text_atomic
+from tf2npu.config.env import MAX_STEPS_ENV, RECORD_ENV
 from tf2npu.errors import UsageError
 from tf2npu.runtime.instruments import RunHook, RunInstrument, RunSignature, SessionInfo
 
@@ -53,8 +54,6 @@ __all__ = [
 ]
 
 _LOG = logging.getLogger("tf2npu.runtime")
-RECORD_ENV = "TF2NPU_RECORD"
-MAX_STEPS_ENV = "TF2NPU_MAX_STEPS"
 STEPS_FILE = "steps.jsonl"
 VARIABLES_FILE = "variables.npz"
 RECORD_INFO_FILE = "record.json"

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tf2npu.artifacts.run_summary import LossScale, WarmupTracker
 from tf2npu.config.names import closest
 from tf2npu.config.options import OPTIONS, NpuOptions, Value
 
@@ -57,6 +58,8 @@ class RunStats:
     """The loss scale after the latest ``NPULossScaleOptimizer`` step (None: none ran)."""
     skipped_steps: int = 0
     """``NPULossScaleOptimizer`` steps skipped because a gradient was not finite."""
+    warmup: WarmupTracker = field(default_factory=WarmupTracker, repr=False, compare=False)
+    """The leading skipped steps while a dynamic scale came down (``artifacts.run_summary``)."""
     options: dict[str, Value] = field(default_factory=dict)
     """Options set explicitly on NPU sessions (config, run config or ``--option``), by name."""
     options_without_effect: set[str] = field(default_factory=set)
@@ -124,6 +127,7 @@ class RunStats:
         with self._lock:
             self.loss_scale = scale
             self.skipped_steps += int(skipped)
+            self.warmup.step(scale, skipped=skipped)
 
     def add_options(self, explicit: Mapping[str, Value], no_effect: Iterable[str]) -> None:
         with self._lock:
@@ -154,7 +158,9 @@ class RunStats:
                 "loss_scale": (
                     None
                     if self.loss_scale is None
-                    else {"scale": self.loss_scale, "skipped_steps": self.skipped_steps}
+                    else LossScale(
+                        self.loss_scale, self.skipped_steps, self.warmup.warmup
+                    ).to_json()
                 ),
                 "wall_seconds": round(wall_seconds, 3),
                 "options": dict(sorted(self.options.items())),

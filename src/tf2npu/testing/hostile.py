@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tf2npu.config.env import SWEEP_TAG_ENV
+
 __all__ = [
     "TAG",
     "Ended",
@@ -32,7 +34,7 @@ __all__ = [
     "wait_for",
 ]
 
-TAG = "TF2NPU_SWEEP_TAG"
+TAG = SWEEP_TAG_ENV
 """The environment variable that marks every process a sweep case started."""
 
 

@@ -44,6 +44,24 @@ def test_a_loss_scale_that_recovers_or_is_too_short_is_fine() -> None:
     assert list(loss_scale_findings(scales(1024, 1024, 1024))) == []
 
 
+def test_a_scale_that_came_down_in_pairs_and_then_held_is_a_warm_up() -> None:
+    # decr_every_n_nan_or_inf=2: the scale holds two values at a time while it comes down.
+    values = (2**32, 2**32, 2**31, 2**31, 2**30, 2**30, 2**29, 2**29, 2**29, 2**29, 2**29)
+    [found] = loss_scale_findings(scales(*values))
+    assert found.id == "loss_scale_warmup"
+    assert found.evidence == (
+        "train.log:11: loss scale 4.29497e+09 -> 5.36871e+08, then held for the last 5 values"
+    )
+
+
+def test_a_scale_still_coming_down_at_the_end_keeps_dropping() -> None:
+    values = (2**32, 2**32, 2**31, 2**31, 2**30, 2**30, 2**29, 2**29)
+    [found] = loss_scale_findings(scales(*values))
+    assert found.id == "loss_scale_keeps_dropping"
+    [floor] = loss_scale_findings(scales(8, 4, 2, 1, 1, 1, 1))
+    assert floor.id == "loss_scale_keeps_dropping"  # held, but at the floor of 1
+
+
 def test_ranks_need_two_logs_with_graph_ids() -> None:
     line = "The model has been compiled on the Ascend AI processor, current graph id is 3"
     assert rank_findings([Log("a", (line,))]) == []

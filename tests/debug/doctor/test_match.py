@@ -223,9 +223,10 @@ LOGS: list[tuple[set[str], str, str]] = [
         "",
     ),
     (
-        {"launch_failed"},
-        "tf2npu run: error: could not start rank 2 of 3 (can't start new thread); the 2 rank(s) "
-        "started were stopped. Start fewer ranks, or raise the process limit (ulimit -u) or ...",
+        {"launch_error"},
+        "tf2npu run: error: could not start rank 7 of 8 (can't start new thread); the 7 rank(s) "
+        "started were stopped. Start fewer ranks, or raise the process limit (ulimit -u) or free "
+        "memory",
         "",
     ),
     (
@@ -364,6 +365,13 @@ LOGS: list[tuple[set[str], str, str]] = [
         "WARNING:tf2npu.runtime:graph 1: modify_mixlist names 'ReduceSumm', which is neither a "
         "TF op type nor the GE op type of one in the op library; it changes nothing",
         "",
+    ),
+    (
+        {"variable_race"},
+        "tf2npu: warning: [variable_race] variable 'global_step' is read by "
+        "'PolynomialDecay/Cast_2' (Cast, /w/train.py:9 in <module>) and assigned by 'Assign' "
+        "(Assign, /w/train.py:12 in <module>) in the same run, with nothing ordering them",
+        "PolynomialDecay/Cast_2",
     ),
 ]
 
@@ -567,3 +575,14 @@ def test_every_pattern_literal_is_in_the_patterns_own_match(symptom) -> None:  #
             for pattern in symptom.patterns:
                 if re.search(pattern, line):
                     assert required_literal(pattern) in line, (pattern, line)
+
+
+def test_a_race_names_the_read_at_its_script_line() -> None:
+    line = (
+        "tf2npu: warning: [variable_race] variable 'global_step' is read by 'lr/Cast' (Cast, "
+        "/w/train.py:9 in <module>) and assigned by 'Assign' (Assign) in the same run"
+    )
+    [finding] = match_log(Log("run.log", (line,)))
+    assert (finding.id, finding.severity.value) == ("variable_race", "warning")
+    assert finding.where == Where("lr/Cast", "Cast", "/w/train.py", 9)
+    assert "tf.control_dependencies" in finding.fix

@@ -97,6 +97,37 @@ def test_a_loss_scale_that_kept_dropping(
     assert ids == (["loss_scale_keeps_dropping"] if reported else [])
 
 
+def test_the_warm_up_of_a_dynamic_loss_scale_is_reported_as_a_warm_up(tmp_path: Path) -> None:
+    # --loss-scale dynamic from 2**32 on a small model: 34 of 40 steps skipped, all at the start.
+    warmup = {"skipped_steps": 34, "first_scale": 2.0**31, "last_scale": 65536.0}
+    loss_scale = {"scale": 65536.0, "skipped_steps": 34, "warmup": warmup}
+    summary = {"steps": 40, "loss_scale": loss_scale}
+    [finding] = check_run(read_run_dir(run_dir(tmp_path, summary)))
+    assert (finding.id, finding.severity) == ("loss_scale_warmup", Severity.INFO)
+    assert "spurious" not in finding.cause and "warm-up" in finding.cause
+    assert finding.evidence.endswith(
+        "run_summary.json: steps 1-34 skipped while the loss scale came down to 65536 (after "
+        "step 1: 2.14748e+09); then 0 of 6 steps skipped"
+    )
+
+
+def test_skips_after_the_warm_up_still_count_as_a_dropping_scale(tmp_path: Path) -> None:
+    warmup = {"skipped_steps": 4, "first_scale": 512.0, "last_scale": 64.0}
+    summary = {"steps": 40, "loss_scale": {"scale": 2.0, "skipped_steps": 30, "warmup": warmup}}
+    [finding] = check_run(read_run_dir(run_dir(tmp_path, summary)))
+    assert finding.id == "loss_scale_keeps_dropping"
+    assert finding.evidence.endswith("loss scale 2.0, 30 of 40 steps skipped (4 in the warm-up)")
+
+
+@pytest.mark.parametrize(
+    "warmup",
+    [{"skipped_steps": "34"}, {"skipped_steps": 99, "first_scale": 1.0, "last_scale": 1.0}, []],
+)
+def test_a_damaged_warm_up_record_reads_as_none(tmp_path: Path, warmup: object) -> None:
+    summary = {"steps": 40, "loss_scale": {"scale": 1024.0, "skipped_steps": 34, "warmup": warmup}}
+    assert [i for i, _, _ in found(run_dir(tmp_path, summary))] == ["loss_scale_keeps_dropping"]
+
+
 def test_the_first_overflow_of_the_runs_overflow_dump(tmp_path: Path) -> None:
     step = tmp_path / "ovf" / "20240101000000" / "0" / "GeOp1_0" / "1" / "0"
     step.mkdir(parents=True)
@@ -143,3 +174,17 @@ def test_bad_run_dirs_are_usage_errors(tmp_path: Path) -> None:
 def test_run_dir_op_types(tmp_path: Path) -> None:
     run = read_run_dir(run_dir(tmp_path, None, [op("t", "HashTableV2")]))
     assert (run.op_type("t"), run.op_type("other"), run.summary) == ("HashTableV2", "", None)
+
+
+def test_a_race_in_the_summary_names_the_read_and_its_line(tmp_path: Path) -> None:
+    race = {
+        "variable": "global_step", "read": "lr/Cast", "read_op": "Cast",
+        "read_at": "/w/train.py:9 in <module>", "write": "Assign", "write_op": "Assign",
+        "write_at": "", "message": "variable 'global_step' is read by 'lr/Cast' ...",
+    }  # fmt: skip
+    [finding] = check_run(read_run_dir(run_dir(tmp_path, {"races": [race]})))
+    assert (finding.id, finding.severity) == ("variable_race", Severity.WARNING)
+    assert finding.where == Where("lr/Cast", "Cast", "/w/train.py", 9)
+    assert finding.evidence.endswith(
+        "run_summary.json: variable 'global_step' is read by 'lr/Cast' ..."
+    )

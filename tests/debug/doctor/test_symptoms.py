@@ -46,6 +46,7 @@ def _tf2npu_error_classes() -> set[str]:
         found |= more
 
 
+@pytest.mark.slow
 def test_every_tf2npu_error_class_has_a_row() -> None:
     classes = _tf2npu_error_classes()
     assert {"LoopError", "ContribImportError", "UnknownNameError"} <= classes

@@ -35,6 +35,7 @@ def test_basic_lstm_cell_gradient_equals_autodiff_of_the_same_math() -> None:
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_integer_inputs_get_no_gradient_and_unused_outputs_count_as_zero() -> None:
     with tf.Graph().as_default() as graph:
         x = tf.constant(RNG.standard_normal((3, 2, 3)).astype(np.float32))

@@ -161,6 +161,7 @@ def test_the_engine_sees_the_npu_ops_then_lowers_to_what_the_client_graph_comput
         np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_a_recurrent_op_is_recognised_with_its_loop_functions_dropped_then_lowered_again() -> None:
     from npu_bridge.estimator.npu.npu_dynamic_rnn import DynamicRNN
 

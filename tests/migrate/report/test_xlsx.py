@@ -51,11 +51,42 @@ def _read(path: Path) -> Any:
     return openpyxl.load_workbook(path)
 
 
+FINDINGS = [
+    ("file", "line", "rule", "severity", "message", "fix"),
+    ("src/train.py", 33, "distribute", "error", 'MirroredStrategy has no NPU equivalent, "a|b"',
+     "use NPUStrategy"),
+    ("src/train.py", 25, "hazards", "warning", "tf.py_func runs on the host",
+     "move it into the input pipeline"),
+    ("src/utils.py", 2, "hazards", "warning", "tf.flags is global state", None),
+    ("src/train.py", 7, "device_scope", "info", "tf.device('/gpu:0') is pinned to the CPU", None),
+]  # fmt: skip
+"""One row per finding, errors first, then warnings, then notes (each in report order)."""
+
+
+def test_findings_sheet_lists_every_finding_worst_first(
+    report: MigrationReport, tmp_path: Path
+) -> None:
+    path = tmp_path / "api_analysis.xlsx"
+    write_xlsx(report, path)
+    sheet = _read(path)["findings"]
+    assert list(sheet.iter_rows(values_only=True)) == FINDINGS
+    assert sheet.freeze_panes == "A2"
+    assert sheet.auto_filter.ref == "A1:F5"
+
+
+def test_findings_sheet_of_a_report_without_findings(tmp_path: Path) -> None:
+    empty = MigrationReport("in", "out", [FileResult("a.py", FileStatus.UNCHANGED, 3)])
+    path = tmp_path / "a.xlsx"
+    write_xlsx(empty, path)
+    rows = list(_read(path)["findings"].iter_rows(values_only=True))
+    assert rows == [FINDINGS[0]]
+
+
 def test_sheets_and_rows(report: MigrationReport, tmp_path: Path) -> None:
     path = tmp_path / "api_analysis.xlsx"
     write_xlsx(report, path)
     book = _read(path)
-    assert book.sheetnames == ["api_analysis", "summary"]
+    assert book.sheetnames == ["api_analysis", "findings", "summary"]
     assert list(book["api_analysis"].iter_rows(values_only=True)) == ROWS
     assert list(book["summary"].iter_rows(values_only=True)) == SUMMARY
     assert os.listdir(tmp_path) == ["api_analysis.xlsx"]

@@ -11,7 +11,7 @@ from tf2npu.migrate.rules import hazards as rule
 from tf2npu.migrate.tables.hazards import BY_ID, HAZARDS, contrib_row
 from tf2npu.testing.migration import migrate_text, rule_findings
 
-INFO, WARNING = Severity.INFO, Severity.WARNING
+INFO, WARNING, ERROR = Severity.INFO, Severity.WARNING, Severity.ERROR
 MIX = MigrateOptions(mix_compile=True)
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "tf1"
 
@@ -67,18 +67,92 @@ TABLE_IN_LAMBDA = (
 )
 
 
-def test_lookup_table_read_in_a_map_lambda():
+def test_lookup_table_read_in_a_map_lambda_without_a_config_to_fix_is_an_error():
     assert hazards(TABLE_IN_LAMBDA) == [
         ("mix_compile_recommended", 2, 9, WARNING),
-        ("lookup_table_in_pipeline", 4, 23, WARNING),
+        ("lookup_table_in_pipeline", 4, 23, ERROR),
     ]
     found = finding(TABLE_IN_LAMBDA, "lookup_table_in_pipeline")
-    assert found.message.startswith(
+    assert found.message == (
         "[lookup_table_in_pipeline] lookup table `table` (tf.lookup.StaticHashTable, line 2) is "
-        "used in the input pipeline (the function passed to .map() at line 4): "
+        "used in the input pipeline (the function passed to .map() at line 4): in the default "
+        "full-offload mode the NPU runs the table's initialisation on the device while the "
+        "pipeline looks it up on the host, so training fails with 'Table not initialized'; "
+        "mixed compute was not turned on because tf2npu writes no NPU config in this file (it "
+        "builds none, or builds its own NPU config) to turn it on in"
     )
-    assert "'Table not initialized'" in found.message
     assert "--mix-compile" in found.fix and "mix_compile_mode=True" in found.fix
+    assert migrate_text(TABLE_IN_LAMBDA).result.findings[-1].severity is ERROR
+
+
+SESSION = "with tf.Session() as sess:\n    sess.run(ds)\n"
+SESSION_WITH_MIX_COMPILE = (
+    "from npu_bridge.npu_init import *\n"
+    "import tensorflow as tf\n"
+    "\n"
+    "\n"
+    "def npu_session_config(config_proto=None):\n"
+    '    """npu_config_proto() plus the NPU options chosen when migrating (added by tf2npu)."""\n'
+    "    config_proto = npu_config_proto(config_proto=config_proto)\n"
+    "    for custom_op in config_proto.graph_options.rewrite_options.custom_optimizers:\n"
+    '        if custom_op.name == "NpuOptimizer":\n'
+    '            custom_op.parameter_map["mix_compile_mode"].b = True\n'
+    "    return config_proto\n"
+    "\n"
+    "table = tf.lookup.StaticHashTable(initializer, -1)\n"
+    "ds = tf.data.TFRecordDataset(files)\n"
+    "ds = ds.map(lambda x: table.lookup(x))\n"
+    "with tf.Session(config=npu_session_config()) as sess:\n"
+    "    sess.run(ds)\n"
+)
+
+
+def test_lookup_table_in_the_pipeline_gets_mix_compile_in_the_session_config():
+    migrated = migrate_text(TABLE_IN_LAMBDA + SESSION)
+    assert migrated.output.decode() == SESSION_WITH_MIX_COMPILE
+    changes = [(c.rule, c.line) for c in migrated.result.changes]
+    assert changes == [("npu_import", 1), ("npu_helper", 2), ("session_config", 5)]
+    assert 'mix_compile_mode"].b = True' in migrated.result.changes[1].after
+    assert hazards(TABLE_IN_LAMBDA + SESSION, unchanged=False) == [
+        ("mix_compile_enabled", 4, 23, INFO)
+    ]
+    found = finding(TABLE_IN_LAMBDA + SESSION, "mix_compile_enabled")
+    assert found.message == (
+        "[mix_compile_enabled] lookup table `table` (tf.lookup.StaticHashTable, line 2) is used "
+        "in the input pipeline (the function passed to .map() at line 4): in the default "
+        "full-offload mode the NPU would run the table's initialisation on the device while the "
+        "pipeline looks it up on the host ('Table not initialized'), so tf2npu turned mixed "
+        "compute on (mix_compile_mode=True) in the NPU config it writes (line 5), the vendor's "
+        "fix for this case"
+    )
+    assert not migrated.result.findings or all(
+        f.severity is not ERROR for f in migrated.result.findings
+    )
+
+
+def test_lookup_table_in_the_pipeline_gets_mix_compile_in_the_run_config():
+    before = (
+        TABLE_IN_LAMBDA
+        + "est = tf.estimator.Estimator(model_fn, config=tf.estimator.RunConfig('/tmp/m'))\n"
+    )
+    migrated = migrate_text(before)
+    assert migrated.output.decode().splitlines()[-1] == (
+        "est = NPUEstimator(model_fn, config=NPURunConfig(model_dir='/tmp/m', "
+        "mix_compile_mode=True))"
+    )
+    assert [h[0] for h in hazards(before, unchanged=False)] == ["mix_compile_enabled"]
+
+
+def test_lookup_table_with_iterations_per_loop_is_left_to_the_user():
+    before = TABLE_IN_LAMBDA + "cfg = tf.estimator.RunConfig('/tmp/m')\niterations_per_loop = 10\n"
+    migrated = migrate_text(before)
+    assert b"mix_compile_mode" not in migrated.output
+    found = finding(before, "lookup_table_in_pipeline")
+    assert found.severity is ERROR
+    assert found.message.endswith(
+        "mixed compute was not turned on because the file sets iterations_per_loop, and mixed "
+        "compute requires it to be 1"
+    )
 
 
 def test_lookup_table_in_a_local_def_passed_by_name():
@@ -92,7 +166,7 @@ def test_lookup_table_in_a_local_def_passed_by_name():
         "    return tf.data.TextLineDataset(files).map(parse, num_parallel_calls=4)\n"
     )
     found = hazards(before)
-    assert ("lookup_table_in_pipeline", 6, 16, WARNING) in found
+    assert ("lookup_table_in_pipeline", 6, 16, ERROR) in found
     # The string op is in the pipeline (host anyway), so only the table is listed.
     assert ("mix_compile_recommended", 3, 13, WARNING) in found
 
@@ -106,7 +180,7 @@ def test_lookup_table_created_inside_the_map_function():
         "ds = tf.data.TextLineDataset(files).map(parse)\n"
     )
     pipeline = [h for h in hazards(before) if h[0].endswith("_in_pipeline")]
-    assert pipeline == [("lookup_table_in_pipeline", 3, 9, WARNING)]
+    assert pipeline == [("lookup_table_in_pipeline", 3, 9, ERROR)]
 
 
 def test_lookup_table_in_a_helper_the_map_function_calls():
@@ -124,7 +198,7 @@ def test_lookup_table_in_a_helper_the_map_function_calls():
     )
     found = [h for h in hazards(before) if h[0] == "lookup_table_in_pipeline"]
     # Reached through map_and_batch first; the partial reaches the same function again.
-    assert found == [("lookup_table_in_pipeline", 5, 12, WARNING)]
+    assert found == [("lookup_table_in_pipeline", 5, 12, ERROR)]
     message = finding(before, "lookup_table_in_pipeline").message
     assert "tf.data.experimental.map_and_batch() at line 8" in message
 
@@ -259,6 +333,16 @@ def test_python_ops_the_dataset_offload_may_move_to_the_device(call, api, op):
     )  # fmt: skip
     assert found.message.startswith(f"[py_function_in_pipeline] {api} creates op {op}")
     assert "enable_data_pre_proc=False" in found.fix
+
+
+def test_python_op_in_an_estimator_pipeline_is_an_error():
+    before = (
+        "import tensorflow as tf\n"
+        "def input_fn():\n"
+        "    return tf.data.TFRecordDataset(files).map(lambda x: tf.py_function(f, [x], tf.string))\n"
+        "est = tf.estimator.Estimator(model_fn)\n"
+    )
+    assert hazards(before, unchanged=False) == [("py_function_in_pipeline", 3, 57, ERROR)]
 
 
 def test_python_op_in_pipeline_without_dataset_offload_is_fine():
@@ -639,13 +723,15 @@ def test_example_script_with_lookup_table_and_py_func():
     def line_of(fragment):
         return next(i for i, line in enumerate(lines, 1) if fragment in line)
 
-    table, py_func = line_of("tf.lookup.StaticHashTable("), line_of("tf.py_func(")
+    py_func = line_of("tf.py_func(")
     found = {(h[0], h[1]) for h in hazards(text, unchanged=False)}
+    # The script's session gets mix_compile_mode=True (seed 000 case 01's fix), so no
+    # recommendation: the lookup is reported as the change it caused.
     assert found == {
-        ("mix_compile_recommended", table),
         ("py_function_in_pipeline", py_func),
-        ("lookup_table_in_pipeline", line_of("table.lookup(")),
+        ("mix_compile_enabled", line_of("table.lookup(")),
     }
+    assert b'parameter_map["mix_compile_mode"].b = True' in migrate_text(text).output
     assert [(h[0], h[1]) for h in hazards(text, MIX, unchanged=False)] == [
         ("py_function_in_pipeline", py_func)
     ]
@@ -657,7 +743,9 @@ def test_migrating_the_output_again_reports_the_same_hazards(options):
     first = migrate_text(text, options)
     again = migrate_text(first.output.decode("utf-8"), options)
     ids = [hazard_id(f.message) for f in rule_findings(first, "hazards")]
-    assert ids == [hazard_id(f.message) for f in rule_findings(again, "hazards")]
+    # The second run reads the mix_compile_mode the first one wrote: nothing left to turn on.
+    expected = [i for i in ids if i != "mix_compile_enabled"]
+    assert expected == [hazard_id(f.message) for f in rule_findings(again, "hazards")]
 
 
 # -- eager execution ------------------------------------------------------------------------

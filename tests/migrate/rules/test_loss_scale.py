@@ -12,10 +12,8 @@ TF_DYNAMIC = (
     "ExponentialUpdateLossScaleManager(init_loss_scale=2**15, incr_every_n_steps=2000, "
     "decr_every_n_nan_or_inf=1, incr_ratio=2.0, decr_ratio=0.5)"
 )
-ASCEND_DYNAMIC = (
-    "ExponentialUpdateLossScaleManager(init_loss_scale=2**32, incr_every_n_steps=1000, "
-    "decr_every_n_nan_or_inf=2, decr_ratio=0.5)"
-)
+ASCEND_DYNAMIC = TF_DYNAMIC
+"""``--loss-scale dynamic``: the vendor migration tool's default, TF's DynamicLossScale()."""
 DYNAMIC = MigrateOptions(loss_scale=LossScale("dynamic"))
 FIXED = MigrateOptions(loss_scale=LossScale("fixed", 1024.0))
 
@@ -222,6 +220,16 @@ def test_dynamic_option_wraps_an_assigned_optimizer():
             f"{ASCEND_DYNAMIC})\n"
             "    train_op = optimizer.minimize(loss, global_step=step)\n"
         )
+    )
+    assert_migrates(before, after, DYNAMIC)
+
+
+def test_dynamic_option_starts_at_the_vendors_default_scale_not_2_to_the_32():
+    before = TF + "train_op = tf.train.AdamOptimizer(lr).minimize(loss)\n"
+    after = (
+        IMPORT + TF + "train_op = NPULossScaleOptimizer(tf.train.AdamOptimizer(lr), "
+        "ExponentialUpdateLossScaleManager(init_loss_scale=2**15, incr_every_n_steps=2000, "
+        "decr_every_n_nan_or_inf=1, incr_ratio=2.0, decr_ratio=0.5)).minimize(loss)\n"
     )
     assert_migrates(before, after, DYNAMIC)
 

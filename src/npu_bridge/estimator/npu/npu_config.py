@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 import tensorflow as tf
 
+from tf2npu.config import run_config as _run_config
 from tf2npu.config.checks import adapter_says
 from tf2npu.config.options import OPTIONS, NpuOptions, Value
 from tf2npu.config.sources import CONFIG_OBJECTS, coerce, resolve
@@ -284,19 +285,7 @@ def _require_type(owner: str, name: str, value: object, cls: type, says: str = "
 
 # -- NPURunConfig ------------------------------------------------------------------------------
 
-_RUN_CONFIG_ARGUMENTS = (
-    "model_dir",
-    "tf_random_seed",
-    "save_summary_steps",
-    "save_checkpoints_steps",
-    "save_checkpoints_secs",
-    "session_config",
-    "keep_checkpoint_max",
-    "keep_checkpoint_every_n_hours",
-    "log_step_count_steps",
-    "train_distribute",
-    "eval_distribute",
-)
+_RUN_CONFIG_ARGUMENTS = _run_config.NPU_RUN_CONFIG_PASSES
 """Arguments passed on to ``tf.estimator.RunConfig``."""
 
 _PUBLIC_ATTRIBUTES = frozenset(

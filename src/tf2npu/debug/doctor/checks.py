@@ -70,7 +70,9 @@ def _cell(row: Mapping[str | None, object], names: Sequence[str]) -> str:
 
 def loss_scale_findings(log: Log) -> Iterator[Finding]:
     """``loss_scale_keeps_dropping`` when the ``loss scale value=N`` lines (the adapter docs'
-    hook) never rise and end at the floor of 1, or fall at least ``_MIN_SERIES`` times."""
+    hook) never rise and end at the floor of 1, or fall at least ``_MIN_SERIES`` times;
+    ``loss_scale_warmup`` instead when the scale then held above 1 for longer than it ever held
+    while coming down (the warm-up of a dynamic scale that started too high)."""
     series = [
         (i, float(m["value"]))
         for i, line in enumerate(log.lines)
@@ -81,10 +83,27 @@ def loss_scale_findings(log: Log) -> Iterator[Finding]:
     values = [v for _, v in series]
     never_rises = all(b <= a for a, b in itertools.pairwise(values))
     drops = sum(b < a for a, b in itertools.pairwise(values))
-    if never_rises and (values[-1] <= 1 or drops >= _MIN_SERIES):
-        last = series[-1][0]
-        evidence = f"{log.name}:{last + 1}: loss scale {values[0]:g} -> {values[-1]:g}"
+    if not never_rises or not (values[-1] <= 1 or drops >= _MIN_SERIES):
+        return
+    last = series[-1][0]
+    evidence = f"{log.name}:{last + 1}: loss scale {values[0]:g} -> {values[-1]:g}"
+    held = _held_at_the_end(values)
+    if drops and values[-1] > 1 and held is not None:
+        evidence += f", then held for the last {held} values"
+        yield BY_ID["loss_scale_warmup"].finding(Where(), evidence)
+    else:
         yield BY_ID["loss_scale_keeps_dropping"].finding(Where(), evidence)
+
+
+def _held_at_the_end(values: Sequence[float]) -> int | None:
+    """How long the scale held at its last value, when that is the end of a warm-up: at least
+    ``_MIN_SERIES`` values, and longer than it ever held while it was coming down (a manager
+    that lowers it every N overflows holds it N values at a time while overflows go on)."""
+    runs = [len(list(group)) for _, group in itertools.groupby(values)]
+    tail, descent = runs[-1], runs[:-1]
+    if tail < _MIN_SERIES or not descent or tail <= max(descent):
+        return None
+    return tail
 
 
 def _is_number(text: str) -> bool:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tf2npu.artifacts.run_summary import LOSS_SCALE, LossScale
 from tf2npu.config.jsonfile import parse_json
 from tf2npu.debug.doctor.checks import op_summary_findings
 from tf2npu.debug.doctor.symptoms import BY_ID
@@ -171,24 +172,53 @@ def _summary(summary: Mapping[str, Any], folder: Path) -> Iterator[Finding]:
     for fault in summary.get("injected_faults") or ():
         spec = fault.get("spec", "") if isinstance(fault, Mapping) else fault
         yield BY_ID["injected_faults"].finding(Where(), f"{source}: injected fault {spec}")
+    for race in summary.get("races") or ():
+        if isinstance(race, Mapping):
+            yield BY_ID["variable_race"].finding(
+                _race_where(race), f"{source}: {race.get('message')}"
+            )
     yield from _loss_scale(summary, source)
     status = summary.get("exit_status")
     if isinstance(status, int) and status != 0:
         yield BY_ID["script_failed"].finding(Where(), f"{source}: exit_status {status}")
 
 
+def _race_where(race: Mapping[str, Any]) -> Where:
+    """The read of a ``races`` entry, at its source line (``file:line in function``)."""
+    file, _, line = str(race.get("read_at") or "").partition(" in ")[0].rpartition(":")
+    return Where(
+        node=str(race.get("read", "")),
+        op_type=str(race.get("read_op", "")),
+        file=file if line.isdigit() else "",
+        line=int(line) if line.isdigit() else 0,
+    )
+
+
 def _loss_scale(summary: Mapping[str, Any], source: str) -> Iterator[Finding]:
-    """The scale fell to its floor while steps were skipped, or most steps were skipped."""
-    scale = summary.get("loss_scale")
-    if not isinstance(scale, Mapping):
+    """The scale fell to its floor while steps were skipped, or most steps were skipped: once
+    the warm-up (the leading skips while a dynamic scale comes down) is left out."""
+    scale = LossScale.from_json(summary.get(LOSS_SCALE))
+    if scale is None:
         return
-    skipped = scale.get("skipped_steps") or 0
-    steps = summary.get("steps") or 0
-    value = scale.get("scale")
-    floored = isinstance(value, (int, float)) and value <= _LOSS_SCALE_FLOOR and skipped > 0
-    if floored or (steps >= 20 and skipped * 2 > steps):
-        text = f"{source}: loss scale {value}, {skipped} of {steps} steps skipped"
+    warmup = scale.warmup
+    skipped = scale.skipped_after_warmup
+    raw_steps = summary.get("steps")
+    steps = raw_steps if isinstance(raw_steps, int) and not isinstance(raw_steps, bool) else 0
+    after = steps - (warmup.skipped_steps if warmup else 0)
+    value = scale.scale
+    floored = value is not None and value <= _LOSS_SCALE_FLOOR and skipped > 0
+    if floored or (after >= 20 and skipped * 2 > after):
+        text = f"{source}: loss scale {value}, {scale.skipped_steps} of {steps} steps skipped"
+        if warmup:
+            text += f" ({warmup.skipped_steps} in the warm-up)"
         yield BY_ID["loss_scale_keeps_dropping"].finding(Where(), text)
+    elif warmup:
+        text = (
+            f"{source}: steps 1-{warmup.skipped_steps} skipped while the loss scale came down "
+            f"to {warmup.last_scale:g} (after step 1: {warmup.first_scale:g}); then "
+            f"{skipped} of {max(after, 0)} steps skipped"
+        )
+        yield BY_ID["loss_scale_warmup"].finding(Where(), text)
 
 
 def _overflows(run: RunDir) -> Iterator[Finding]:

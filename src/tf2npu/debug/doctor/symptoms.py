@@ -431,6 +431,17 @@ _SEVEN: tuple[Symptom, ...] = (
         reference="§7 #23",
     ),
     Symptom(
+        "loss_scale_warmup",
+        INFO,
+        "the first steps were skipped while the dynamic loss scale came down from its start to a "
+        "level the model's gradients fit (the warm-up of a dynamic loss scale, not an overflow "
+        "of the model); the steps after it were applied",
+        "nothing to do; to skip fewer steps, start the manager lower: "
+        "ExponentialUpdateLossScaleManager(init_loss_scale=<the scale the warm-up ended at>, ...)",
+        _RUNTIME + "run_summary.json loss_scale.warmup; artifacts/run_summary.py)",
+        checks=("run_summary", "loss_scale_log"),
+    ),
+    Symptom(
         "hook_index_shifted",
         ERROR,
         "the migrated script appends NPUBroadcastHook to the hooks list, so hooks[-1] is no "
@@ -609,14 +620,13 @@ _ERRORS: tuple[Symptom, ...] = (
         suppresses=("tf2npu_error",),
     ),
     Symptom(
-        "launch_failed",
+        "launch_error",
         ERROR,
-        "tf2npu run --ranks could not start every rank (no process or thread left under the "
-        "process limit, or no memory); the ranks it had started were stopped",
-        "start fewer ranks, or raise the process limit (ulimit -u) or free memory; "
-        "docs/distributed.md",
+        "tf2npu run --ranks could not start every rank (a process or thread limit, memory, or "
+        "an exec that failed); the ranks it had started were stopped",
+        "start fewer ranks, or raise the process limit (ulimit -u) or free memory, then run again",
         "tf2npu runtime/distributed/launch.py (LaunchError)",
-        patterns=(r"could not start rank \d+ of \d+ ", r"\bLaunchError: "),
+        patterns=(r"could not start rank \d+ of \d+ \(", r"\bLaunchError: "),
         error_class="LaunchError",
         suppresses=("tf2npu_error",),
     ),
@@ -881,6 +891,22 @@ _ARTIFACTS: tuple[Symptom, ...] = (
         "are not the model's",
         "run again without --inject-fault (and without TF2NPU_INJECT_FAULT) for real results",
         _RUNTIME + "run_summary.json injected_faults)",
+        checks=("run_summary",),
+    ),
+    Symptom(
+        "variable_race",
+        WARNING,
+        "a variable is read and assigned in the same session.run with nothing (no data or "
+        "control path) ordering the read and the write: the value read depends on the op "
+        "schedule, so two runs, and the original and the migrated script, can differ by one "
+        "update (BERT's learning rate reads global_step in the run that assigns global_step + 1)",
+        "order the read and the write: build one under tf.control_dependencies([the other]), "
+        "e.g. `with tf.control_dependencies([train_op]): inc = global_step.assign_add(1)`",
+        "tf2npu graph lint (graph/lint.py races; run_summary.json races)",
+        patterns=(
+            r"\[variable_race\] variable '[^']+' is read by '(?P<node>[^']+)' \((?P<op_type>\w+)"
+            r"(?:, (?P<file>[^,()]+?):(?P<line>\d+))?",
+        ),
         checks=("run_summary",),
     ),
     Symptom(

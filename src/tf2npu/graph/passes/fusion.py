@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from tf2npu.config.env import FUSION_INSTANCES_ENV
 from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import FUSION_INSTANCES, FUSIONS_OFF, SUPERSEDED, FusionInstance
 from tf2npu.graph.fusion import RULES, FusionRule, known_rules
@@ -113,7 +114,7 @@ class _State:
         if self.cfg.fusion.allows(rule.name, client_name(graph, root)):
             return True
         self.off.append(_instance(graph, rule.name, fusion, ""))
-        source = self.cfg.fusion.override.source or "TF2NPU_FUSION_INSTANCES"
+        source = self.cfg.fusion.override.source or FUSION_INSTANCES_ENV
         self.cfg.diagnostics.info(
             "fusion_instance_switched_off",
             f"fusion rule {rule.name} is switched off at this root by {source}",

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tf2npu.config.env import KEEP_FP32_ENV
 from tf2npu.config.precision import PrecisionClass
 from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import PLACEMENT, SUPERSEDED, Placement
@@ -89,7 +90,7 @@ def _judge(
         return Verdict(False, "keep_dtype_scope", f"under keep_dtype_scope ({KEEP_DTYPE_ATTR})")
     if cfg.keeps_fp32(node):
         # The same effect as keep_dtype_scope, named apart so a report says who asked.
-        source = cfg.overrides.keep_fp32.source or "TF2NPU_KEEP_FP32"
+        source = cfg.overrides.keep_fp32.source or KEEP_FP32_ENV
         return Verdict(False, "keep_fp32", f"kept in float32 by {source}")
     if node.op in CONTROL_FLOW_OPS:
         return Verdict(False, "control_flow", f"{node.op} forwards loop or branch tensors as is")

@@ -1,8 +1,10 @@
 """``api_analysis.xlsx``: the API analysis as a spreadsheet, like the vendor's report.
 
 Sheet ``api_analysis`` has the columns of ``api_analysis.csv`` (bold, frozen header row, an auto
-filter over the data, column widths from the content). Sheet ``summary`` has the uses and
-distinct API names per status. The workbook is written in openpyxl's write-only (streaming)
+filter over the data, column widths from the content). Sheet ``findings`` has one row per
+finding (file, line, rule, severity, message, fix), errors first, then warnings, then notes, each
+in report order, so what must be fixed is never listed after a notice. Sheet ``summary`` has the
+uses and distinct API names per status. The workbook is written in openpyxl's write-only (streaming)
 mode, so tens of thousands of rows stay fast; openpyxl is imported only when a workbook is
 written.
 """
@@ -15,14 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from tf2npu.atomic import atomic_path
-from tf2npu.migrate.model import MigrationReport
+from tf2npu.migrate.model import MigrationReport, Severity
 from tf2npu.migrate.report.counts import count
 from tf2npu.migrate.report.csv_files import API_COLUMNS, api_rows
 from tf2npu.migrate.report.labels import STATUS_LABELS
 from tf2npu.migrate.report.plain import visible
+from tf2npu.migrate.report.ranking import top_findings
 
 API_ANALYSIS_XLSX = "api_analysis.xlsx"
 DATA_SHEET = "api_analysis"
+FINDINGS_SHEET = "findings"
+FINDINGS_SHEET_COLUMNS = ("file", "line", "rule", "severity", "message", "fix")
 SUMMARY_SHEET = "summary"
 SUMMARY_COLUMNS = ("status", "label", "uses", "distinct_apis")
 
@@ -39,9 +44,16 @@ def write_xlsx(report: MigrationReport, path: Path) -> None:
     workbook = Workbook(write_only=True)
     rows = [tuple(_value(v) for v in row) for row in api_rows(report)]
     _write_sheet(workbook.create_sheet(DATA_SHEET), API_COLUMNS, rows)
+    findings = [tuple(_value(v) for v in row) for row in _finding_rows(report)]
+    _write_sheet(workbook.create_sheet(FINDINGS_SHEET), FINDINGS_SHEET_COLUMNS, findings)
     _write_sheet(workbook.create_sheet(SUMMARY_SHEET), SUMMARY_COLUMNS, _summary_rows(report))
     with atomic_path(path) as temp:
         workbook.save(temp)
+
+
+def _finding_rows(report: MigrationReport) -> list[tuple[object, ...]]:
+    ranked, _ = top_findings(report, len(report.findings), least=Severity.INFO)
+    return [(f.path, f.line, f.rule, f.severity.value, f.message, f.fix) for f in ranked]
 
 
 def _summary_rows(report: MigrationReport) -> list[tuple[object, ...]]:

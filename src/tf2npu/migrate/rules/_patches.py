@@ -7,7 +7,8 @@ checks here first, instead of finding out after the engine has dropped its patch
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import ast
+from collections.abc import Iterable, Sequence
 
 from tf2npu.migrate.context import FileContext
 from tf2npu.migrate.edits import Edit, Patch
@@ -43,3 +44,19 @@ def removed_lines(ctx: FileContext, first: int, last: int) -> set[int]:
                 if e.start <= source.line_start(line) and source.line_end(line) <= e.end:
                     gone.add(line)
     return gone
+
+
+def record(
+    ctx: FileContext, rule: str, subject: ast.AST, edits: Sequence[Edit | None], npu: bool = False
+) -> bool:
+    """Record ``edits`` as one patch of ``rule`` unless one is impossible (None) or clashes.
+
+    ``npu``: the change introduces NPU names, so the ``npu_init`` import is asked for first
+    (before any other import the rewrite asks for). True when the patch was recorded.
+    """
+    if any(e is None for e in edits) or clash(ctx, edits) is not None:
+        return False
+    done = ctx.patch(rule, subject, edits)
+    if done and npu:
+        ctx.need_import()
+    return done

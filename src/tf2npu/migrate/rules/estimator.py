@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import ClassVar
 
+from tf2npu.config.run_config import NOT_IN_NPU_RUN_CONFIG, RUN_CONFIG_PARAMS
 from tf2npu.migrate.context import FileContext
 from tf2npu.migrate.edits import Edit
 from tf2npu.migrate.kinds import RUN_CONFIG
@@ -13,20 +14,8 @@ from tf2npu.migrate.names import Scope
 from tf2npu.migrate.rule import Example, Rule, register
 from tf2npu.migrate.rules._npu_config import npu_option_keywords
 
-# tf.estimator.RunConfig's parameters in TF 1.15 order (positional arguments become keywords,
-# because NPURunConfig's own order starts with iterations_per_loop).
-RUN_CONFIG_PARAMS = (
-    "model_dir", "tf_random_seed", "save_summary_steps", "save_checkpoints_steps",
-    "save_checkpoints_secs", "session_config", "keep_checkpoint_max",
-    "keep_checkpoint_every_n_hours", "log_step_count_steps", "train_distribute", "device_fn",
-    "protocol", "eval_distribute", "experimental_distribute",
-    "experimental_max_worker_delay_secs", "session_creation_timeout_secs",
-)  # fmt: skip
-# RunConfig arguments NPURunConfig does not take.
-NOT_IN_NPU_RUN_CONFIG = frozenset(
-    {"device_fn", "protocol", "experimental_distribute", "experimental_max_worker_delay_secs",
-     "session_creation_timeout_secs", "checkpoint_save_graph_def"}
-)  # fmt: skip
+# RUN_CONFIG_PARAMS is in TF 1.15 order: positional arguments become keywords, because
+# NPURunConfig's own order starts with iterations_per_loop.
 ESTIMATOR_PARAMS = ("model_fn", "model_dir", "config", "params", "warm_start_from")
 CANNED_ESTIMATORS = tuple(
     f"tf.estimator.{name}"

@@ -15,7 +15,13 @@ from tf2npu.migrate.model import ApiStatus, Severity
 from tf2npu.migrate.names import Scope
 from tf2npu.migrate.report.labels import status_label
 from tf2npu.migrate.rule import Example, Rule, register
-from tf2npu.migrate.rules._pipeline import Entry, Pipeline, find_pipeline
+from tf2npu.migrate.rules._npu_config import mix_compile_lines, mix_compile_needed
+from tf2npu.migrate.rules._pipeline import Pipeline
+from tf2npu.migrate.rules._pipeline_resources import (
+    made_by,
+    pipeline,
+    pipeline_resources,
+)
 from tf2npu.migrate.rules._text import is_true
 from tf2npu.migrate.tables import hazards as t
 
@@ -30,6 +36,9 @@ class _Facts:
 
     pipeline: Pipeline
     mix_compile: bool
+    """Mixed compute is on: asked for (``--mix-compile``, the file's own config) or written."""
+    mix_compile_lines: tuple[int, ...]
+    """Where the tool turned it on by itself (lookup tables in the pipeline), else empty."""
     precision_modes: tuple[str, ...]
 
 
@@ -48,6 +57,19 @@ class Hazards(Rule):
     recommendation of ``--mix-compile`` when host-only operations are found. Options given on
     the command line and NPU settings already written in the file (``mix_compile_mode``,
     ``precision_mode``, ``modify_mixlist``) both count.
+
+    A hazard that certainly fails on the device with the options the script has is never just a
+    warning. A lookup table in the input pipeline under full offload (seed 000 case 01: the
+    table's ``HashTableV2`` is initialised on the device, ``LookupTableFindV2`` runs on the host,
+    "Table not initialized") gets the seed's own fix: ``mix_compile_mode=True`` in the NPU
+    configs the tool writes for the file (``_npu_config``), reported here as
+    ``mix_compile_enabled``; the seed chooses mixed compute because it keeps the paired resource
+    ops together on the host and changes nothing in the model. Where the tool writes no config
+    for the file, or the file sets ``iterations_per_loop`` (mixed compute needs 1), it is an
+    error. A ``tf.py_function`` / ``py_func(stateful=False)`` map under an Estimator (whose
+    NPURunConfig writes ``enable_data_pre_proc=True``, so the map is offloaded to a device that
+    cannot run Python) is an error too: mixed compute does not change the dataset offload, so
+    the fix is the user's (``tf.numpy_function`` or ``enable_data_pre_proc=False``).
     """
 
     name: ClassVar[str] = RULE
@@ -72,7 +94,9 @@ class Hazards(Rule):
     def apply(self, ctx: FileContext) -> None:
         if not ctx.index.refs:
             return  # hazards are about TensorFlow code; this file has none
-        facts = _Facts(find_pipeline(ctx), _mix_compile(ctx), _precision_modes(ctx))
+        asked = _mix_compile(ctx)
+        written = () if asked or not mix_compile_needed(ctx) else tuple(mix_compile_lines(ctx))
+        facts = _Facts(pipeline(ctx), asked or bool(written), written, _precision_modes(ctx))
         _eager(ctx)
         _pipeline_resources(ctx, facts)
         _dataset_arguments(ctx)
@@ -199,35 +223,31 @@ def _eager(ctx: FileContext) -> None:
 
 def _pipeline_resources(ctx: FileContext, facts: _Facts) -> None:
     """Lookup tables and variables created or read inside a pipeline function (cases 01, 02)."""
-    pipeline = facts.pipeline
-    created: set[int] = set()
-    for ref in ctx.index.calls_to(*t.LOOKUP_TABLE_APIS, *t.VARIABLE_APIS):
-        entry = pipeline.owner(ref.call)
-        if entry is not None and ref.call is not None:
-            created.add(id(ref.call))
-            _resource(ctx, facts, ref.call, ref.name, _kind(ref.name), entry)
-    reported: set[tuple[int, int]] = set()
-    for name, scope, entry in pipeline.names:
-        made = _made_by(ctx, name, scope, t.LOOKUP_TABLE_APIS | t.VARIABLE_APIS)
-        if made is None or id(made[0]) in created or (id(entry), id(made[0])) in reported:
-            continue
-        reported.add((id(entry), id(made[0])))
-        call, api = made
-        what = f"{_kind(api)} `{name.id}` ({api}, line {call.lineno})"
-        _resource(ctx, facts, name, api, what, entry)
+    for resource in pipeline_resources(ctx):
+        if not resource.is_table:
+            _report(ctx, "variable_in_pipeline", resource.node, what=resource.what,
+                    where=resource.entry.where)  # fmt: skip
+        elif facts.mix_compile_lines:
+            lines = _numbers(facts.mix_compile_lines)
+            _report(ctx, "mix_compile_enabled", resource.node, what=resource.what,
+                    where=resource.entry.where, lines=lines)  # fmt: skip
+        elif not facts.mix_compile:
+            _report(ctx, "lookup_table_in_pipeline", resource.node, what=resource.what,
+                    where=resource.entry.where, why=_why_not_fixed(ctx))  # fmt: skip
 
 
-def _resource(
-    ctx: FileContext, facts: _Facts, node: ast.AST, api: str, what: str, entry: Entry
-) -> None:
-    if api in t.VARIABLE_APIS:
-        _report(ctx, "variable_in_pipeline", node, what=what, where=entry.where)
-    elif not facts.mix_compile:
-        _report(ctx, "lookup_table_in_pipeline", node, what=what, where=entry.where)
+def _why_not_fixed(ctx: FileContext) -> str:
+    """Why the tool did not turn mixed compute on for a pipeline lookup table."""
+    if mix_compile_needed(ctx):
+        return (
+            "tf2npu writes no NPU config in this file (it builds none, or builds its own NPU "
+            "config) to turn it on in"
+        )
+    return "the file sets iterations_per_loop, and mixed compute requires it to be 1"
 
 
-def _kind(api: str) -> str:
-    return "variable" if api in t.VARIABLE_APIS else "lookup table"
+def _numbers(lines: Sequence[int]) -> str:
+    return ("line " if len(lines) == 1 else "lines ") + ", ".join(str(n) for n in lines)
 
 
 def _dataset_arguments(ctx: FileContext) -> None:
@@ -238,7 +258,7 @@ def _dataset_arguments(ctx: FileContext) -> None:
             for name in values:
                 if not isinstance(name, ast.Name):
                     continue
-                made = _made_by(ctx, name, mc.scope, t.VARIABLE_APIS)
+                made = made_by(ctx, name, mc.scope, t.VARIABLE_APIS)
                 # The receiver's kind last: it is the expensive question.
                 if made is not None and ctx.kinds.is_dataset(mc.receiver, mc.scope):
                     call, api = made
@@ -247,29 +267,15 @@ def _dataset_arguments(ctx: FileContext) -> None:
                     _report(ctx, "variable_in_pipeline", name, what=what, where=where)
 
 
-def _made_by(
-    ctx: FileContext, name: ast.Name, scope: Scope, apis: frozenset[str]
-) -> tuple[ast.Call, str] | None:
-    """The call to one of ``apis`` that every binding of ``name`` assigns, if there is one."""
-    found = ctx.index.resolver.bindings_of(name.id, scope)
-    if found is None:
-        return None
-    made: tuple[ast.Call, str] | None = None
-    for binding in found[1]:
-        value = binding.value
-        api = ctx.index.callee(value) if isinstance(value, ast.Call) else None
-        if api is None or api not in apis:
-            return None
-        assert isinstance(value, ast.Call)
-        made = made or (value, api)
-    return made
-
-
 # -- py_func ----------------------------------------------------------------------------------
 
 
 def _py_funcs(ctx: FileContext, facts: _Facts) -> None:
-    offload_off = False in _configured(ctx, "enable_data_pre_proc")
+    offload = _configured(ctx, "enable_data_pre_proc")
+    offload_off = False in offload
+    # Estimators get NPURunConfig, which writes enable_data_pre_proc=True: the map goes to the
+    # device for certain, so the finding is an error; a session's default keeps it on the host.
+    certain = True in offload or (not offload_off and _uses_run_config(ctx))
     for ref in ctx.index.calls_to(*t.PY_FUNC_OPS):
         assert ref.call is not None
         op = _py_func_op(ctx, ref.name, ref.call)
@@ -282,7 +288,15 @@ def _py_funcs(ctx: FileContext, facts: _Facts) -> None:
             _report(ctx, "py_func_in_pipeline", ref.call, api=api, where=entry.where)
         elif not offload_off:
             _report(ctx, "py_function_in_pipeline", ref.call, api=api, op=op,
-                    where=entry.where, alternative=t.PY_FUNC_ALTERNATIVES[op])  # fmt: skip
+                    where=entry.where, alternative=t.PY_FUNC_ALTERNATIVES[op],
+                    severity=Severity.ERROR if certain else None)  # fmt: skip
+
+
+def _uses_run_config(ctx: FileContext) -> bool:
+    """The file builds an Estimator or run config (NPURunConfig after migration)."""
+    if t.NPU_RUN_CONFIG in ctx.text:
+        return True
+    return any(name.startswith(t.RUN_CONFIG_PREFIXES) for name in ctx.index.calls)
 
 
 def _py_func_op(ctx: FileContext, api: str, call: ast.Call) -> str:

@@ -13,26 +13,19 @@ from tf2npu.migrate.model import Severity
 from tf2npu.migrate.names import canonical
 from tf2npu.migrate.options import Distributed
 from tf2npu.migrate.rule import Example, Rule, register
+from tf2npu.migrate.rules._horovod_arguments import Arguments, constant
 from tf2npu.migrate.rules._horovod_handles import Handles, find_handles, is_argument, scope_of
+from tf2npu.migrate.rules._horovod_statements import Statements, import_names
 from tf2npu.migrate.rules._keras_names import KerasNames, keras_names, standalone_keras
-from tf2npu.migrate.rules._optional_import import (
-    handler_names,
-    optional_import_try,
-    remove_lines,
-    used_after,
-)
-from tf2npu.migrate.rules._patches import clash, removed
+from tf2npu.migrate.rules._patches import record, removed
 from tf2npu.migrate.rules._renames import apply_renames
 from tf2npu.migrate.tables.horovod import (
-    ADASUM,
     ADVICE,
     ALLREDUCE,
-    AVERAGE,
     BROADCAST,
     BROADCAST_VALUE,
     BUILD_QUERIES,
     CALLBACK,
-    COMPRESSION,
     DEFAULT_ADVICE,
     DROP_WHY,
     HOOK,
@@ -40,7 +33,6 @@ from tf2npu.migrate.tables.horovod import (
     KERAS_ALLREDUCE,
     OPTIMIZER,
     RANK_INDEX,
-    SUM,
     TUNING,
 )
 
@@ -68,33 +60,16 @@ def _root_name(node: ast.expr) -> ast.Name | None:
     return node if isinstance(node, ast.Name) else None
 
 
-def _import_names(stmt: ast.Import | ast.ImportFrom) -> list[tuple[str, bool]]:
-    """Names the statement binds, each with whether it is a Horovod module or member."""
-    if isinstance(stmt, ast.ImportFrom):
-        horovod = stmt.level == 0 and (stmt.module or "").split(".")[0] == "horovod"
-        return [(a.asname or a.name, horovod) for a in stmt.names if a.name != "*"]
-    return [
-        (a.asname or a.name.split(".")[0], a.name.split(".")[0] == "horovod") for a in stmt.names
-    ]
-
-
 def _module_names(ctx: FileContext, imports: list[ast.Import | ast.ImportFrom]) -> dict[str, str]:
     """Names the Horovod imports bind to Horovod modules, with their canonical prefix."""
     found: dict[str, str] = {}
     for stmt in imports:
         scope = ctx.index.scope_at(stmt)
-        for name, horovod in _import_names(stmt):
+        for name, horovod in import_names(stmt):
             target = ctx.index.resolver.resolve_name(name, scope) if horovod else None
             if target is not None and canonical(target).split(".")[0] == "hvd":
                 found[name] = canonical(target)
     return found
-
-
-def _constant(node: ast.expr | None, value: object) -> bool:
-    # ``type is``: ``True == 1`` must not pass for ``backward_passes_per_step=True``.
-    if not isinstance(node, ast.Constant):
-        return False
-    return type(node.value) is type(value) and node.value == value
 
 
 @register
@@ -201,7 +176,7 @@ class Horovod(Rule):
             node
             for node in ast.walk(ctx.tree)
             if isinstance(node, (ast.Import, ast.ImportFrom))
-            and any(horovod for _, horovod in _import_names(node))
+            and any(horovod for _, horovod in import_names(node))
         ]
         handles = find_handles(ctx, _module_names(ctx, imports), holders)
         refs = sorted([*refs, *handles.refs], key=lambda r: ctx.span(r.node))
@@ -251,6 +226,8 @@ class _Migration:
         """Horovod names of the dotted expressions that reach Horovod through a handle."""
         self.reported: list[tuple[int, int]] = []
         """Spans of calls left as they are with a specific finding (uses inside need no other)."""
+        self.arguments = Arguments(ctx, self.handle_names)
+        self.statements = Statements(rule, ctx, imports, handles)
 
     def run(self) -> None:
         ctx = self.ctx
@@ -260,9 +237,9 @@ class _Migration:
                 self._call(ref, ref.call)
         for ref in self.refs:
             if ref.name in ("hvd.local_rank", "hvd.keras.local_rank", "hvd.rank"):
-                self._gpu_pinning(ref)
+                self.statements.gpu_pinning(ref)
         apply_renames(ctx, self.rule, self.refs)
-        self._dead_compression()
+        self.statements.dead_compression(self.refs)
         self._module_arguments(ambiguous)
         left = self._remaining(ambiguous)
         if left or ambiguous:
@@ -279,7 +256,7 @@ class _Migration:
                             "Horovod import kept (--keep-horovod-import) although no Horovod "
                             "use is left")  # fmt: skip
         else:
-            self._remove_imports()
+            self.statements.remove_imports()
 
     # -- the name bound to Horovod ------------------------------------------------------------
     def _ambiguous_names(self) -> set[str]:
@@ -288,7 +265,7 @@ class _Migration:
         found: set[str] = set()
         for stmt in self.imports:
             scope = ctx.index.scope_at(stmt)
-            for name, horovod in _import_names(stmt):
+            for name, horovod in import_names(stmt):
                 target = resolver.resolve_name(name, scope)
                 if not horovod or (target is not None and target.split(".")[0] == "horovod"):
                     continue
@@ -334,7 +311,7 @@ class _Migration:
                 "remove it by hand: init_resource() initialises the NPU collectives",
             )
             return  # fmt: skip
-        if self._remove_statement(stmt):
+        if self.statements.remove(stmt):
             verb = "initialises" if ref.name.endswith("init") else "shuts down"
             ctx.finding(self.rule, call, Severity.INFO,
                         f"{ref.name}() removed: init_resource() / shutdown_resource() in the "
@@ -343,7 +320,7 @@ class _Migration:
     def _optimizer(self, ref: Ref, call: ast.Call) -> None:
         ctx = self.ctx
         opt = ctx.argument(call, 0, "optimizer")
-        tuning, blocked = self._sort_arguments(call, ("optimizer", "name"), TUNING, 2, ref)
+        tuning, blocked = self.arguments.sort(call, ("optimizer", "name"), TUNING, 2, ref)
         drop: list[Arg] = list(tuning)
         if opt is None or blocked:
             why = blocked or "no optimizer argument"
@@ -354,14 +331,17 @@ class _Migration:
                 "(Keras: npu_distributed_optimizer_wrapper(opt)) by hand",
             )
             return  # fmt: skip
-        keras = ref.name.startswith("hvd.keras.") or self._keras_optimizer(opt, ref)
+        keras = ref.name.startswith("hvd.keras.") or self.arguments.keras_optimizer(opt, ref)
         new = "npu_distributed_optimizer_wrapper" if keras else "NPUDistributedOptimizer"
         if keras:
             # Horovod keeps the optimizer's class (lr, momentum, ... stay attributes, which
             # Keras callbacks read); the wrapper patches the optimizer in place and has no name.
             name = ctx.argument(call, 1, "name")
             drop += [a for a in ctx.arguments(call) if a is name or getattr(a, "value", 0) is name]
-        edits: list[Edit | None] = [ctx.replace(ref.node, new), *self._drop_edits(call, drop)]
+        edits: list[Edit | None] = [
+            ctx.replace(ref.node, new),
+            *self.arguments.drop_edits(call, drop),
+        ]
         if not keras and len(call.args) == 2:
             # NPUDistributedOptimizer's second parameter is is_weight_update_sharding.
             edits.append(ctx.insert_before(call.args[1], "name="))
@@ -371,7 +351,7 @@ class _Migration:
     def _broadcast(self, ref: Ref, call: ast.Call, new: str, with_index: bool) -> None:
         ctx = self.ctx
         root = ctx.argument(call, 0, "root_rank")
-        drop, blocked = self._sort_arguments(call, ("root_rank",), frozenset({"device"}), 1, ref)
+        drop, blocked = self.arguments.sort(call, ("root_rank",), frozenset({"device"}), 1, ref)
         if root is None or blocked:
             self._unrewritten(
                 ref,
@@ -379,7 +359,10 @@ class _Migration:
                 f"use {new}(root_rank) by hand",
             )
             return  # fmt: skip
-        edits: list[Edit | None] = [ctx.replace(ref.node, new), *self._drop_edits(call, drop)]
+        edits: list[Edit | None] = [
+            ctx.replace(ref.node, new),
+            *self.arguments.drop_edits(call, drop),
+        ]
         if with_index:
             edits.append(self._append_index(call, root))
         if self._patch(call, edits, npu=True):
@@ -390,7 +373,7 @@ class _Migration:
     def _broadcast_function(self, ref: Ref, call: ast.Call) -> None:
         ctx = self.ctx
         root = ctx.argument(call, 0, "root_rank")
-        drop, blocked = self._sort_arguments(call, ("root_rank",), frozenset(), 1, ref)
+        drop, blocked = self.arguments.sort(call, ("root_rank",), frozenset(), 1, ref)
         module = ctx.index.resolver.module
         if root is None or blocked or drop or "broadcast_global_variables" in module.bindings:
             why = blocked or "the file defines its own broadcast_global_variables"
@@ -411,8 +394,8 @@ class _Migration:
         ctx = self.ctx
         tensor = ctx.argument(call, 0, "tensor")
         keep = ("tensor", "average", "op")
-        drop, blocked = self._sort_arguments(call, keep, frozenset({"name", *TUNING}), 1, ref)
-        reduction = self._reduction(call, ref)
+        drop, blocked = self.arguments.sort(call, keep, frozenset({"name", *TUNING}), 1, ref)
+        reduction = self.arguments.reduction(call, ref)
         if tensor is None or blocked or reduction is None:
             why = blocked or "no tensor, or a reduction other than a plain average or sum"
             self._unrewritten(
@@ -424,7 +407,7 @@ class _Migration:
         reported = list(drop)
         drop += [k for k in call.keywords if k.arg in ("average", "op")]
         edits: list[Edit | None] = [ctx.replace(ref.node, "npu_allreduce")]
-        edits += self._drop_edits(call, drop)
+        edits += self.arguments.drop_edits(call, drop)
         kw = ctx.keyword(call, "tensor")
         if kw is not None:
             start, _ = ctx.span(kw)
@@ -447,7 +430,7 @@ class _Migration:
         first = "value" if keras else "tensor"
         value, root = ctx.argument(call, 0, first), ctx.argument(call, 1, "root_rank")
         tuning = frozenset({"name", "ignore_name_scope"})
-        _, blocked = self._sort_arguments(call, (first, "root_rank"), tuning, 2, ref)
+        _, blocked = self.arguments.sort(call, (first, "root_rank"), tuning, 2, ref)
         names = self._value_names(ref) if keras else None
         if value is None or root is None or blocked or (keras and names is None):
             why = blocked or ("`tf` is bound to another name" if keras and names is None
@@ -472,10 +455,10 @@ class _Migration:
         """Keras Horovod's value all-reduce -> ``npu_allreduce`` of a constant, run by Keras."""
         ctx = self.ctx
         value = ctx.argument(call, 0, "value")
-        _, blocked = self._sort_arguments(call, ("value", "average"), frozenset({"name"}), 1, ref)
+        _, blocked = self.arguments.sort(call, ("value", "average"), frozenset({"name"}), 1, ref)
         average = ctx.keyword(call, "average")
-        reduction = "mean" if average is None or _constant(average.value, True) else None
-        if average is not None and _constant(average.value, False):
+        reduction = "mean" if average is None or constant(average.value, True) else None
+        if average is not None and constant(average.value, False):
             reduction = "sum"
         names = self._value_names(ref)
         if value is None or blocked or reduction is None or names is None:
@@ -504,35 +487,6 @@ class _Migration:
             self.ctx.finding(self.rule, call, Severity.INFO,
                              f"{ref.name}() -> False: on the NPU, HCCL does the collectives "
                              "(no NCCL, MPI, Gloo, DDL, oneCCL, CUDA or ROCm)")  # fmt: skip
-
-    def _dead_compression(self) -> None:
-        """``c = hvd.Compression.fp16 if f else hvd.Compression.none`` goes when ``c`` is unused.
-
-        The ``compression=c`` arguments it fed were removed with the Horovod optimizer options.
-        """
-        ctx = self.ctx
-        done: set[int] = set()
-        for ref in self.refs:
-            if not ref.name.startswith(COMPRESSION) or removed(ctx, *ctx.span(ref.node)):
-                continue
-            try:
-                stmt = ctx.index.statement_of(ref.node)
-            except ValueError:
-                continue
-            if id(stmt) in done or not self._compression_only(stmt):
-                continue
-            done.add(id(stmt))
-            assert isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
-            name = stmt.targets[0].id
-            used = any(
-                isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-                and not removed(ctx, *ctx.span(n))
-                for n in ast.walk(ctx.tree)
-            )  # fmt: skip
-            if not used and self._remove_statement(stmt):
-                ctx.finding(self.rule, stmt, Severity.INFO,
-                            f"`{name}` (a Horovod gradient compression) removed with the "
-                            "compression= arguments it fed: HCCL does not compress")  # fmt: skip
 
     def _module_arguments(self, ambiguous: set[str]) -> None:
         """The Horovod module passed to a call becomes ``True`` (handles only test it)."""
@@ -579,130 +533,7 @@ class _Migration:
             return True
         return isinstance(parent, ast.keyword) and parent.arg in self.handles.names
 
-    def _compression_only(self, stmt: ast.stmt) -> bool:
-        """An ``x = ...`` whose value is Horovod compressions, names, constants and ``if``s."""
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
-            return False
-        if not isinstance(stmt.targets[0], ast.Name):
-            return False
-        allowed = (ast.IfExp, ast.BoolOp, ast.UnaryOp, ast.Compare, ast.Constant, ast.Name,
-                   ast.Attribute, ast.Load, ast.boolop, ast.unaryop, ast.cmpop)  # fmt: skip
-        if not all(isinstance(n, allowed) for n in ast.walk(stmt.value)):
-            return False
-        scope = self.ctx.index.scope_at(stmt)
-        resolver = self.ctx.index.resolver
-        found = False
-        for node in ast.walk(stmt.value):
-            name = resolver.qualified(node, scope) if isinstance(node, ast.Attribute) else None
-            if name is not None and name.split(".")[0] == "hvd":
-                if not f"{name}.".startswith(COMPRESSION):
-                    return False
-                found = True
-        return found
-
-    # -- argument helpers ---------------------------------------------------------------------
-    def _sort_arguments(
-        self,
-        call: ast.Call,
-        keep: tuple[str, ...],
-        tuning: frozenset[str],
-        positional: int,
-        ref: Ref,
-    ) -> tuple[list[ast.keyword], str]:
-        """Keywords to drop, and the reason the call cannot be rewritten ('' when it can).
-
-        ``positional`` is how many leading parameters may be passed by position (``keep[:n]``).
-        """
-        drop: list[ast.keyword] = []
-        # Only the optimizer may drop Adasum: it then averages, as the script does without it.
-        adasum_ok = {"Average", "Adasum"} if "optimizer" in keep else {"Average"}
-        if any(isinstance(a, ast.Starred) for a in call.args):
-            return drop, "arguments passed with *args"
-        if len(call.args) > positional:
-            return drop, "Horovod options passed by position"
-        for kw in call.keywords:
-            if kw.arg is None:
-                return drop, "arguments passed with **kwargs"
-            if kw.arg in keep:
-                continue
-            # ``op=Average`` and one backward pass per step are what NPU all-reduce does anyway.
-            harmless = kw.arg in tuning or (
-                (kw.arg == "op" and self._op_choices(kw.value, ref) <= adasum_ok)
-                or (kw.arg == "backward_passes_per_step" and _constant(kw.value, 1))
-            )
-            if harmless:
-                drop.append(kw)
-            else:
-                return drop, f"`{kw.arg}=` changes what is computed and has no NPU equivalent"
-        return drop, ""
-
-    def _reduction(self, call: ast.Call, ref: Ref) -> str | None:
-        """``mean`` or ``sum`` for hvd.allreduce's ``average`` / ``op``; None when unknown."""
-        average, op = self.ctx.keyword(call, "average"), self.ctx.keyword(call, "op")
-        if average is not None and op is not None:
-            return None
-        if average is not None:
-            if _constant(average.value, True):
-                return "mean"
-            return "sum" if _constant(average.value, False) else None
-        if op is not None:
-            if self._names(op.value, AVERAGE, ref):
-                return "mean"
-            return "sum" if self._names(op.value, SUM, ref) else None
-        return "mean"
-
-    def _op_choices(self, expr: ast.expr, ref: Ref) -> set[str]:
-        """Horovod reduce ops ``expr`` may be (``a if c else b`` gives both); {"?"} if unknown."""
-        if isinstance(expr, ast.IfExp):
-            return self._op_choices(expr.body, ref) | self._op_choices(expr.orelse, ref)
-        if self._names(expr, AVERAGE, ref):
-            return {"Average"}
-        return {"Adasum"} if self._names(expr, ADASUM, ref) else {"?"}
-
-    def _names(self, expr: ast.expr, names: tuple[str, ...], ref: Ref) -> bool:
-        """True when ``expr`` (in the call's scope) is one of the canonical ``names``."""
-        through_handle = self.handle_names.get(id(expr))
-        if through_handle is not None:
-            return through_handle in names
-        return self.ctx.index.resolver.qualified(expr, ref.scope) in names
-
-    def _keras_optimizer(self, opt: ast.expr, ref: Ref) -> bool:
-        """True when ``opt`` is provably a Keras optimizer (a call, or a name only bound to one)."""
-        values: list[ast.AST | None] = [opt]
-        if isinstance(opt, ast.Name):
-            found = self.ctx.index.resolver.bindings_of(opt.id, ref.scope)
-            values = [b.value for b in found[1]] if found else [None]
-        for value in values:
-            callee = self.ctx.index.callee(value) if isinstance(value, ast.Call) else None
-            keras = ("tf.keras.optimizers.", "keras.optimizers.")
-            if callee is None or not callee.startswith(keras):
-                return False
-        return True
-
-    def _drop_edits(self, call: ast.Call, drop: Sequence[Arg]) -> list[Edit | None]:
-        """Edits removing ``drop`` from the call's arguments (never two overlapping edits)."""
-        ctx = self.ctx
-        if len(drop) == 1:
-            return [ctx.remove_argument(call, drop[0])]
-        items = ctx.arguments(call)
-        edits: list[Edit | None] = []
-        i = 0
-        while i < len(items):
-            if items[i] not in drop:
-                i += 1
-                continue
-            j = i
-            while j + 1 < len(items) and items[j + 1] in drop:
-                j += 1
-            if i > 0:  # a run after a kept argument: from its end
-                edits.append(Edit(ctx.span(items[i - 1])[1], ctx.span(items[j])[1], ""))
-            elif j + 1 < len(items):  # a leading run: up to the next kept argument
-                edits.append(Edit(ctx.span(items[0])[0], ctx.span(items[j + 1])[0], ""))
-            else:
-                return [None]  # nothing would be left; the callers always keep one argument
-            i = j + 1
-        return edits
-
+    # -- edits ----------------------------------------------------------------------------------
     def _append_index(self, call: ast.Call, root: ast.expr) -> Edit:
         item: Arg = next((k for k in call.keywords if k.value is root), root)
         end = self.ctx.span(item)[1]
@@ -726,95 +557,17 @@ class _Migration:
                          "communication")  # fmt: skip
         ref = self.ctx.index.by_call.get(id(call))
         op = self.ctx.keyword(call, "op")
-        if ref is not None and op is not None and "Adasum" in self._op_choices(op.value, ref):
+        if (
+            ref is not None
+            and op is not None
+            and "Adasum" in self.arguments.op_choices(op.value, ref)
+        ):
             self.ctx.finding(self.rule, op, Severity.WARNING,
                              "op=Adasum removed: NPU all-reduce has no Adasum, so gradients are "
                              "averaged (op=Average) on every path",
                              "do not select Adasum; if the script scales the learning rate "
                              "differently for Adasum, use the averaging scale "
                              "(get_rank_size())")  # fmt: skip
-
-    # -- statements ---------------------------------------------------------------------------
-    def _gpu_pinning(self, ref: Ref) -> None:
-        """``config.gpu_options.visible_device_list = str(hvd.local_rank())`` goes."""
-        ctx = self.ctx
-        try:
-            stmt = ctx.index.statement_of(ref.node)
-        except ValueError:
-            return
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
-            return
-        target = stmt.targets[0]
-        if not (isinstance(target, ast.Attribute) and target.attr == "visible_device_list"):
-            return
-        if removed(ctx, *ctx.span(stmt)):
-            return
-        if self._remove_statement(stmt):
-            ctx.finding(self.rule, stmt, Severity.INFO,
-                        "GPU pinning by Horovod rank removed: each NPU process gets its device "
-                        "from ASCEND_DEVICE_ID and the rank table")  # fmt: skip
-
-    def _remove_statement(self, stmt: ast.stmt) -> bool:
-        """Delete a statement; ``pass`` when nothing else would be left in its block."""
-        ctx = self.ctx
-        others = [s for s in ctx.block_of(stmt) if s is not stmt]
-        left = any(not removed(ctx, *ctx.span(s)) for s in others)
-        edit = ctx.remove_statement(stmt) if left else ctx.replace(stmt, "pass")
-        if clash(ctx, [edit]) is not None:
-            edit = ctx.replace(stmt, "pass")  # e.g. another rule re-indents the line
-        return self._patch(stmt, [edit])
-
-    def _remove_imports(self) -> None:
-        """Remove the Horovod imports; an optional-Horovod ``try`` goes with its fallback."""
-        index = self.ctx.index
-        only_horovod = [s for s in self.imports if all(h for _, h in _import_names(s))]
-        done: set[int] = set()
-        for stmt in self.imports:
-            if id(stmt) in done:
-                continue
-            parent = index.parent(stmt)
-            group = [s for s in only_horovod if index.parent(s) is parent]
-            block = optional_import_try(self.ctx, group) if stmt in group else None
-            if block is not None and self._remove_try(block):
-                done.update(id(s) for s in block.body)
-            else:
-                self._remove_import(stmt)
-
-    def _remove_try(self, block: ast.Try) -> bool:
-        """Remove ``try: import horovod... / except ImportError: <stand-in>`` as a whole.
-
-        Kept (False) when code after it reads a name its handler binds, other than the Horovod
-        names, whose uses are all rewritten by now.
-        """
-        ctx = self.ctx
-        horovod = {n for s in block.body if isinstance(s, (ast.Import, ast.ImportFrom))
-                   for n, _ in _import_names(s)}  # fmt: skip
-        used = used_after(ctx, self.handles.parents, block, handler_names(block) - horovod)
-        if used:
-            names = ", ".join(f"`{n}`" for n in used)
-            ctx.finding(self.rule, block, Severity.INFO,
-                        "the `except ImportError` branch of the removed Horovod import is kept: "
-                        f"{names}, which it binds, is used later",
-                        f"if {names} only stood for 'Horovod is missing', remove the try "
-                        "statement and its uses by hand")  # fmt: skip
-            return False
-        others = [s for s in ctx.block_of(block) if s is not block]
-        left = any(not removed(ctx, *ctx.span(s)) for s in others)
-        edit = remove_lines(ctx, block) if left else ctx.replace(block, "pass")
-        if not self._patch(block, [edit]):
-            return False
-        ctx.finding(self.rule, block, Severity.INFO,
-                    "optional-Horovod `try` removed with its `except ImportError` fallback: the "
-                    "migrated script does not use Horovod")  # fmt: skip
-        return True
-
-    def _remove_import(self, stmt: ast.Import | ast.ImportFrom) -> None:
-        if all(horovod for _, horovod in _import_names(stmt)):
-            self._remove_statement(stmt)
-            return
-        self.ctx.finding(self.rule, stmt, Severity.WARNING,
-                         "this import also imports Horovod, which the migrated file no longer uses",
-                         "remove the Horovod part of the import by hand")  # fmt: skip
 
     # -- what is left -------------------------------------------------------------------------
     def _remaining(self, ambiguous: set[str]) -> list[tuple[ast.AST, str]]:
@@ -823,7 +576,7 @@ class _Migration:
         Names also bound to something else are left out: their uses are not proven Horovod.
         """
         ctx = self.ctx
-        names = {n for stmt in self.imports for n, horovod in _import_names(stmt) if horovod}
+        names = {n for stmt in self.imports for n, horovod in import_names(stmt) if horovod}
         names -= ambiguous
         by_root: dict[int, Ref] = {}
         for ref in self.refs:
@@ -849,9 +602,4 @@ class _Migration:
 
     def _patch(self, subject: ast.AST, edits: Sequence[Edit | None], npu: bool = False) -> bool:
         """Record the change unless an edit is impossible or overlaps an earlier patch."""
-        if any(e is None for e in edits) or clash(self.ctx, edits) is not None:
-            return False
-        done = self.ctx.patch(self.rule, subject, edits)
-        if done and npu:
-            self.ctx.need_import()  # before any other import the rewrite asks for
-        return done
+        return record(self.ctx, self.rule, subject, edits, npu)

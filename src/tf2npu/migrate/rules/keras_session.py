@@ -13,7 +13,7 @@ from tf2npu.migrate.names import Scope
 from tf2npu.migrate.options import Distributed
 from tf2npu.migrate.rule import Example, Rule, register
 from tf2npu.migrate.rules._main_block import main_block, wrap_main_block
-from tf2npu.migrate.rules._npu_config import HELPER_NAME, session_config_builder
+from tf2npu.migrate.rules._npu_config import HELPER_NAME, mix_compile, session_config_builder
 from tf2npu.migrate.rules._patches import clash
 
 SESSION_VAR = "npu_keras_sess"
@@ -256,7 +256,7 @@ class KerasSession(Rule):
 
 def _needs_helper(ctx: FileContext) -> bool:
     """Whether the session config comes from the helper (known before asking for it)."""
-    return ctx.options.precision_mode is not None or ctx.options.mix_compile
+    return ctx.options.precision_mode is not None or mix_compile(ctx)
 
 
 def _configured(ctx: FileContext) -> None:

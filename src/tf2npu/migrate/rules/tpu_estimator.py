@@ -6,15 +6,15 @@ import ast
 import re
 from typing import ClassVar
 
+from tf2npu.config.run_config import NOT_IN_NPU_RUN_CONFIG
 from tf2npu.migrate.context import Arg, FileContext
 from tf2npu.migrate.edits import Edit
 from tf2npu.migrate.kinds import RUN_CONFIG
 from tf2npu.migrate.model import Severity
 from tf2npu.migrate.names import Scope, _dotted
 from tf2npu.migrate.rule import Example, Rule, register
-from tf2npu.migrate.rules._npu_config import npu_option_keywords
+from tf2npu.migrate.rules._npu_config import mix_compile, npu_option_keywords
 from tf2npu.migrate.rules._text import as_operand
-from tf2npu.migrate.rules.estimator import NOT_IN_NPU_RUN_CONFIG
 
 RULE = "tpu_estimator"
 
@@ -227,7 +227,7 @@ def _report_iterations(ctx: FileContext, tpu_config: ast.expr, scope: Scope) -> 
     if loops is None or (isinstance(loops, ast.Constant) and loops.value == 1):
         return
     text = ctx.segment(loops)
-    if ctx.options.mix_compile:
+    if mix_compile(ctx):
         fix = "keep the default 1: mix_compile_mode=True requires iterations_per_loop=1"
     else:
         fix = (f"for speed, add iterations_per_loop={text} to this NPURunConfig (as the Ascend "

@@ -93,6 +93,11 @@ PY_FUNC_ALTERNATIVES: MappingProxyType[str, str] = MappingProxyType({
 })  # fmt: skip
 """How to get a pipeline-safe PyFunc instead of each op the dataset offload may move."""
 
+NPU_RUN_CONFIG = "NPURunConfig"
+RUN_CONFIG_PREFIXES = ("tf.estimator.", "tf.contrib.tpu.", "tf.contrib.learn.")
+"""Callee prefixes of the APIs that become an NPURunConfig (enable_data_pre_proc=True) after
+migration: Estimators, their run configs, TPUEstimator."""
+
 PIPELINE_HOST_OP = "PyFunc"
 """The only Python op on the adapter's dataset-offload black list (dp_tf_ge_conversion_pass)."""
 
@@ -266,14 +271,30 @@ HAZARDS: tuple[Hazard, ...] = (
     ),
     Hazard(
         "lookup_table_in_pipeline",
-        Severity.WARNING,
-        "{what} is used in the input pipeline ({where}): by default the NPU runs the table's "
-        "initialisation on the device while the pipeline looks it up on the host, so training "
-        "fails with 'Table not initialized'",
+        Severity.ERROR,
+        "{what} is used in the input pipeline ({where}): in the default full-offload mode the "
+        "NPU runs the table's initialisation on the device while the pipeline looks it up on "
+        "the host, so training fails with 'Table not initialized'; mixed compute was not turned "
+        "on because {why}",
         f"enable mixed compute with {_MIX}, which keeps the table's paired resource ops on the "
-        "host",
+        "host; iterations_per_loop must then be 1",
         LOOKUP_TABLE_APIS,
-        "a table created or read in a traced pipeline function, without mixed compute",
+        "a table created or read in a traced pipeline function, when mixed compute is neither "
+        "asked for nor could be written by the tool",
+    ),
+    Hazard(
+        "mix_compile_enabled",
+        Severity.INFO,
+        "{what} is used in the input pipeline ({where}): in the default full-offload mode the "
+        "NPU would run the table's initialisation on the device while the pipeline looks it up "
+        "on the host ('Table not initialized'), so tf2npu turned mixed compute on "
+        "(mix_compile_mode=True) in the NPU config it writes ({lines}), the vendor's fix for "
+        "this case",
+        "nothing to do; keep iterations_per_loop at 1, which mixed compute requires (pass "
+        "--mix-compile to ask for it explicitly)",
+        LOOKUP_TABLE_APIS,
+        "a table created or read in a traced pipeline function, in a file whose session or run "
+        "config the tool writes",
     ),
     Hazard(
         "variable_in_pipeline",
@@ -317,7 +338,8 @@ HAZARDS: tuple[Hazard, ...] = (
         "({where}) can be moved to the device, which cannot run Python",
         "{alternative}, or set enable_data_pre_proc=False",
         frozenset(PY_FUNC_OPS),
-        "inside a traced input pipeline, op EagerPyFunc or PyFuncStateless",
+        "inside a traced input pipeline, op EagerPyFunc or PyFuncStateless; an error when the "
+        "file builds an Estimator or run config (NPURunConfig writes enable_data_pre_proc=True)",
     ),
     Hazard(
         "v1_control_flow",

@@ -296,6 +296,7 @@ def test_seed_everything_seeds_and_prints(tf_config, capsys):
     )
 
 
+@pytest.mark.slow
 def test_importing_seeds_with_2022_as_the_real_module_does():
     code = textwrap.dedent("""
         import os, random

@@ -135,6 +135,7 @@ def _assert_close(results: list[tuple[float, float]]) -> None:
         assert analytic == pytest.approx(numeric, rel=2e-3, abs=2e-3)
 
 
+@pytest.mark.slow
 def test_dynamic_rnn_gradient_matches_finite_differences() -> None:
     def build(x, w, b, h0, c0):
         layer = DynamicRNN(3, tf.float32, forget_bias=0.5, cell_clip=2.0)
@@ -145,6 +146,7 @@ def test_dynamic_rnn_gradient_matches_finite_differences() -> None:
     _assert_close(_directional_errors(build, shapes))
 
 
+@pytest.mark.slow
 def test_gru_and_augru_gradients_match_finite_differences() -> None:
     from tf2npu.graph.npu_ops.client import emit
 
