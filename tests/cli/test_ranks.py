@@ -142,8 +142,16 @@ def test_server_id_starts_that_servers_ranks_on_fixed_ports(tmp_path: Path) -> N
 # -- no rank outlives the launcher: a failed start, SIGKILL, a taken --base-port -------------
 
 
+@pytest.mark.parametrize(
+    ("error", "why"),
+    [
+        (RuntimeError("can't start new thread"), "can't start new thread"),
+        (PermissionError(13, "Permission denied"), "[Errno 13] Permission denied"),
+    ],
+    ids=["no-thread", "exec-fails"],
+)
 def test_a_failed_start_stops_the_ranks_already_started(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: Exception, why: str
 ) -> None:
     from tf2npu.runtime.distributed import launch
 
@@ -153,7 +161,7 @@ def test_a_failed_start_stops_the_ranks_already_started(
 
     def start(self: Any, rank: int, *rest: Any) -> None:
         if rank == 2:
-            raise RuntimeError("can't start new thread")
+            raise error
         real(self, rank, *rest)
         started.append(self.process.pid)
 
@@ -161,7 +169,7 @@ def test_a_failed_start_stops_the_ranks_already_started(
     with pytest.raises(launch.LaunchError) as info:
         launch.launch(spec, out=io.StringIO())
     assert str(info.value) == (
-        "could not start rank 2 of 3 (can't start new thread); the 2 rank(s) started were "
+        f"could not start rank 2 of 3 ({why}); the 2 rank(s) started were "
         "stopped. Start fewer ranks, or raise the process limit (ulimit -u) or free memory"
     )
     assert len(started) == 2
