@@ -216,3 +216,31 @@ def test_a_taken_base_port_is_named(tmp_path: Path) -> None:
         f"process (rank k listens on port {port}+k); give a --base-port whose ports "
         f"{port}..{port + 1} are free, or leave it out to let the system pick free ports"
     ) in ended.err
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "message"),
+    [
+        (signal.SIGTERM, 143, "tf2npu run: interrupted by SIGTERM\n"),
+        (signal.SIGHUP, 129, "tf2npu run: interrupted by SIGHUP\n"),
+        (signal.SIGINT, 130, "tf2npu run: interrupted\n"),
+    ],
+    ids=["sigterm", "sighup", "ctrl-c"],
+)
+def test_a_signal_to_the_launcher_stops_every_rank(
+    tmp_path: Path, signum: int, code: int, message: str
+) -> None:
+    script = tmp_path / "hang.py"
+    script.write_text(
+        "import subprocess, time\nsubprocess.Popen(['sleep', '300'])\ntime.sleep(300)\n"
+    )
+    started = start_tf2npu(["run", "--ranks", "2", "--no-npu", str(script)], tmp_path)
+    try:
+        assert wait_for(started.tag, "sleep 300", timeout=60), "the ranks never started"
+        time.sleep(1)  # both ranks
+        os.kill(started.process.pid, signum)
+        ended = finish(started, timeout=30)
+    finally:
+        stop_group(started.process.pid)
+    assert (ended.code, ended.left, ended.traceback) == (code, (), False), ended.err
+    assert ended.err.endswith(message)
