@@ -134,9 +134,10 @@ def _swap_summary(make: Any) -> Any:
         (_swap_summary(lambda p: p.symlink_to("/dev/zero")), ["--run-dir", "run"], "tf2npu doctor: error: run/run_summary.json cannot be read (a character device, not a regular file)"),
         (lambda run: os.mkfifo(run / "op_summary_0_1_1.csv"), ["--run-dir", "run"], "tf2npu doctor: error: run/op_summary_0_1_1.csv cannot be read (a FIFO, not a regular file)"),
         (lambda run: None, ["--script", "/dev/zero"], "tf2npu doctor: error: --script '/dev/zero' is a character device, not a regular file; give the training script's .py file"),
+        (lambda run: os.mkfifo(run.parent / "fifo"), ["--run-dir", "fifo"], "tf2npu doctor: error: --run-dir 'fifo' is a FIFO, not a folder; give the --report-dir of a tf2npu run"),
         (lambda run: os.mkfifo(run / "train.py"), ["--script", "run/train.py"], "tf2npu doctor: error: --script 'run/train.py' is a FIFO, not a regular file; give the training script's .py file"),
     ],
-    ids=["deep", "fetches-5", "faults-5", "fifo", "dev-zero", "fifo-csv", "script-dev-zero", "script-fifo"],
+    ids=["deep", "fetches-5", "faults-5", "fifo", "dev-zero", "fifo-csv", "script-dev-zero", "fifo-run-dir", "script-fifo"],
 )  # fmt: skip
 def test_hostile_run_folders_and_scripts(
     tmp_path: Path, damage: Any, argv: list[str], message: str

@@ -26,7 +26,7 @@ from tf2npu.debug.doctor.checks import op_summary_findings
 from tf2npu.debug.doctor.symptoms import BY_ID
 from tf2npu.errors import ConfigError, UsageError
 from tf2npu.findings import Finding, Where
-from tf2npu.fs import read_regular
+from tf2npu.fs import kind_of, read_regular
 
 __all__ = [
     "CHECK_RESULT",
@@ -79,7 +79,10 @@ def read_run_dir(path: str | Path) -> RunDir:
     folder = Path(path)
     fix = "give the --report-dir of a tf2npu run (default ./tf2npu-run)"
     if not folder.is_dir():
-        what = "is a file, not a folder" if folder.exists() else "does not exist"
+        what = "does not exist"
+        if folder.exists():
+            kind = "a file" if folder.is_file() else kind_of(folder.stat().st_mode)
+            what = f"is {kind}, not a folder"
         raise UsageError(f"--run-dir {str(path)!r} {what}; {fix}")
     summary = _json(folder / SUMMARY)
     check = _json(folder / CHECK_RESULT)
