@@ -18,7 +18,7 @@ it in one process:
   a hook choose per run, it fetched every dumped tensor and wrote nothing: 1.33-1.49x);
 * *npu + stats*: ``enable_dump``, ``dump_data=stats``, ``dump_mode=--dump-mode`` (``output``,
   the option's default), every step;
-* *npu + tensor*: the same with ``dump_data=tensor`` (``.npy`` files), every step.
+* *npu + tensor*: the same with ``dump_data=tensor`` (one raw device file per op), every step.
 
 Two phases, each interleaved: *stats* (stock, npu, step not dumped, stats) and then *tensor* (npu,
 tensor), so the gigabytes the tensor dump leaves for the kernel to write back do not slow the
@@ -33,9 +33,9 @@ steps as in a training loop; the step time is the block's wall time over its ste
 over the blocks. The time ``run`` alone took and the process's minor page faults in it are
 reported too.
 
-Throughput of the tensor dump: tensor bytes written (``DumpWriter.bytes``, the ``.npy``
-payload without headers) over (a) the summed step (or block) times including the flushes,
-(b) the writer thread's busy time (``_write_step``), (c) the time inside the ``.npy`` writes
+Throughput of the tensor dump: tensor bytes written (``DumpWriter.bytes``, the raw files'
+tensor payload without headers) over (a) the summed step (or block) times including the flushes,
+(b) the writer thread's busy time (``_write_step``), (c) the time inside the raw file writes
 alone. The dumps go to a temporary folder (``--dir``, default the system's, local disk). The
 tensor dump's files are deleted after each block, untimed (this model's dump writes 0.7 GB a
 step with ``dump_mode=output``, 1.7 GB with ``all``); the other sessions' after each pass, so
@@ -183,7 +183,8 @@ def build(tf: Any, s: Sizes) -> Built:
 
 @dataclass
 class WriterClock:
-    """Times a ``DumpWriter``'s work in its thread: whole steps, and the ``.npy`` writes alone.
+    """Times a ``DumpWriter``'s work in its thread: whole steps, and the file writes alone
+    (``_write_raw``, one raw device file per op).
 
     Wraps the writer's own methods on the instance (the queue looks them up per item).
     """
@@ -197,7 +198,7 @@ class WriterClock:
     _seen: int = 0
 
     def __post_init__(self) -> None:
-        write_step, save = self.writer._write_step, self.writer._save
+        write_step, save = self.writer._write_step, self.writer._write_raw
 
         def timed_step(*args: Any) -> None:
             values = args[2]
@@ -217,10 +218,10 @@ class WriterClock:
             self.save_s += time.perf_counter() - start
 
         self.writer._write_step = timed_step
-        self.writer._save = timed_save
+        self.writer._write_raw = timed_save
 
     def figures(self) -> tuple[int, int, float, float, int]:
-        """(files, bytes, writer busy seconds, np.save seconds, bytes fetched) so far."""
+        """(files, bytes, writer busy seconds, file-write seconds, bytes fetched) so far."""
         return self.writer.files, self.writer.bytes, self.step_s, self.save_s, self.fetched
 
 
@@ -401,7 +402,7 @@ def profile(tf: Any, root: Path, args: argparse.Namespace) -> None:
     print(
         f"## {mode}, {n} steps: step {figures['step_ms']:.1f} ms, run() "
         f"{figures['run_ms']:.1f} ms (medians); writer busy {busy / n * 1e3:.1f} ms a step, "
-        f"of which .npy writes {save / n * 1e3:.1f} ms; {figures['files_per_step']:.0f} files, "
+        f"of which raw file writes {save / n * 1e3:.1f} ms; {figures['files_per_step']:.0f} files, "
         f"{figures['mb_per_step']:.1f} MB a step"
     )
     for title, prof in (("main thread", main), ("writer thread", writer)):
@@ -446,11 +447,11 @@ def report(results: dict[str, Any], block: int) -> list[str]:
     for name, figures in tensor.items():
         t = figures["npu + tensor"]
         lines.append(
-            f"tensor dump, {name}: {t['files_per_step']:.0f} .npy files, "
+            f"tensor dump, {name}: {t['files_per_step']:.0f} raw files, "
             f"{t['mb_per_step']:.1f} MB of tensor data a step; {t['mbs_end_to_end']:.0f} MB/s "
             f"end to end (bytes / wall time of the steps incl. flushes), "
             f"{t['mbs_writer']:.0f} MB/s of writer thread busy time, "
-            f"{t['mbs_save']:.0f} MB/s inside the .npy writes"
+            f"{t['mbs_save']:.0f} MB/s inside the raw file writes"
         )
     lines.append("")
     for name in ("flushed every step", "pipelined"):

@@ -211,6 +211,8 @@ def test_terminal_summary_dump_dir_and_html(
     # Piped (captured), the console does not cut lines at 80 columns.
     timing = [line for line in out.splitlines() if line.startswith("Pass seconds: ")]
     assert len(timing) == 1 and len(timing[0]) > 80 and timing[0].endswith(" s")
+    # ... nor pads them with blanks to its 1000 columns (issue 24).
+    assert [line for line in out.splitlines() if line != line.rstrip()] == []
     names = sorted(p.name for p in dumps.iterdir())
     assert names == sorted(
         [f"{i:02d}_{name}_{when}.pbtxt"

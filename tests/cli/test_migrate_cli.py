@@ -352,6 +352,41 @@ def test_piped_summary_keeps_each_finding_on_one_line(tmp_path, capsys):
     assert len(finding) == 1 and finding[0].rstrip().endswith("never on the NPU")
 
 
+def test_piped_summary_is_never_padded(tmp_path, capsys, monkeypatch):
+    """Issue 24: off a terminal each line was padded with blanks to 1000 columns."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    script = write(tmp_path / "t.py", "import tensorflow as tf\ntf.enable_eager_execution()\n")
+    assert main(["migrate", str(script), "-o", str(tmp_path / "o.py")]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert [line for line in lines if line != line.rstrip()] == []
+    assert lines[lines.index("Errors and warnings") + 2] == (
+        "        [eager_execution] tf.enable_eager_execution() switches the script to eager "
+        "execution, but the Ascend TF adapter runs TF 1.15 graphs only (sessions, Estimator, "
+        "Keras in a session): eager ops would run on the host CPU, never on the NPU"
+    )
+
+
+TABLE_IN_PIPELINE = (
+    "import tensorflow as tf\n"
+    "table = tf.lookup.StaticHashTable(initializer, -1)\n"
+    "ds = tf.data.TFRecordDataset(files).map(lambda x: table.lookup(x))\n"
+)
+
+
+def test_a_pipeline_table_is_fixed_in_the_session_config_or_fails_the_run(tmp_path, capsys):
+    """Seed 000 case 01: mix_compile_mode written where the tool writes the config, else exit 1."""
+    bare = write(tmp_path / "bare.py", TABLE_IN_PIPELINE)
+    assert main(["migrate", str(bare), "-o", str(tmp_path / "bare_out.py")]) == 1
+    err = capsys.readouterr().err
+    assert err.index("error   ") < err.index("warning ")  # the error is listed first
+    assert "[lookup_table_in_pipeline]" in err
+    session = write(tmp_path / "s.py", TABLE_IN_PIPELINE + "sess = tf.Session()\n")
+    assert main(["migrate", str(session), "-o", str(tmp_path / "s_out.py")]) == 0
+    text = (tmp_path / "s_out.py").read_text()
+    assert 'custom_op.parameter_map["mix_compile_mode"].b = True' in text
+    assert "sess = tf.Session(config=npu_session_config())" in text
+
+
 def test_keep_horovod_import_flag(tmp_path):
     src = tmp_path / "train.py"
     src.write_text("import horovod.tensorflow as hvd\nr = hvd.rank()\n")

@@ -172,6 +172,30 @@ def test_command_exit_code_and_json_are_the_scripts_status(tmp_path, capsys, no_
     assert str(report / "run_summary.json") in captured.err
 
 
+def test_a_run_flag_after_the_script_is_the_scripts_and_says_so(tmp_path, capsys, no_tf):
+    script = write(tmp_path / "t.py", "import sys\nprint(sys.argv[1:])\n")
+    report = tmp_path / "report"
+    code = main(["run", "--quiet", "--report-dir", str(report), str(script), "--no-npu", "-h"])
+    assert code == 0
+    captured = capsys.readouterr()
+    assert captured.out == "['--no-npu', '-h']\n"  # passed on untouched
+    assert captured.err.splitlines() == [
+        f"tf2npu run: warning: --no-npu comes after SCRIPT, so {script} gets it as its own "
+        "argument and tf2npu run does not; to use it, put it before SCRIPT: tf2npu run "
+        f"--no-npu ... {script}"
+    ]
+    assert read_summary(report)["options"] == {}
+
+
+def test_after_an_explicit_double_dash_nothing_is_said(tmp_path, capsys, no_tf):
+    script = write(tmp_path / "t.py", "import sys\nprint(sys.argv[1:])\n")
+    code = main(["run", "--quiet", "--report-dir", str(tmp_path / "r"), "--", str(script),
+                 "--no-npu"])  # fmt: skip
+    assert code == 0
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("['--no-npu']\n", "")
+
+
 def test_failing_script_still_writes_the_summary(tmp_path, capsys, no_tf):
     script = write(tmp_path / "t.py", "raise ValueError('no data')\n")
     code = main(["run", "--report-dir", str(tmp_path / "r"), "--quiet", str(script)])
@@ -757,3 +781,52 @@ def test_bad_trial_variables_are_usage_errors_before_the_script_runs(
     monkeypatch.setenv(variable, value)
     assert main(["run", "--report-dir", str(tmp_path / "r"), str(script)]) == 2
     assert message in capsys.readouterr().err
+
+
+ESTIMATOR_SCRIPT = """\
+import numpy as np
+import tensorflow as tf
+tf.logging.set_verbosity(tf.logging.INFO)
+from npu_bridge.npu_init import *
+
+
+def input_fn():
+    x = np.random.RandomState(0).randn(64, 4).astype(np.float32)
+    return tf.data.Dataset.from_tensor_slices((x, x[:, :1])).repeat().batch(8, drop_remainder=True)
+
+
+def model_fn(features, labels, mode):
+    loss = tf.losses.mean_squared_error(labels, tf.layers.dense(features, 1))
+    step = tf.train.get_or_create_global_step()
+    train_op = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+    return NPUEstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+config = NPURunConfig(model_dir="model", save_checkpoints_steps=100, log_step_count_steps=1)
+NPUEstimator(model_fn, config=config).train(input_fn, max_steps=30)
+tf.logging.info("my own line")
+"""
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+@needs_runtime
+def test_an_estimator_run_keeps_tensorflows_noise_out_unless_verbose(tmp_path):
+    write(tmp_path / "est.py", ESTIMATOR_SCRIPT)
+    env = {**os.environ, "JOB_ID": "1"}
+    env.pop("TF_CPP_MIN_LOG_LEVEL", None)
+    runs = {}
+    for flags in ([], ["--verbose"]):
+        done = subprocess.run(
+            [str(EXE), "run", "--quiet", *flags, "est.py"],
+            capture_output=True, text=True, cwd=tmp_path, timeout=300, env=env,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        runs[bool(flags)] = done.stderr.splitlines()
+        (tmp_path / "model").rename(tmp_path / f"model{len(runs)}")
+    quiet, verbose = runs[False], runs[True]
+    assert "INFO:tensorflow:my own line" in quiet  # the script's own line stays
+    assert not [line for line in quiet if "parameter_map" in line or "step = " in line]
+    assert len(quiet) <= 10, quiet  # was 370 more (config dumps, loss every step)
+    assert any("parameter_map" in line for line in verbose)
+    assert sum("step = " in line for line in verbose) >= 30

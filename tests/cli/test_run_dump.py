@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tf2npu.artifacts import dump as dumpfile
 from tf2npu.cli.main import main
-from tf2npu.debug import dumpfile, gegraph
+from tf2npu.debug import gegraph
 from tf2npu.testing.hostile import run_tf2npu
 
 EXE = Path(sys.executable).with_name("tf2npu")
@@ -76,8 +77,10 @@ def test_dump_writes_the_device_layout_and_the_summary_counts_it(tmp_path):
     assert done.returncode == 0, done.stderr
     steps = dumpfile.find_step_dirs(tmp_path / "dumps")
     assert steps and {d.step for d in steps} == {1} and {d.kind for d in steps} == {"npu"}
-    kinds = {dumpfile.parse_npu(f).kind for d in steps for f in d.files()}  # type: ignore[union-attr]
+    kinds = {t.kind for d in steps for t in dumpfile.iter_npu_tensors(d)}
     assert kinds == {"input", "output"}
+    # one raw file per op, its inputs and outputs together
+    assert {dumpfile.parse_npu(f).ext for d in steps for f in d.files()} == {"raw"}  # type: ignore[union-attr]
     graphs = [g for d in steps if d.graph_json for g in gegraph.load(d.graph_json)]
     assert any(op.pass_name == "MatMulBiasAddFusionPass" for g in graphs for op in g.ops)
     [entry] = summary(tmp_path / "r")["dumps"]
@@ -175,8 +178,9 @@ def test_a_full_disk_ends_the_run_with_the_error(
     assert not list(full_disk.glob("**/*.partial"))
     if "--dump" in flags:
         assert summary["dumps"][0]["complete"] is False
-        for npy in full_disk.glob("**/*.npy"):  # what is there is whole
-            assert np.load(npy).size
+        for raw in full_disk.glob("dump/**/*.*.*.*"):  # what is there is whole
+            if raw.is_file() and dumpfile.parse_npu(raw.name) is not None:
+                dumpfile.read_nano(raw)
 
 
 PROFILED = """\

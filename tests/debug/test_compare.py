@@ -73,7 +73,7 @@ def test_a_broken_fusion_is_the_first_divergent_op(tmp_path: Path) -> None:
     )
     assert fused.required == pytest.approx(0.5 - 0.01 * 3.5)
     assert fused.judged_as == "float16"
-    assert (fused.left_dtype, fused.right_dtype, fused.shape) == ("DT_FLOAT16", "DT_FLOAT", (1, 2))
+    assert (fused.left_dtype, fused.right_dtype, fused.shape) == ("float16", "float32", (1, 2))
     assert [m.name for m in fused.metrics] == list(ALGORITHMS)
     assert fused.metric("MaxAbsoluteError").text == "0.500000"
     assert not fused and by_index(report)["x:output:0"]
@@ -143,7 +143,25 @@ def test_a_float32_cast_of_a_float16_result_is_judged_as_float16(tmp_path: Path)
     report = compare_trees(tmp_path / "npu", tmp_path / "golden")
     assert verdicts(report) == [("NaN", UNMATCHED), ("mul_cast:output:0", PASS)]
     diff = by_index(report)["mul_cast:output:0"]
-    assert (diff.left_dtype, diff.judged_as) == ("DT_FLOAT", "float16")
+    assert (diff.left_dtype, diff.judged_as) == ("float32", "float16")
+
+
+def test_a_cast_back_whose_float16_producer_is_not_in_the_graph_is_judged_as_float16(
+    tmp_path: Path,
+) -> None:
+    """The producer missing from the graph JSON (not dumped, e.g. a float16 op the CPU runs
+    under another name): the Cast's own input_desc says float16."""
+    folder = npu_step_dir(tmp_path / "npu")
+    f16 = TensorDesc("DT_FLOAT16", (2,))
+    cast = GeOp(
+        "mul_cast", "Cast", 0, ("mul:0",), (f16,), (TensorDesc("DT_FLOAT", (2,), "mul", 0),)
+    )
+    write_graph(folder, [cast])
+    golden = np.array([0.1, 0.3], np.float32)
+    write_npu(folder, cast, {("output", 0): golden.astype(np.float16).astype(np.float32)})
+    write_golden(tmp_path / "golden", "mul", 0, golden)
+    diff = by_index(compare_trees(tmp_path / "npu", tmp_path / "golden"))["mul_cast:output:0"]
+    assert (diff.judged_as, diff.verdict) == ("float16", PASS)
 
 
 def test_without_the_graph_the_same_data_is_judged_by_float32_bounds(tmp_path: Path) -> None:

@@ -58,17 +58,17 @@ def test_rows_of_a_broken_fusion(tmp_path: Path) -> None:
         lines = list(csv.reader(stream))
     assert lines[0] == csv_header(report.algorithms, True)
     assert lines[1:] == [
-        ["0", "Data", "x", "DT_FLOAT", "NaN", "x", "DT_FLOAT", "x:output:0", "[1,2]", "NaN",
+        ["0", "Data", "x", "float32", "NaN", "x", "float32", "x:output:0", "[1,2]", "NaN",
          "1.000000", "0.000000", "", "pass", "within 1e-05 + 0.0001·|truth| (float32 default)",
          "0.000e+00"],
-        ["1", "Cast", "x_cast", "DT_FLOAT16", "NaN", "x", "DT_FLOAT", "x_cast:output:0", "[1,2]",
+        ["1", "Cast", "x_cast", "float16", "NaN", "x", "float32", "x_cast:output:0", "[1,2]",
          "NO", "1.000000", "0.000000", "", "pass", "within 0.01 + 0.01·|truth| (float16 default)",
          "0.000e+00"],
-        ["2", "FusedMatMul", "dense/fused", "DT_FLOAT16", "NaN", "dense/MatMul,dense/BiasAdd",
-         "DT_FLOAT", "dense/fused:output:0", "[1,2]", "NO", "0.999846", "0.500000", "", "fail",
+        ["2", "FusedMatMul", "dense/fused", "float16", "NaN", "dense/MatMul,dense/BiasAdd",
+         "float32", "dense/fused:output:0", "[1,2]", "NO", "0.999846", "0.500000", "", "fail",
          "1 of 2 elements outside 0.01 + 0.01·|truth| (float16 default); worst at [0, 0]: 4 vs 3.5",
          "4.650e-01"],
-        ["3", "Relu", "dense/Relu", "DT_FLOAT16", "NaN", "dense/Relu", "DT_FLOAT",
+        ["3", "Relu", "dense/Relu", "float16", "NaN", "dense/Relu", "float32",
          "dense/Relu:output:0", "[1,2]", "NO", "1.000000", "0.500000", "", "fail",
          "1 of 2 elements outside 0.01 + 0.01·|truth| (float16 default); worst at [0, 0]: 4 vs 3.5",
          "4.650e-01"],
@@ -85,7 +85,7 @@ def test_unmatched_rows_write_star_and_nan(tmp_path: Path) -> None:
     [path] = write_csvs(report, tmp_path, "x")
     last = list(csv.reader(path.open(newline="", encoding="utf-8")))[-1]
     assert last == [
-        "3", "Relu", "dense/Relu", "DT_FLOAT16", "NaN", "*", "NaN", "dense/Relu:output:0",
+        "3", "Relu", "dense/Relu", "float16", "NaN", "*", "NaN", "dense/Relu:output:0",
         "[1,2]", "NaN",
         "[dense/Relu] There is no the ground truth dump file for dense/Relu:output:0.",
         "unmatched", "no counterpart in the second tree", "NaN",

@@ -68,3 +68,33 @@ def test_load_names_the_file_of_a_bad_graph(tmp_path: Path, text: str) -> None:
     path.write_text(text)
     with pytest.raises(ValueError, match=r"bad\.json"):
         gegraph.load(path)
+
+
+def test_each_op_lists_where_its_outputs_go_as_ge_writes_it() -> None:
+    """precision_tool reads output i's descriptor from the i-th dst_index that is not -1."""
+    f32 = TensorDesc("DT_FLOAT")
+    ops = (
+        GeOp("a", "Data", 0, output_desc=(f32, f32)),
+        GeOp("b", "Add", 1, ("a:1", "a:1"), output_desc=(f32,)),
+        GeOp("c", "NoOp", 2, ("b:-1",)),
+    )
+    [a, b, c] = GeGraph("GeOp1_0_1", ops).to_json()["graph"][0]["op"]
+    assert (a["dst_name"], a["dst_index"]) == (["", "b"], [0, 0])  # output 0 is read by none
+    assert (b["dst_name"], b["dst_index"]) == (["", "c"], [0, -1])  # then its control edge
+    assert (c["dst_name"], c["dst_index"]) == ([], [])
+
+
+def test_inputs_from_outside_the_graph_become_data_ops() -> None:
+    f16, f32 = TensorDesc("DT_FLOAT16"), TensorDesc("DT_FLOAT")
+    ops = (
+        GeOp("x/_cast", "Cast", 0, ("x:0",), (f32,), (f16,)),
+        GeOp("mm", "MatMul", 1, ("x/_cast:0", "other/w:1", "init:-1"), (f16, f16), (f16,)),
+    )
+    graph = gegraph.with_data_inputs(GeGraph("GeOp1_0_2", ops))
+    assert [(op.name, op.type, op.id, op.inputs, op.output_desc) for op in graph.ops] == [
+        ("x", "Data", 0, (), (f32,)),
+        ("other/w", "Data", 1, (), (TensorDesc("DT_UNDEFINED"), f16)),  # its output 1 is read
+        ("x/_cast", "Cast", 2, ("x:0",), (f16,)),
+        ("mm", "MatMul", 3, ("x/_cast:0", "other/w:1"), (f16,)),  # no control edge from outside
+    ]
+    assert gegraph.with_data_inputs(graph) == graph

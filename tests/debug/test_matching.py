@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tf2npu.debug.gegraph import GeOp, TensorDesc
-from tf2npu.debug.matching import Plan, TensorPair, load_tree, plan_compare
+from tf2npu.debug.matching import Plan, TensorPair, load_tree, plan_compare, vendor_index
 from tf2npu.errors import UsageError
 from tf2npu.testing.dumptrees import (
     TS,
@@ -232,8 +232,24 @@ def test_real_device_names_converted_by_msaccucmp_match_golden_by_name(tmp_path:
     pairs = plan_compare(folder, tmp_path / "golden").units[0].pairs
     assert [(p.index, p.tensor_index, p.right is not None) for p in pairs] == [
         (0, "add_1:output:0", True),
-        (5, "dense_Relu:output:0", True),
+        (1, "dense_Relu:output:0", True),  # msaccucmp's Index: a counter, not the task id
     ]
+
+
+def test_index_is_msaccucmps_fusion_group_counter() -> None:
+    ops = [
+        GeOp("x", "Data", 0),
+        GeOp("x/_tf2npu_to_fp16", "Cast", 1, original_op_names=("x",)),
+        GeOp("y/fused", "_FusedMatMul", 2, original_op_names=("mm", "ba", "y")),
+        GeOp("mm2/_tf2npu_fp16", "MatMul", 3, original_op_names=("mm2",)),
+        GeOp("mm2/_tf2npu_to_f32", "Cast", 4, original_op_names=("mm2",)),
+        GeOp("mm2", "Identity", 5),  # the user's own name: the group its clone opened
+        GeOp("out", "Identity", 6),
+    ]
+    assert vendor_index(ops) == {
+        "x": 0, "x/_tf2npu_to_fp16": 0, "y/fused": 1, "mm2/_tf2npu_fp16": 2,
+        "mm2/_tf2npu_to_f32": 2, "mm2": 2, "out": 3,
+    }  # fmt: skip
 
 
 # -- refusals ------------------------------------------------------------------------------
@@ -258,20 +274,22 @@ def test_an_empty_tree_says_which_names_it_looked_for(tmp_path: Path) -> None:
         load_tree(tmp_path / "empty", "GOLDEN_DUMP")
     assert str(error.value) == (
         f"GOLDEN_DUMP {str(tmp_path / 'empty')!r}: no dump files found; expected NPU dump files "
+        "{OpType}.{op_name}.{task_id}.{stream_id}.{timestamp} (raw) or "
         "{OpType}.{op_name}.{task_id}.{stream_id}.{timestamp}.{input|output}.{i}.npy or golden "
         "files {op_name}.{output_index}.{timestamp}.npy in it or its subfolders"
     )
 
 
-def test_unconverted_device_files_ask_for_msaccucmp_convert(tmp_path: Path) -> None:
+def test_protobuf_layout_device_files_ask_for_msaccucmp_convert(tmp_path: Path) -> None:
     folder = npu_step_dir(tmp_path / "raw")
     (folder / "Add.add_1.0.3.1673383728093446.4.1.0.0").write_bytes(b"\x00" * 16)
     with pytest.raises(UsageError) as error:
         load_tree(tmp_path / "raw", "NPU_DUMP")
     assert str(error.value).endswith(
-        ": its device dump files are not converted to .npy (e.g. "
-        "'Add.add_1.0.3.1673383728093446.4.1.0.0'); convert them first with "
-        "`python3 msaccucmp.py convert -d DIR -out DIR_NPY` and compare DIR_NPY"
+        ": its device dump files are not in the TLV layout tf2npu reads (e.g. "
+        "'Add.add_1.0.3.1673383728093446.4.1.0.0': the protobuf layout, or no tensor in it); "
+        "convert them first with `python3 msaccucmp.py convert -d DIR -out DIR_NPY` (the "
+        "protobuf layout needs CANN's libascend_dump_parser.so) and compare DIR_NPY"
     )
 
 

@@ -217,10 +217,31 @@ def test_standard_deviation_writes_small_values_as_zero() -> None:
     assert text == "(0.000;0.000),(11.000;1.000)"
 
 
-def test_empty_tensors_are_all_nan_with_msaccucmps_message() -> None:
-    got = compare_pair(np.zeros(0), np.zeros(0), ("0", "1"), x_file="a.npy")
-    assert [r.text for r in got] == ["NaN", "NaN"]
-    assert got[0].message == "The dump data size is 0 in 'a.npy'."
+def test_empty_tensors_get_msaccucmps_values_and_messages() -> None:
+    got = compare_pair(np.zeros(0), np.zeros(0), ALGORITHMS, x_file="a.npy")
+    # msaccucmp 26.2.0's row for a shape (0,) pair, column by column
+    assert [r.text for r in got] == [
+        "1.0", "NaN", "0.000000", "0.000000", "NaN", "(nan;nan),(nan;nan)", "nan", "nan",
+        "NaN", "nan",
+    ]  # fmt: skip
+    assert [r.message for r in got if r.message] == [
+        f"Failed to execute 'compare' in '{name}'. zero-size array to reduction operation "
+        "maximum which has no identity"
+        for name in ("MaxAbsoluteError", "KullbackLeiblerDivergence", "MaxRelativeError")
+    ]
+
+
+def test_bool_tensors_get_the_cosine_only_as_msaccucmp_does() -> None:
+    x, y = np.array([True, False, True]), np.array([True, True, True])
+    got = compare_pair(x, y, ALGORITHMS)
+    # msaccucmp 26.2.0's row for this pair: 0.816497 then NaN, with its messages in order
+    assert [r.text for r in got] == ["0.816497"] + ["NaN"] * 9
+    assert got[1].message == "Algorithm MaxAbsoluteError does not support Boolean types."
+    assert got[3].message.startswith(
+        "Failed to execute 'compare' in 'RelativeEuclideanDistance'. numpy boolean subtract"
+    )
+    # one side bool only: both are compared as numbers
+    assert compare_pair(x, y.astype(np.float32), "1")[0].text == "1.000000"
 
 
 def test_sizes_must_match() -> None:

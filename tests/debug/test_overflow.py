@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tf2npu.artifacts.dump import NpuFileName, opdebug_name
 from tf2npu.debug import gegraph
-from tf2npu.debug.dumpfile import NpuFileName, opdebug_name
 from tf2npu.debug.gegraph import GeGraph, GeOp, TensorDesc
 from tf2npu.debug.overflow import (
     DataFile,
@@ -99,7 +99,7 @@ def test_records_at_any_depth_and_other_files_counted(tmp_path: Path) -> None:
         ("MatMul.dense_MatMul.3.0.1700000000000123.input.1.npy",
          DataFile("MatMul.dense_MatMul.3.0.1700000000000123.input.1.npy", "MatMul", "dense_MatMul", 3, 0, 1700000000000123, "input", 1)),
         # msaccucmp convert: no stream id (old); four ids after the timestamp (new); -f shape
-        # no stream id in the name: stream 0, as tf2npu.debug.dumpfile reads it
+        # no stream id in the name: stream 0, as tf2npu.artifacts.dump reads it
         ("TransData.trans_TransData_1170.327.1619347786532995.input.0.npy",
          DataFile("TransData.trans_TransData_1170.327.1619347786532995.input.0.npy", "TransData", "trans_TransData_1170", 327, 0, 1619347786532995, "input", 0)),
         ("Add.add_1.0.3.1673383728093446.4.1.0.0.output.0.npy",
@@ -374,3 +374,20 @@ def test_the_model_is_picked_by_its_folder_name_and_a_name_is_not_guessed(tmp_pa
     assert second.notes[-1] == (
         f"no op 'b/Renamed' in model 'GeOp2_0' of {folder.parent / 'ge_proto_00000001_Build.json'}"
     )
+
+
+def test_raw_device_files_give_one_data_file_per_tensor(tmp_path: Path) -> None:
+    from tf2npu.artifacts.dump import write_nano
+    from tf2npu.debug.overflow import data_files, summarize_tensor
+
+    write_nano(tmp_path / "Mul.big.3.0.1700000000000003", [np.ones(2, np.float16), None],
+               [np.array([np.inf, 1.0], np.float16)])  # fmt: skip
+    (tmp_path / "Add.pb.4.0.1700000000000004").write_bytes(b"\x00" * 20)  # protobuf layout
+    files = data_files(tmp_path, sorted(p.name for p in tmp_path.iterdir()))
+    assert [(f.op_name, f.task_id, f.kind, f.index, f.raw) for f in files] == [
+        ("big", 3, "input", 0, True), ("big", 3, "output", 0, True),
+    ]  # fmt: skip
+    summary = summarize_tensor(tmp_path / files[1].filename, "output", 0, raw=True)
+    assert (summary.shape, summary.dtype, summary.pos_inf, summary.finite) == (
+        (2,), "float16", 1, False,
+    )  # fmt: skip

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
+from tf2npu.artifacts.dump import NpuFileName, opdebug_name
 from tf2npu.config.mixlist import Mixlist
 from tf2npu.config.precision import PrecisionClass
-from tf2npu.debug.dumpfile import NpuFileName, opdebug_name
 from tf2npu.debug.overflow import OverflowReport, analyse
 from tf2npu.debug.overflow_report import (
     Outputs,

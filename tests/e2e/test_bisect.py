@@ -67,3 +67,33 @@ def test_bisect_fusion_names_the_faulty_instance_and_its_fix_works(tmp_path: Pat
     assert check.returncode == 0, check.stderr[-3000:]
     summary = json.loads((report / "run_summary.json").read_text())
     assert summary["injected_faults"][0]["applied_to"] == []
+
+
+TRAINING = Path(__file__).resolve().parent / "transformer_training" / "train.py"
+
+
+@pytest.mark.parametrize(
+    ("rule", "root", "member"),
+    [
+        ("layer_norm", "block_1/ln_2/add_1", "block_1/ln_2/Mean"),
+        ("gelu_tanh", "block_0/mul_3", "block_0/Tanh"),
+    ],
+)
+def test_bisect_fusion_finds_a_fault_in_a_training_graph_fusion(
+    tmp_path: Path, rule: str, root: str, member: str
+) -> None:
+    # a Transformer trained with Adam: gelu and layer norm fuse with their gradients (issue 23)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "TF_ENABLE_ONEDNN_OPTS": "0",
+           "TF2NPU_INJECT_FAULT": f"fusion:{rule}@{root}=scale:1.5"}  # fmt: skip
+    command = [sys.executable, "-m", "tf2npu", "bisect", "fusion", "--json", "--out",
+               str(tmp_path / "out"), "--option", "precision_mode=must_keep_origin_dtype", "--",
+               str(TRAINING), "--steps", "2"]  # fmt: skip
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=env, timeout=TIMEOUT, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads(done.stdout)
+    assert (data["verdict"], data["rule"], data["instance"]) == ("instance", rule, root)
+    assert member in data["nodes"]
+    assert any(n.startswith("gradients/") for n in data["nodes"])  # its gradient ops too
+    assert data["runs"] <= data["bound"]

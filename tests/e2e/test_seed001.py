@@ -18,11 +18,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from tf2npu.debug import dumpfile, gegraph
+from tf2npu.artifacts import dump as dumpfile
+from tf2npu.debug import gegraph
 
 pytestmark = [
     pytest.mark.tf,
@@ -146,20 +148,37 @@ def _rows(folder: Path) -> list[dict[str, str]]:
     return rows
 
 
+def _scale_in_place(tensor: dumpfile.NpuTensor) -> None:
+    """Rewrite the tensor's file with the tensor scaled (x * 1.5 + 0.25)."""
+    if not tensor.raw:
+        np.save(tensor.path, tensor.load() * 1.5 + 0.25)
+        return
+    header = dumpfile.read_nano(tensor.path)
+    sides: dict[str, list[Any]] = {}
+    for kind, side in (("input", header.inputs), ("output", header.outputs)):
+        sides[kind] = [
+            None if t.absent else dumpfile.load_nano_tensor(tensor.path, kind, i)  # type: ignore[arg-type]
+            for i, t in enumerate(side)
+        ]
+    value = sides[tensor.kind][tensor.index]
+    sides[tensor.kind][tensor.index] = (value * 1.5 + 0.25).astype(value.dtype)
+    origins = [(t.origin_name, t.origin_index) for t in header.outputs]
+    dumpfile.write_nano(tensor.path, sides["input"], sides["output"], origins)
+
+
 def _break_first_fused_output(root: Path, fused: set[str]) -> str:
     """Scale, in every step folder, the output of the first fused op that has one; its name."""
     sanitized = {dumpfile.sanitize(name): name for name in fused}
     for step in dumpfile.find_step_dirs(root):
         graph = gegraph.load(step.graph_json)[0] if step.graph_json else None
         order = {op.name: op.id for op in graph.ops} if graph else {}
-        outputs = []
-        for name in step.files():
-            parsed = dumpfile.parse_npu(name)
-            if parsed and parsed.kind == "output" and parsed.name.op_name in sanitized:
-                outputs.append((order.get(sanitized[parsed.name.op_name], 0), name, parsed))
+        outputs = [
+            (order.get(sanitized[t.name.op_name], 0), t.path.name, t)
+            for t in dumpfile.iter_npu_tensors(step)
+            if t.kind == "output" and t.name.op_name in sanitized
+        ]
         if outputs:
-            _, name, parsed = min(outputs)
-            path = step.path / name
-            np.save(path, np.load(path) * 1.5 + 0.25)
-            return sanitized[parsed.name.op_name]
+            _, _, tensor = min(outputs, key=lambda item: item[:2])
+            _scale_in_place(tensor)
+            return sanitized[tensor.name.op_name]
     raise AssertionError("no fused op output in the fusion-on dump")

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from tests.runtime.conftest import npu_config, tf
 
-from tf2npu.debug import dumpfile, gegraph
+from tf2npu.artifacts import dump as dumpfile
+from tf2npu.debug import gegraph
 
 pytestmark = pytest.mark.tf
 
@@ -116,23 +117,29 @@ def test_an_npu_dump_has_the_device_layout_and_maps_fused_ops(tmp_path: Path) ->
     )
     _train(config, steps=3)
     _flush()
-    [time_dir] = tmp_path.iterdir()
+    [time_dir] = [p for p in tmp_path.iterdir() if p.name != dumpfile.GRAPH_DIR]
     assert len(time_dir.name) == 14 and time_dir.name.isdigit()
     steps = _npu_steps(tmp_path)
+    # msaccucmp's batch mode takes every entry of <model_id>/ for a step: no JSON there
+    assert {p.name for d in steps for p in Path(d.path).parent.iterdir()} == {"0", "2"}
     assert {d.step for d in steps} == {0, 2}
     train = [d for d in steps if any("BiasAdd" in f or "ba" in f for f in d.files())]
     assert train, [d.files() for d in steps]
     step = train[0]
     assert step.device_id == 0 and step.graph_json is not None
+    assert step.graph_json == tmp_path / "graph" / time_dir.name / f"{step.model_name}.json"
     [graph] = gegraph.load(step.graph_json)
     assert graph.name == step.model_name
     fused = [op for op in graph.ops if op.pass_name]
     # MatMul + BiasAdd + ReLU become one op, standing for all three and carrying y:0
     assert [set(op.original_op_names) for op in fused] == [{"mm", "ba", "y"}]
     assert [d.origin_name for d in fused[0].output_desc] == ["y"]
-    names = [dumpfile.parse_npu(f) for f in step.files()]
-    assert {n.kind for n in names if n is not None} == {"output"}
-    assert {n.name.task_id for n in names if n is not None} <= {op.id for op in graph.ops}
+    tensors = list(dumpfile.iter_npu_tensors(step))
+    assert {t.kind for t in tensors} == {"output"} and all(t.raw for t in tensors)
+    assert {t.name.task_id for t in tensors} <= {op.id for op in graph.ops}
+    # one raw file per op: OpType.op_name.task_id.stream_id.timestamp, no extension
+    assert all(dumpfile.parse_npu(f).ext == "raw" for f in step.files())  # type: ignore[union-attr]
+    assert len(step.files()) == len({t.name.task_id for t in tensors})
 
 
 @pytest.mark.parametrize("npu", [True, False])
@@ -185,15 +192,13 @@ def test_stats_mode_writes_one_csv_per_op(tmp_path: Path) -> None:
     assert {row.kind for row in rows} == {"input", "output"}
 
 
-def _dumped(root: Path) -> dict[tuple[str, str, int, str, int], Path]:
-    """(op type, op name, task, input/output, index) -> the file holding that tensor."""
-    found = {}
+def _dumped(root: Path) -> dict[tuple[str, str, int, str, int], Any]:
+    """(op type, op name, task, input/output, index) -> that tensor (``.load()`` reads it)."""
+    found: dict[tuple[str, str, int, str, int], Any] = {}
     for step in _npu_steps(root):
-        for name in step.files():
-            parsed = dumpfile.parse_npu(name)
-            assert parsed is not None
-            key = (parsed.name.op_type, parsed.name.op_name, parsed.name.task_id)
-            found[(*key, str(parsed.kind), parsed.index or 0)] = Path(step.path) / name
+        for tensor in dumpfile.iter_npu_tensors(step):
+            key = (tensor.name.op_type, tensor.name.op_name, tensor.name.task_id)
+            found[(*key, tensor.kind, tensor.index)] = tensor
     return found
 
 
@@ -213,14 +218,15 @@ def test_stats_rows_are_the_statistics_of_the_tensors_a_tensor_dump_writes(
         _train(config, steps=1)
     _flush()
     tensors = _dumped(tmp_path / "tensor")
-    rows = {
-        (*key[:3], row.kind, row.index): row
-        for key, path in _dumped(tmp_path / "stats").items()
-        for row in dumpfile.read_stats_csv(path)
-    }
+    rows = {}
+    for step in _npu_steps(tmp_path / "stats"):
+        for name in step.files():
+            base = dumpfile.parse_npu(name).name  # type: ignore[union-attr]
+            for row in dumpfile.read_stats_csv(Path(step.path) / name):
+                rows[(base.op_type, base.op_name, base.task_id, row.kind, row.index)] = row
     assert rows.keys() == tensors.keys()
     for key, row in rows.items():
-        expected = dumpfile.tensor_stats(row.kind, row.index, np.load(tensors[key]))
+        expected = dumpfile.tensor_stats(row.kind, row.index, tensors[key].load())
         assert row.row() == expected.row(), key
 
 
@@ -309,8 +315,18 @@ def test_an_overflow_is_recorded_with_the_op_and_its_tensors(tmp_path: Path) -> 
     record = json.loads(records[0].read_text())["AI Core"]
     assert (record["op_name"], record["step"], record["kind"]) == ("big", 1, "inf_nan")
     assert record["created_at"].startswith(__file__)
-    neighbours = sorted(p.name.split(".")[-3] for p in records[0].parent.iterdir())
-    assert neighbours.count("input") == 2 and neighbours.count("output") == 2
+    # the op's tensors, as the device writes them: one raw file, inputs and outputs together
+    [step] = [d for d in _npu_steps(tmp_path) if d.path == records[0].parent]
+    tensors = [t for t in dumpfile.iter_npu_tensors(step) if t.name.op_name == "big"]
+    assert [(t.kind, t.index, t.raw) for t in tensors] == [
+        ("input", 0, True), ("input", 1, True), ("output", 0, True),
+    ]  # fmt: skip
+    from tf2npu.debug.overflow import analyse
+
+    [found] = analyse(tmp_path).overflows  # tf2npu overflow reads the raw file
+    assert [(t.kind, t.index, t.pos_inf) for t in found.tensors] == [
+        ("input", 0, 0), ("input", 1, 0), ("output", 0, 1),
+    ]  # fmt: skip
 
 
 def test_atomic_overflow_mode_records_nothing_and_says_why(
@@ -358,10 +374,10 @@ def test_inputs_from_a_cond_branch_are_not_fetched(tmp_path: Path, options: dict
         assert list(sess.run(model["out"], {**feeds, model["flag"]: False})) == [2.0, 3.0]
     _flush()
     if options.get("enable_dump"):
-        files = {f for d in _npu_steps(tmp_path) for f in d.files()}
-        merge = {f.split(".")[-3] for f in files if f.startswith("Merge.merge.")}
+        tensors = [t for d in _npu_steps(tmp_path) for t in dumpfile.iter_npu_tensors(d)]
+        merge = {t.kind for t in tensors if t.name.op_name == "merge"}
         assert merge == ({"output"} if options["dump_mode"] == "all" else set())
-        out = [f for f in files if f.startswith("Identity.out.") and ".input.0." in f]
+        out = [t for t in tensors if t.name.op_name == "out" and (t.kind, t.index) == ("input", 0)]
         assert len(out) == 2  # the Merge's output, read by out, is dumped as out's input
 
 

@@ -31,6 +31,7 @@ from tf2npu.cli.console import make_console
 from tf2npu.cli.engine_flags import add_engine_flags, engine_overrides
 from tf2npu.cli.npu_flags import add_option_flag, add_shorthands, check_option_files, cli_items
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
+from tf2npu.cli.script_argv import FLAGS_KEY, record_flags, warn_misplaced
 from tf2npu.config.faults import INJECT_FAULT_ENV, FaultSpec
 from tf2npu.config.options import OPTIONS, Value
 from tf2npu.config.overrides import EngineOverrides
@@ -42,6 +43,7 @@ from tf2npu.config.sources import (
 )
 from tf2npu.errors import ConfigError, UsageError
 from tf2npu.runtime.script import run_script
+from tf2npu.runtime.tflog import quiet_tensorflow
 
 NAME = "run"
 HELP = "run a TF 1.15 training script (original or migrated) on TF 2.15, with a run summary"
@@ -107,8 +109,9 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
   distributed                 in a multi-rank job: rank, size, last training loss, and per
                               HCCL op the collectives run and the bytes they reduced or sent
 Without --report-dir it goes to ./tf2npu-run, and the summary says so.
-TensorFlow's start-up lines (oneDNN, CPU features) are hidden unless --verbose or
-TF_CPP_MIN_LOG_LEVEL is set. `python -m tf2npu run ...` works the same. Details: docs/run.md.
+TensorFlow's own log lines (start-up notices, INFO and deprecation lines of library code) are
+hidden unless --verbose; the script's own log lines stay. `python -m tf2npu run ...` works the
+same. Details: docs/run.md.
 
 exit codes: the script's exit status (0 ok, sys.exit(N) -> N, an uncaught exception -> 1,
 Ctrl-C -> 130); 2 bad usage before the script ran: a missing, unreadable or non-regular
@@ -238,8 +241,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument(
         "--verbose",
         action="store_true",
-        help="keep TensorFlow's start-up log lines (oneDNN, CPU features), hidden otherwise",
+        help="keep TensorFlow's own log lines (start-up notices, INFO lines and deprecation "
+        "notices of library code), hidden otherwise",
     )
+    record_flags(parser)
 
 
 @dataclass(frozen=True)
@@ -305,10 +310,7 @@ def run(args: argparse.Namespace) -> int:
         from tf2npu.runtime.determinism import ENVIRONMENT
 
         os.environ.update(ENVIRONMENT)
-    if not args.verbose:
-        # TF's C++ logging prints oneDNN and CPU-feature notices at import; level 1 hides those
-        # INFO lines and keeps its warnings. A value the user set is theirs.
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+    quiet_tensorflow(verbose=args.verbose)
     _enter_tf1_environment()
     _add_run_controls(plan)
     if engine.faults:
@@ -362,6 +364,8 @@ def make_plan(args: argparse.Namespace) -> RunPlan:
     command = list(args.script_argv)
     if command[:1] == ["--"]:
         del command[0]
+    elif command:
+        warn_misplaced("tf2npu run", command[0], command[1:], getattr(args, FLAGS_KEY, ()))
     if not command:
         raise UsageError("no SCRIPT given; e.g. tf2npu run train.py --epochs 1")
     script = Path(command[0])

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from tf2npu.debug.dumpfile import ge_dtype
+from tf2npu.artifacts.dump import ge_dtype, load_nano_tensor
 from tf2npu.debug.matching import OpNode, Plan, TensorFile, TensorPair, Unit, plan_compare
 from tf2npu.debug.metrics import (
     ALGORITHMS,
@@ -212,6 +212,7 @@ def _compared(
         scalar=is_scalar_shape(x.shape),
         x_file=_file(pair.left),
         y_file=_file(pair.right),
+        boolean=x.dtype == np.bool_ and y.dtype == np.bool_,
     )
     verdict, reason, required = _judge(stats, tolerance, x.shape)
     if x.shape != y.shape:
@@ -283,6 +284,11 @@ def _load(side: TensorFile | None) -> np.ndarray[Any, Any] | str | None:
     """The array of ``side`` (memory-mapped when large), or why it cannot be read."""
     if side is None:
         return None
+    if side.member is not None:
+        try:
+            return load_nano_tensor(side.path, *side.member)
+        except (OSError, ValueError, KeyError) as exc:
+            return f"cannot read {side.member[0]} {side.member[1]} of {str(side.path)!r}: {exc}"
     try:
         with open_regular(side.path) as stream:
             small = os.fstat(stream.fileno()).st_size < MMAP_MIN_BYTES
@@ -338,7 +344,8 @@ def _file(side: TensorFile | None) -> str:
 
 
 def _dtype(data: np.ndarray[Any, Any] | None) -> str:
-    return NAN if data is None else _ge_name(data.dtype)
+    """The ``DataType`` column: the array's numpy name, as msaccucmp 26.2.0 writes it."""
+    return NAN if data is None else _dtype_name(data.dtype)
 
 
 def _shape(data: np.ndarray[Any, Any] | None) -> tuple[int, ...] | None:

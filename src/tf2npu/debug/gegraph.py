@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,16 @@ from tf2npu.config.jsonfile import parse_json
 from tf2npu.errors import ConfigError
 from tf2npu.fs import read_regular
 
-__all__ = ["GeGraph", "GeOp", "TensorDesc", "dump", "from_json", "load"]
+__all__ = [
+    "GeGraph",
+    "GeOp",
+    "TensorDesc",
+    "destinations",
+    "dump",
+    "from_json",
+    "load",
+    "with_data_inputs",
+]
 
 ORIGINAL_OP_NAMES = "_datadump_original_op_names"
 PASS_NAME = "pass_name"
@@ -50,14 +59,14 @@ class TensorDesc:
             attrs.append({"key": ORIGIN_NAME, "value": {"s": self.origin_name}})
         if self.origin_index is not None:
             attrs.append({"key": ORIGIN_OUTPUT_INDEX, "value": {"i": self.origin_index}})
-        data: dict[str, Any] = {
+        # "attr" even when empty: msaccucmp's fusion rule parser drops an output_desc without
+        # one, and then takes the op's consumers for readers of an op it does not know
+        return {
             "dtype": self.dtype,
             "layout": "ND",
             "shape": {"dim": list(self.shape)},
+            "attr": attrs,
         }
-        if attrs:
-            data["attr"] = attrs
-        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TensorDesc:
@@ -136,8 +145,85 @@ class GeGraph:
     ops: tuple[GeOp, ...]
 
     def to_json(self) -> dict[str, Any]:
-        """The file content: ``{"graph": [this graph]}``."""
-        return {"graph": [{"name": self.name, "op": [op.to_json() for op in self.ops]}]}
+        """The file content: ``{"graph": [this graph]}``. Each op also lists where its outputs
+        go, as GE writes it (``dst_name``/``dst_index``, :func:`destinations`)."""
+        consumers = destinations(self.ops)
+        ops = []
+        for op in self.ops:
+            names, slots = consumers[op.name]
+            ops.append({**op.to_json(), "dst_name": names, "dst_index": slots})
+        return {"graph": [{"name": self.name, "op": ops}]}
+
+
+def destinations(ops: Sequence[GeOp]) -> dict[str, tuple[list[str], list[int]]]:
+    """Per op, GE's ``dst_name``/``dst_index``: for each output in order, the first op reading
+    it and at which of its data inputs, then one entry per op it is a control input of, index
+    ``-1``.
+
+    precision_tool reads output ``i``'s descriptor from the ``i``-th entry whose index is not
+    ``-1`` (``lib/graph/op.py``), so an output no op reads still has an entry: ``""`` and 0.
+
+    >>> a = GeOp("a", "Data", 0, output_desc=(TensorDesc("DT_FLOAT"),))
+    >>> destinations([a, GeOp("b", "Relu", 1, ("a:0",)), GeOp("c", "NoOp", 2, ("a:-1",))])["a"]
+    (['b', 'c'], [0, -1])
+    """
+    readers: dict[tuple[str, int], tuple[str, int]] = {}
+    controls: dict[str, list[str]] = {}
+    for op in ops:
+        data_slot = 0
+        for text in op.inputs:
+            producer, _, index = text.rpartition(":")
+            if index == "-1":
+                controls.setdefault(producer, []).append(op.name)
+                continue
+            if index.isdigit():
+                readers.setdefault((producer, int(index)), (op.name, data_slot))
+            data_slot += 1
+    found = {}
+    for op in ops:
+        outs = [readers.get((op.name, i), ("", 0)) for i in range(len(op.output_desc))]
+        ctl = controls.get(op.name, [])
+        found[op.name] = ([n for n, _ in outs] + ctl, [i for _, i in outs] + [-1] * len(ctl))
+    return found
+
+
+def with_data_inputs(graph: GeGraph) -> GeGraph:
+    """``graph`` with a ``Data`` op first for each producer outside it that its ops read (a fed
+    tensor, another GeOp's output: GE's graph has a ``Data`` node for every input of a GeOp),
+    control edges from outside left out, ids renumbered 0..n-1 in order, so every ``input``
+    names an op of the JSON (msaccucmp's fusion rule parser warns of, and skips, one that
+    does not).
+
+    >>> g = with_data_inputs(GeGraph("G", (GeOp("y", "Relu", 0, ("x:0", "z:-1")),)))
+    >>> [(op.name, op.type, op.id, op.inputs) for op in g.ops]
+    [('x', 'Data', 0, ()), ('y', 'Relu', 1, ('x:0',))]
+    """
+    names = {op.name for op in graph.ops}
+    outside: dict[str, dict[int, TensorDesc]] = {}
+    trimmed = []
+    for op in graph.ops:
+        inputs = []
+        data_slot = 0
+        for text in op.inputs:
+            producer, _, index = text.rpartition(":")
+            if producer in names:
+                inputs.append(text)
+            elif index != "-1" and index.isdigit():
+                given = op.input_desc[data_slot] if data_slot < len(op.input_desc) else None
+                desc = TensorDesc(given.dtype if given else "DT_UNDEFINED")
+                outside.setdefault(producer, {}).setdefault(int(index), desc)
+                inputs.append(text)
+            if index != "-1":
+                data_slot += 1
+        trimmed.append(replace(op, inputs=tuple(inputs)))
+    data = [
+        GeOp(name, "Data", 0, output_desc=tuple(
+            descs.get(i, TensorDesc("DT_UNDEFINED")) for i in range(max(descs) + 1)
+        ))
+        for name, descs in outside.items()
+    ]  # fmt: skip
+    ops = (*data, *trimmed)
+    return replace(graph, ops=tuple(replace(op, id=i) for i, op in enumerate(ops)))
 
 
 def from_json(data: Mapping[str, Any]) -> list[GeGraph]:

@@ -2,7 +2,7 @@
 
 The first tree (``NPU_DUMP``, msaccucmp's "my output", the ``x`` of the metrics) and the second
 (``GOLDEN_DUMP``, its "ground truth", ``y``) may each be an NPU tree or a golden tree
-(:mod:`tf2npu.debug.dumpfile` describes both). Only file names and graph JSONs are read here;
+(:mod:`tf2npu.artifacts.dump` describes both). Only file names and graph JSONs are read here;
 the result is a :class:`Plan` of :class:`TensorPair` s, one per CSV row, in execution order.
 
 NPU side against golden (reference debug-tools.md §2.6, §3.5): an NPU op's output ``i`` is the
@@ -29,23 +29,26 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol, cast
+from typing import Any, Literal, Protocol, cast
 
-from tf2npu.debug import gegraph
-from tf2npu.debug.dumpfile import (
+from tf2npu.artifacts.dump import (
     GoldenFile,
     NpuFile,
     StepDir,
     find_step_dirs,
     golden_key,
+    is_nano,
     iter_tensor_files,
     numpy_dtype,
     parse_npu,
+    read_nano,
     sanitize,
 )
+from tf2npu.debug import gegraph
 from tf2npu.debug.gegraph import GeGraph, GeOp
 from tf2npu.debug.tolerance import PRECISION_BITS, coarsest
 from tf2npu.errors import UsageError
+from tf2npu.fs import open_regular
 
 __all__ = [
     "INPUT_OP_TYPES",
@@ -59,6 +62,7 @@ __all__ = [
     "Unit",
     "load_tree",
     "plan_compare",
+    "vendor_index",
 ]
 
 Mode = Literal["npu-vs-golden", "golden-vs-npu", "npu-vs-npu", "golden-vs-golden"]
@@ -67,7 +71,10 @@ PASS_THROUGH_TYPES = ("Cast", "TransData")
 """Op types an input is traced through when they have no counterpart of their own."""
 INPUT_OP_TYPES = ("Data", "Placeholder")
 """Op types that are graph inputs (the advisor's "Input Inconsistent" check)."""
-NPU_NAME = "{OpType}.{op_name}.{task_id}.{stream_id}.{timestamp}.{input|output}.{i}.npy"
+NPU_NAME = (
+    "{OpType}.{op_name}.{task_id}.{stream_id}.{timestamp} (raw) or "
+    "{OpType}.{op_name}.{task_id}.{stream_id}.{timestamp}.{input|output}.{i}.npy"
+)
 GOLDEN_NAME = "{op_name}.{output_index}.{timestamp}.npy"
 
 
@@ -81,6 +88,9 @@ class TensorFile:
     carried: str | None = None
     pass_name: str = ""
     """The fusion pass that made the op this file belongs to (an NPU side's graph JSON)."""
+    member: tuple[Kind, int] | None = None
+    """In a raw device file (all of an op's tensors in one): which tensor; None: the file is
+    the tensor's own ``.npy``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +98,7 @@ class TensorPair:
     """One CSV row: a tensor of the first tree and its counterpart in the second, if any."""
 
     index: int
-    """``Index``: the op's id in the graph JSON (its task id without one)."""
+    """``Index``: msaccucmp's, the op's fusion group counter (:func:`vendor_index`)."""
     op_type: str
     op_name: str
     tensor_index: str
@@ -197,11 +207,13 @@ def load_tree(root: Path, what: str) -> Tree:
 
 
 def _has_tensors(step: StepDir) -> bool:
-    return any(_is_tensor(parsed) for _, parsed in iter_tensor_files(step))
+    return any(_is_tensor(step.path / name, p) for name, p in iter_tensor_files(step))
 
 
-def _is_tensor(parsed: NpuFile | GoldenFile) -> bool:
-    return isinstance(parsed, GoldenFile) or parsed.ext == "npy"
+def _is_tensor(path: Path, parsed: NpuFile | GoldenFile) -> bool:
+    if isinstance(parsed, GoldenFile) or parsed.ext == "npy":
+        return True
+    return parsed.ext == "raw" and bool(_raw_members(path))
 
 
 def _why_empty(dirs: list[StepDir]) -> str:
@@ -209,8 +221,10 @@ def _why_empty(dirs: list[StepDir]) -> str:
     raw = next((n for _, n in files if (p := parse_npu(n)) is not None and p.ext == "raw"), None)
     if raw is not None:
         return (
-            f"its device dump files are not converted to .npy (e.g. {raw!r}); convert them "
-            "first with `python3 msaccucmp.py convert -d DIR -out DIR_NPY` and compare DIR_NPY"
+            f"its device dump files are not in the TLV layout tf2npu reads (e.g. {raw!r}: "
+            "the protobuf layout, or no tensor in it); convert them first with "
+            "`python3 msaccucmp.py convert -d DIR -out DIR_NPY` (the protobuf layout needs "
+            "CANN's libascend_dump_parser.so) and compare DIR_NPY"
         )
     if any(name.endswith(".csv") for _, name in files):
         return (
@@ -283,7 +297,13 @@ def _carried(ops: Sequence[GeOp]) -> dict[tuple[str, int], str]:
     """Per output: its dtype, or for a float output the coarsest float dtype along the way."""
     carried: dict[tuple[str, int], str] = {}
     for op in sorted(ops, key=lambda o: o.id):
-        upstream = [carried.get(p) for p in _data_inputs(op)]
+        # an input whose producer is not in the graph (not dumped, another model's) is taken
+        # in the dtype the op's input_desc gives: a Cast back from float16 stays float16
+        upstream = [
+            carried.get(p)
+            or (numpy_dtype(op.input_desc[i].dtype) if i < len(op.input_desc) else None)
+            for i, p in enumerate(_data_inputs(op))
+        ]
         for i, desc in enumerate(op.output_desc):
             own = numpy_dtype(desc.dtype)
             if own is None:
@@ -360,8 +380,13 @@ class _NpuPool:
                 self._add(op, files, carried)
 
     def _add(self, op: GeOp, files: _OpFiles | None, carried: dict[tuple[str, int], str]) -> None:
-        for (kind, slot), path in sorted((files.tensors if files else {}).items()):
-            shown = TensorFile(path, (op.name,), carried.get((op.name, slot)), op.pass_name)
+        if files is None:
+            return
+        for kind, slot in sorted(files.tensors):
+            shown = files.file(
+                (kind, slot), (op.name,), carried=carried.get((op.name, slot)),
+                pass_name=op.pass_name,
+            )  # fmt: skip
             if kind == "input":
                 self.inputs.setdefault(
                     (sanitize(op.name), slot), dataclasses.replace(shown, carried=None)
@@ -390,20 +415,50 @@ class _OpFiles:
     task_id: int
     tensors: dict[tuple[Kind, int], Path]
     stamps: dict[tuple[Kind, int], int]
+    raw: set[tuple[Kind, int]] = dataclasses.field(default_factory=set)
+    """The tensors held in a raw device file (with the op's others) rather than a ``.npy``."""
+
+    def file(self, key: tuple[Kind, int], names: tuple[str, ...], **more: Any) -> TensorFile:
+        member = key if key in self.raw else None
+        return TensorFile(self.tensors[key], names, member=member, **more)
 
 
 def _npu_files(step: StepDir) -> dict[str, _OpFiles]:
-    """Tensor files per op name (as in file names); the newest file of each tensor."""
+    """Tensor files per op name (as in file names); the newest file of each tensor. A raw
+    device file gives every tensor its header lists (a header that cannot be read gives output 0,
+    whose load then fails with the reason)."""
     ops: dict[str, _OpFiles] = {}
     for name, parsed in iter_tensor_files(step):
-        if not isinstance(parsed, NpuFile) or parsed.kind is None or parsed.index is None:
+        if not isinstance(parsed, NpuFile) or parsed.ext not in ("npy", "raw"):
             continue
         base = parsed.name
         files = ops.setdefault(base.op_name, _OpFiles(base.op_type, base.task_id, {}, {}))
-        key = (parsed.kind, parsed.index)
-        if files.stamps.get(key, -1) <= base.timestamp:
-            files.tensors[key], files.stamps[key] = step.path / name, base.timestamp
+        if parsed.ext == "raw":
+            keys = _raw_members(step.path / name)
+        elif parsed.kind is not None and parsed.index is not None:
+            keys = [(parsed.kind, parsed.index)]
+        for key in keys:
+            if files.stamps.get(key, -1) <= base.timestamp:
+                files.tensors[key], files.stamps[key] = step.path / name, base.timestamp
+                (files.raw.add if parsed.ext == "raw" else files.raw.discard)(key)
     return ops
+
+
+def _raw_members(path: Path) -> list[tuple[Kind, int]]:
+    """The tensors a raw file's header lists; a file that cannot be read (damaged, cut short,
+    a FIFO) stands for its op's output 0, so the comparison tries it and says why it failed
+    (an ``error`` row) instead of leaving the op out as unmatched: no false pass."""
+    try:
+        return list(read_nano(path).present())
+    except OSError:
+        return [("output", 0)]
+    except ValueError:  # a TLV file cut short is damaged; another layout needs converting
+        try:
+            with open_regular(path) as stream:
+                tlv = is_nano(stream.read(12))
+        except OSError:
+            tlv = True
+        return [("output", 0)] if tlv else []
 
 
 def _ops(graph: GeGraph | None, files: dict[str, _OpFiles]) -> list[tuple[GeOp, _OpFiles | None]]:
@@ -415,6 +470,24 @@ def _ops(graph: GeGraph | None, files: dict[str, _OpFiles]) -> list[tuple[GeOp, 
     return [(op, files.get(sanitize(op.name))) for op in ordered]
 
 
+def vendor_index(ops: Sequence[GeOp]) -> dict[str, int]:
+    """msaccucmp's ``Index`` of each op (26.2.0, ``fusion_rule_parser.py``): ops in graph
+    order are grouped by the user op they stand for (their one ``_datadump_original_op_names``
+    entry, all of them for a fused op, else their own name), and a group's number is the
+    count of groups met before it; a float16 clone and its casts share their user op's.
+
+    >>> a, b = GeOp("a", "Cast", 0), GeOp("m/_tf2npu_fp16", "MatMul", 1, original_op_names=("m",))
+    >>> vendor_index([a, b, GeOp("m/_tf2npu_to_f32", "Cast", 2, original_op_names=("m",))])
+    {'a': 0, 'm/_tf2npu_fp16': 1, 'm/_tf2npu_to_f32': 1}
+    """
+    groups: dict[tuple[str, ...], int] = {}
+    found = {}
+    for op in ops:
+        key = tuple(op.original_op_names) or (op.name,)
+        found[op.name] = groups.setdefault(key, len(groups))
+    return found
+
+
 class _NpuPlanner:
     """Pairs for one NPU model: every dumped tensor of every op, with its counterpart."""
 
@@ -424,6 +497,7 @@ class _NpuPlanner:
         self.by_name = {op.name: op for op, _ in self.ops}
         self.carried = _carried([op for op, _ in self.ops])
         self.pool = pool
+        self.index = vendor_index([op for op, _ in self.ops])
 
     def pairs(self) -> Iterator[TensorPair]:
         for op, files in self.ops:
@@ -431,8 +505,7 @@ class _NpuPlanner:
                 yield self._undumped(op)
                 continue
             for kind, slot in sorted(files.tensors):
-                path = files.tensors[(kind, slot)]
-                yield self._pair(op, kind, slot, path)
+                yield self._pair(op, kind, slot, files)
 
     def nodes(self) -> tuple[OpNode, ...]:
         nodes = []
@@ -440,7 +513,8 @@ class _NpuPlanner:
             inputs: list[tuple[str, int] | None] = [
                 p if p[0] in self.by_name else None for p in _data_inputs(op)
             ]
-            nodes.append(OpNode(op.id, op.name, op.type, op.origins, tuple(inputs), op.pass_name))
+            index = self.index[op.name]
+            nodes.append(OpNode(index, op.name, op.type, op.origins, tuple(inputs), op.pass_name))
         return tuple(nodes)
 
     def input_nodes(self) -> tuple[str, ...]:
@@ -451,19 +525,20 @@ class _NpuPlanner:
             f'[{op.name}] There is no dump file for my output operator "{op.name}". '
             f"The type is {op.type}."
         )
-        return TensorPair(op.id, op.type, op.name, "NaN", None, -1, op.origins, None, None, note)
+        index = self.index[op.name]
+        return TensorPair(index, op.type, op.name, "NaN", None, -1, op.origins, None, None, note)
 
-    def _pair(self, op: GeOp, kind: Kind, slot: int, path: Path) -> TensorPair:
+    def _pair(self, op: GeOp, kind: Kind, slot: int, files: _OpFiles) -> TensorPair:
         tensor_index = f"{op.name}:{kind}:{slot}"
         if kind == "output":
             right, user = self._trace(op.name, slot)
             carried = self.carried.get((op.name, slot))
         else:
             right, user, carried = self._input_counterpart(op, slot)
-        left = TensorFile(path, (op.name,), carried)
+        left = files.file((kind, slot), (op.name,), carried=carried)
         note = "" if right is not None else self._missing(op, kind, slot, tensor_index)
         return TensorPair(
-            op.id, op.type, op.name, tensor_index, kind, slot, user, left, right, note
+            self.index[op.name], op.type, op.name, tensor_index, kind, slot, user, left, right, note
         )
 
     def _input_counterpart(

@@ -454,17 +454,59 @@ def results(
     scalar: bool = False,
     x_file: str = "",
     y_file: str = "",
+    boolean: bool = False,
 ) -> tuple[MetricResult, ...]:
     """The values of ``algorithms`` from ``stats``; ``scalar`` is :func:`is_scalar_shape` of
-    the tensor, ``x_file``/``y_file`` name the files in messages."""
+    the tensor, ``x_file``/``y_file`` name the files in messages; ``boolean``: both tensors
+    are bool, for which msaccucmp computes the cosine only (:data:`_BOOL_FAILURES`)."""
     if stats.size == 0:
         return tuple(_empty(name, x_file, y_file) for name in algorithms)
+    if boolean:
+        return tuple(_bool(name, stats, scalar, x_file, y_file) for name in algorithms)
     return tuple(_VALUES[name](stats, scalar, x_file, y_file) for name in algorithms)
 
 
+_BOOL_FAILURES = {
+    "RelativeEuclideanDistance": (
+        "Failed to execute 'compare' in 'RelativeEuclideanDistance'. numpy boolean subtract, "
+        "the `-` operator, is not supported, use the bitwise_xor, the `^` operator, or the "
+        "logical_xor function instead."
+    ),
+}
+"""msaccucmp 26.2.0 on two bool tensors (``algorithm_manager.py``): the cosine is computed,
+RelativeEuclideanDistance is tried and fails in numpy, every other algorithm is refused."""
+
+
+def _bool(name: str, stats: PairStats, scalar: bool, x_file: str, y_file: str) -> MetricResult:
+    if name == "CosineSimilarity":
+        return _VALUES[name](stats, scalar, x_file, y_file)
+    message = _BOOL_FAILURES.get(name, f"Algorithm {name} does not support Boolean types.")
+    return MetricResult(name, math.nan, NAN_TEXT, message)
+
+
+_EMPTY: dict[str, tuple[float, str]] = {
+    "CosineSimilarity": (1.0, "1.0"),
+    "AccumulatedRelativeError": (0.0, "0.000000"),
+    "RelativeEuclideanDistance": (0.0, "0.000000"),
+    "StandardDeviation": (math.nan, "(nan;nan),(nan;nan)"),
+    "MeanAbsoluteError": (math.nan, "nan"),
+    "RootMeanSquareError": (math.nan, "nan"),
+    "MeanRelativeError": (math.nan, "nan"),
+}
+"""What msaccucmp 26.2.0 writes for two empty tensors (measured: ``msaccucmp.py compare`` on a
+shape ``(0,)`` pair, tests/interop/); the three algorithms missing here fail on an empty array
+(numpy's ``max`` of nothing) and write ``NaN`` with its message."""
+_EMPTY_FAILURE = (
+    "Failed to execute 'compare' in '{}'. zero-size array to reduction operation maximum "
+    "which has no identity"
+)
+
+
 def _empty(name: str, x_file: str, y_file: str) -> MetricResult:
-    empty = x_file if x_file else y_file
-    return MetricResult(name, math.nan, NAN_TEXT, f"The dump data size is 0 in {empty!r}.")
+    if name in _EMPTY:
+        value, text = _EMPTY[name]
+        return MetricResult(name, value, text)
+    return MetricResult(name, math.nan, NAN_TEXT, _EMPTY_FAILURE.format(name))
 
 
 def _number(name: str, value: float, message: str = "") -> MetricResult:
@@ -564,4 +606,8 @@ def compare_pair(
     pair; the scalar test uses ``x``'s shape."""
     names = select_algorithms(algorithms)
     stats = measure(x, y, names)
-    return results(stats, names, scalar=is_scalar_shape(np.shape(x)), x_file=x_file, y_file=y_file)
+    boolean = np.asarray(x).dtype == np.bool_ and np.asarray(y).dtype == np.bool_
+    return results(
+        stats, names, scalar=is_scalar_shape(np.shape(x)), x_file=x_file, y_file=y_file,
+        boolean=boolean,
+    )  # fmt: skip

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from tf2npu.artifacts.dump import OPDEBUG_PREFIX
 from tf2npu.config.jsonfile import parse_json
-from tf2npu.debug.dumpfile import OPDEBUG_PREFIX
 from tf2npu.errors import ConfigError, UsageError
 from tf2npu.fs import read_regular
 

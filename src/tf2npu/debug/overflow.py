@@ -20,23 +20,25 @@ Views of the result (summary file, mixlist, JSON) live in :mod:`tf2npu.debug.ove
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from tf2npu.debug import gegraph
-from tf2npu.debug.dumpfile import (
+from tf2npu.artifacts.dump import (
     Kind,
     TensorStats,
     ge_dtype,
-    graph_json_name,
+    load_nano_tensor,
     parse_golden,
     parse_npu,
+    read_nano,
     sanitize,
     tensor_stats,
 )
+from tf2npu.artifacts.dump import graph_json_of as dump_graph_json_of
+from tf2npu.debug import gegraph
 from tf2npu.debug.gegraph import GeGraph, GeOp
 from tf2npu.debug.opdebug import (
     OpdebugName,
@@ -115,11 +117,37 @@ class DataFile:
     timestamp: int
     kind: Kind
     index: int
+    raw: bool = False
+    """The tensor is one of several in a raw device file (not its own ``.npy``)."""
+
+
+def data_files(folder: Path, names: Iterable[str]) -> list[DataFile]:
+    """The op tensors of ``folder``'s files ``names``: one per converted ``.npy``, one per
+    tensor a raw device file's header lists (a raw file that cannot be read gives none)."""
+    found = []
+    for name in names:
+        data = parse_data_file(name)
+        if data is not None:
+            found.append(data)
+            continue
+        parsed = parse_npu(name)
+        if parsed is None or parsed.ext != "raw" or parsed.name.op_type == "Opdebug":
+            continue
+        try:
+            members = list(read_nano(folder / name).present())
+        except (OSError, ValueError):
+            continue
+        n = parsed.name
+        found.extend(
+            DataFile(name, n.op_type, n.op_name, n.task_id, n.stream_id, n.timestamp, kind, i, True)
+            for kind, i in members
+        )
+    return found
 
 
 def parse_data_file(filename: str) -> DataFile | None:
     """``filename`` as an op's tensor file (tf2npu's names or msaccucmp ``convert``'s, read by
-    :func:`tf2npu.debug.dumpfile.parse_npu`)."""
+    :func:`tf2npu.artifacts.dump.parse_npu`)."""
     parsed = parse_npu(filename)
     if parsed is None or parsed.kind is None or parsed.index is None:
         return None
@@ -177,14 +205,20 @@ class TensorSummary:
         return self.nan + self.pos_inf + self.neg_inf == 0
 
 
-def summarize_tensor(path: Path, kind: Kind, index: int) -> TensorSummary:
-    """Read one ``.npy`` (memory-mapped) and summarise it.
+def summarize_tensor(path: Path, kind: Kind, index: int, *, raw: bool = False) -> TensorSummary:
+    """Read one ``.npy`` (memory-mapped), or input/output ``index`` of a raw device file, and
+    summarise it.
 
     Raises:
-        ValueError, OSError: the file is not a readable ``.npy`` (or not a regular file).
+        ValueError, OSError: the file is not a readable ``.npy`` or raw file (or not a regular
+            file).
+        KeyError: the raw file has no such tensor.
     """
     open_regular(path).close()  # a FIFO would block np.load, /dev/zero never end
-    array = np.load(path, mmap_mode="r", allow_pickle=False)
+    if raw:
+        array = load_nano_tensor(path, kind, index)
+    else:
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
     stats = tensor_stats(kind, index, array)
     saturated = 0
     if array.dtype == np.float16:
@@ -234,18 +268,9 @@ class GraphNode:
 
 
 def graph_json_of(folder: Path) -> Path | None:
-    """The graph JSON beside a step folder (``<model_id>/ge_proto_<model_id>_Build.json``), else
-    any ``ge_proto_*_Build.json`` there or in the folder itself."""
-    model_dir = folder.parent
-    if model_dir.name.isdigit():
-        named = model_dir / graph_json_name(int(model_dir.name))
-        if named.is_file():
-            return named
-    for place in (model_dir, folder):
-        found = sorted(place.glob("ge_proto_*_Build.json"))
-        if found:
-            return found[0]
-    return None
+    """The graph JSON of the model a step folder belongs to
+    (:func:`tf2npu.artifacts.dump.graph_json_of`)."""
+    return dump_graph_json_of(folder)
 
 
 def find_node(
@@ -327,8 +352,7 @@ class _Context:
 
     def data_files(self, folder: Path) -> list[DataFile]:
         if folder not in self.files:
-            parsed = (parse_data_file(name) for name in sorted(os.listdir(folder)))
-            self.files[folder] = [f for f in parsed if f is not None]
+            self.files[folder] = data_files(folder, sorted(os.listdir(folder)))
         return self.files[folder]
 
     def graph(self, path: Path) -> list[GeGraph] | str:
@@ -414,9 +438,10 @@ def _stream(stream_id: int | None) -> str:
 def _tensors(folder: Path, files: list[DataFile], notes: list[str]) -> Iterator[TensorSummary]:
     for data in files:
         try:
-            yield summarize_tensor(folder / data.filename, data.kind, data.index)
-        except (OSError, ValueError) as exc:
-            notes.append(f"{data.filename} cannot be read as .npy: {exc}")
+            yield summarize_tensor(folder / data.filename, data.kind, data.index, raw=data.raw)
+        except (OSError, ValueError, KeyError) as exc:
+            form = f"{data.kind} {data.index} of a raw dump file" if data.raw else ".npy"
+            notes.append(f"{data.filename} cannot be read as {form}: {exc}")
 
 
 def _node(

@@ -5,9 +5,10 @@ Three run instruments share one mechanism, :class:`TensorDump`:
 * **NPU dump** (``enable_dump``, ``dump_path``, ``dump_step``, ``dump_mode``, ``dump_data``,
   ``dump_layer``): for each run signature of an NPU session, every GeOp the run executes is
   one *model*, as each run signature is one GE graph on the device. Its ops' inputs and/or
-  outputs are written per step in the device layout with msaccucmp's converted names, with the
-  model's graph JSON beside them so fused and cast ops map back to the user's ops
-  (:mod:`tf2npu.debug.dumpfile`, :mod:`tf2npu.debug.gegraph`).
+  outputs are written per step as the device writes them: one raw file per op, in the TLV
+  layout msaccucmp reads without CANN, and the model's graph JSON in ``<dump_path>/graph/``
+  so fused and cast ops map back to the user's ops (:mod:`tf2npu.artifacts.dump`,
+  :mod:`tf2npu.debug.gegraph`).
 * **Overflow dump** (``enable_dump_debug``, ``dump_debug_mode``): the same ops are checked each
   step; an op whose float16 output saturates (\\|x\\| >= 65504) or whose float output turns
   Inf/NaN while its inputs are finite gets an ``Opdebug`` record plus its input and output
@@ -42,9 +43,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from tf2npu.artifacts import dump as dumpfile
+from tf2npu.artifacts.dump import Kind, NpuFileName
 from tf2npu.config.dump_steps import DumpSteps
-from tf2npu.debug import dumpfile, gegraph
-from tf2npu.debug.dumpfile import Kind, NpuFileName
+from tf2npu.debug import gegraph
 from tf2npu.runtime.instruments import RunHook, RunInstrument, RunSignature, SyncEvent
 
 if TYPE_CHECKING:
@@ -156,6 +158,7 @@ class GraphJsonDumps(RunInstrument):
             return
         directory = Path(options.env.dump_graph_path or ".")
         directory.mkdir(parents=True, exist_ok=True)
+        graphs = [gegraph.with_data_inputs(g) for g in graphs]
         gegraph.dump(graphs, directory / dumpfile.graph_json_name(event.graph_num))
 
 
@@ -171,6 +174,9 @@ class _Model:
     dir: Path
     """``<dump_path>/<time>/<device>/<model_name>/<model_id>``."""
     tensors: list[_Tensor] = field(default_factory=list)
+    slots: dict[tuple[int, Kind], int] = field(default_factory=dict)
+    """(task, input|output) -> how many tensors that side of the op has, dumped or not (a raw
+    file holds them by position; one not taken is written as absent)."""
     graph_written: bool = False
 
 
@@ -233,13 +239,14 @@ class TensorDump(RunInstrument):
         models: list[_Model] = []
         for key in sorted(by_graph):
             graph = self._graphs[key]
-            kept = [op for op in graph.ops if op.name in ops and self._wanted(op)]
-            if not kept:
+            kept = _with_producers(graph, [op for op in graph.ops if op.name in ops])
+            if not any(op.name in ops and self._wanted(op) for op in kept):
                 continue
             model_graph = _subgraph(graph, kept)
             model = self._model(model_graph, run.number)
             for op in model_graph.ops:
-                self._add_tensors(model, op, ops, fed, extras, positions)
+                if op.name in ops and self._wanted(op):
+                    self._add_tensors(model, op, ops, fed, extras, positions)
             if model.tensors:
                 models.append(model)
         if not models:
@@ -252,14 +259,12 @@ class TensorDump(RunInstrument):
 
     def _model(self, graph: gegraph.GeGraph, model_id: int) -> _Model:
         """A GeOp as one signature runs it; its id is the signature's number (on the device,
-        each run signature is a GE graph of its own), so a re-planned signature keeps it."""
-        directory = (
-            self._writer.time_dir
-            / str(self.spec.device_id)
-            / dumpfile.sanitize(graph.name)
-            / str(model_id)
-        )
-        return _Model(graph, model_id, directory)
+        each run signature is a GE graph of its own), so a re-planned signature keeps it.
+        Its name is the GeOp's with that number, one name per GE graph as on the device (the
+        init and the train signatures running one GeOp are two models)."""
+        name = dumpfile.model_name(graph.name, model_id)
+        directory = self._writer.time_dir / str(self.spec.device_id) / name / str(model_id)
+        return _Model(replace(graph, name=name), model_id, directory)
 
     def _add_tensors(
         self,
@@ -285,6 +290,7 @@ class TensorDump(RunInstrument):
         if self.spec.flavour == "overflow" and not any(_is_float(t) for t in tf_op.outputs):
             return
         for kind, tensors in sides:
+            model.slots[(op.id, kind)] = len(tensors)
             for index, tensor in enumerate(tensors):
                 if not _dumpable(tensor) or tensor.name in fed or tensor.op.name not in ops:
                     continue
@@ -484,7 +490,8 @@ class DumpWriter:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.time_dir = path / time.strftime(dumpfile.TIME_FORMAT)
+        self._time = time.strftime(dumpfile.TIME_FORMAT)
+        self.time_dir = path / self._time
         self.files = 0
         self.bytes = 0
         self._queue: queue.Queue[Any] = queue.Queue(self._QUEUE)
@@ -518,7 +525,7 @@ class DumpWriter:
         engine's graph often leaves them unknown)."""
         model.graph_written = True
         model.graph = _with_shapes(model.graph, model.tensors, values)
-        path = model.dir / dumpfile.graph_json_name(model.model_id)
+        path = dumpfile.model_graph_json(self.path, self._time, model.graph.name)
         self._queue.put((self._write_graph, (path, model.graph)))
 
     def put_step(
@@ -592,9 +599,32 @@ class DumpWriter:
         if stats:
             self._write_stats(model, directory, values, stamp)
             return
+        by_task: dict[int, list[_Tensor]] = {}
         for tensor in model.tensors:
-            name = _file_name(tensor, stamp).tensor(tensor.kind, tensor.index)
-            self._save(directory / name, values[tensor.fetch])
+            by_task.setdefault(tensor.task, []).append(tensor)
+        for task, tensors in by_task.items():
+            self._write_raw(model, directory, task, tensors, values, stamp)
+
+    def _write_raw(
+        self,
+        model: _Model,
+        directory: Path,
+        task: int,
+        tensors: Sequence[_Tensor],
+        values: Sequence[Any],
+        stamp: int,
+    ) -> None:
+        """One op's raw file: all its inputs, then all its outputs, by position."""
+        sides: dict[Kind, list[Any]] = {
+            kind: [None] * model.slots.get((task, kind), 0) for kind in ("input", "output")
+        }
+        for tensor in tensors:
+            sides[tensor.kind][tensor.index] = values[tensor.fetch]
+        op = model.graph.ops[task]
+        origins = [_origin(op, i) for i in range(len(sides["output"]))]
+        path = directory / _file_name(tensors[0], stamp).base
+        self.bytes += dumpfile.write_nano(path, sides["input"], sides["output"], origins)
+        self.files += 1
 
     def _write_stats(
         self, model: _Model, directory: Path, values: Sequence[Any], stamp: int
@@ -642,9 +672,15 @@ class DumpWriter:
         text = json.dumps(record, indent=1)
         (directory / dumpfile.opdebug_name(task, 0, stamp)).write_text(text, encoding="utf-8")
         self.files += 1
-        for tensor in tensors:
-            name = _file_name(tensor, stamp)
-            self._save(directory / name.tensor(tensor.kind, tensor.index), values[tensor.fetch])
+        self._write_raw(model, directory, task, tensors, values, stamp)
+
+
+def _origin(op: gegraph.GeOp, index: int) -> tuple[str, int]:
+    """The user tensor output ``index`` of ``op`` stands for (the raw header's origin)."""
+    desc = op.output_desc[index] if index < len(op.output_desc) else None
+    if desc is not None and desc.origin_name is not None:
+        return desc.origin_name, index if desc.origin_index is None else desc.origin_index
+    return op.origins[-1], index
 
 
 def _file_name(tensor: _Tensor, stamp: int) -> NpuFileName:
@@ -760,9 +796,29 @@ def _with_shapes(
     return replace(graph, ops=ops)
 
 
+def _with_producers(graph: gegraph.GeGraph, ops: Sequence[gegraph.GeOp]) -> list[gegraph.GeOp]:
+    """``ops`` and the ops of ``graph`` they read from, transitively, in the graph's order.
+
+    An op of the GeOp the run computes under another name (a float16 op the CPU emulates in
+    float32) is not among a run's ops, yet ops of the run read it: it stays in the model's
+    graph JSON (undumped), so every input names an op of the JSON, as msaccucmp requires.
+    """
+    by_name = {op.name: op for op in graph.ops}
+    wanted = {op.name for op in ops}
+    stack = list(wanted)
+    while stack:
+        for text in by_name[stack.pop()].inputs:
+            producer, _, index = text.rpartition(":")
+            if index != "-1" and producer in by_name and producer not in wanted:
+                wanted.add(producer)
+                stack.append(producer)
+    return [op for op in graph.ops if op.name in wanted]
+
+
 def _subgraph(graph: gegraph.GeGraph, kept: Sequence[gegraph.GeOp]) -> gegraph.GeGraph:
-    """``graph`` restricted to ``kept`` (in its order), ids renumbered 0..n-1."""
-    return replace(graph, ops=tuple(replace(op, id=i) for i, op in enumerate(kept)))
+    """``graph`` restricted to ``kept`` (in its order), with a ``Data`` op per input from
+    outside (:func:`tf2npu.debug.gegraph.with_data_inputs`), ids renumbered 0..n-1."""
+    return gegraph.with_data_inputs(replace(graph, ops=tuple(kept)))
 
 
 def dump_figures(ctx: RuntimeContext) -> list[dict[str, Any]]:

@@ -66,6 +66,9 @@ class RunStats:
     """Options among :attr:`options` that are recorded but change nothing off the device."""
     options_unknown: set[str] = field(default_factory=set)
     """``parameter_map`` keys that are no adapter option, ignored as the adapter ignores them."""
+    written_defaults: set[tuple[str, Value]] = field(default_factory=set)
+    """Options and values an API wrote though the user did not set them (``NPUEstimator``
+    writes every option, with ``NPURunConfig``'s defaults): left out of :attr:`options`."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add_session(self, *, npu: bool) -> None:
@@ -134,6 +137,11 @@ class RunStats:
             self.options.update(explicit)
             self.options_without_effect.update(no_effect)
 
+    def note_written_defaults(self, values: Mapping[str, Value]) -> None:
+        """``values`` were written into a config as defaults, not by the user."""
+        with self._lock:
+            self.written_defaults.update(values.items())
+
     def add_unknown_options(self, names: Iterable[str]) -> list[str]:
         """Record unknown ``parameter_map`` keys; returns those not seen before."""
         with self._lock:
@@ -178,11 +186,13 @@ class RunStats:
 def record_options(stats: RunStats, options: NpuOptions) -> None:
     """Record one NPU session's options; warn once per process about each unknown key."""
     # NPUEstimator writes every option, defaults included, as the adapter does; the summary
-    # lists those that differ from their default.
+    # lists those the user set: not the option's default, nor a default an API wrote.
     changed: dict[str, Value] = {}
     for name in options.explicit:
         value = options.get(name)
-        if value is not None and value != OPTIONS[name].default:
+        if value is None or value == OPTIONS[name].default:
+            continue
+        if (name, value) not in stats.written_defaults:
             changed[name] = value
     stats.add_options(changed, [name for name in options.no_effect if name in changed])
     for name in stats.add_unknown_options(options.unknown):

@@ -1,6 +1,6 @@
 """Dump trees written literally, for tests and benchmarks of ``tf2npu compare`` (TF-free).
 
-The layout and names are those of :mod:`tf2npu.debug.dumpfile` (what ``tf2npu run`` writes):
+The layout and names are those of :mod:`tf2npu.artifacts.dump` (what ``tf2npu run`` writes):
 
 >>> import tempfile
 >>> root = Path(tempfile.mkdtemp())
@@ -21,8 +21,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from tf2npu.artifacts.dump import NpuFileName, golden_name, graph_json_name, sanitize
 from tf2npu.debug import gegraph
-from tf2npu.debug.dumpfile import NpuFileName, golden_name, graph_json_name, sanitize
 from tf2npu.debug.gegraph import GeGraph, GeOp, TensorDesc
 
 __all__ = [

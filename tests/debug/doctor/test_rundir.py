@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from tf2npu.artifacts.dump import opdebug_name
 from tf2npu.debug.doctor.rundir import check_run, read_run_dir
-from tf2npu.debug.dumpfile import opdebug_name
 from tf2npu.errors import UsageError
 from tf2npu.findings import Severity, Where
 

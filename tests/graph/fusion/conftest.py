@@ -46,12 +46,12 @@ class Harness:
         return f'{{"Switch": {{"{category}": {{"{key}": "off"}}}}}}'
 
     @staticmethod
-    def graph_def(build: Callable[[], None]) -> Any:
+    def graph_def(build: Callable[[], None], seed: int = 7) -> Any:
         import tensorflow as tf
 
         graph = tf.Graph()
         with graph.as_default():
-            tf.compat.v1.set_random_seed(7)
+            tf.compat.v1.set_random_seed(seed)
             build()
         return graph.as_graph_def()
 
@@ -99,6 +99,80 @@ class Harness:
         materialize(out.graph)
         after = self.run(out.graph.to_graph_def(), f"{fused.node}:{fused.index}", feeds, init)
         return before, after
+
+    def train(
+        self,
+        build: Callable[[], Any],
+        *,
+        optimizer: str = "adam",
+        steps: int = 3,
+        resource: bool = False,
+        seed: int = 3,
+    ) -> Training:
+        """Train the loss ``build`` returns (it makes its own variables, feeding nothing) with
+        and without the fusion pass; the losses of every step and the variables at the end."""
+        import tensorflow as tf
+
+        tf1 = tf.compat.v1
+
+        def graph() -> None:
+            tf1.get_variable_scope().set_use_resource(resource)
+            loss = tf.identity(build(), name="loss")
+            if optimizer == "adam":  # BERT's epsilon: noise-level gradients stay small steps
+                opt = tf1.train.AdamOptimizer(1e-2, epsilon=1e-6)
+            else:
+                opt = tf1.train.GradientDescentOptimizer(0.1)
+            opt.minimize(loss, name="train")
+            tf.group(*[v.initializer for v in tf1.global_variables()], name="init")
+            for v in tf1.trainable_variables():
+                tf.identity(v.read_value() if resource else v, name=f"final/{v.op.name}")
+
+        gd = self.graph_def(graph, seed)
+        out = self.fuse(gd)
+        from tf2npu.graph.npu_ops import materialize
+
+        runnable = Graph.from_graph_def(out.graph.to_graph_def())  # out.graph keeps its NPU ops
+        materialize(runnable)
+        before = _train(gd, steps)
+        after = _train(runnable.to_graph_def(), steps)
+        return Training(out, before[0], after[0], before[1], after[1])
+
+
+@dataclass
+class Training:
+    """What :meth:`Harness.train` measured: the fused graph, losses and final variables."""
+
+    outcome: Outcome
+    losses: list[float]
+    fused_losses: list[float]
+    variables: dict[str, np.ndarray]
+    fused_variables: dict[str, np.ndarray]
+
+    def assert_same(self, rtol: float = 1e-5, atol: float = 1e-6) -> None:
+        np.testing.assert_allclose(self.fused_losses, self.losses, rtol=rtol)
+        assert self.fused_variables.keys() == self.variables.keys()
+        for name, value in self.variables.items():
+            np.testing.assert_allclose(
+                self.fused_variables[name], value, rtol=rtol, atol=atol, err_msg=name
+            )
+
+
+def _train(graph_def: Any, steps: int) -> tuple[list[float], dict[str, np.ndarray]]:
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.graph_util.import_graph_def(graph_def, name="")
+    finals = [op.name for op in graph.get_operations() if op.name.startswith("final/")]
+    with tf.compat.v1.Session(graph=graph) as session:
+        session.run("init")
+        losses = []
+        for _ in range(steps):
+            losses.append(float(session.run("loss:0")))
+            session.run("train")
+        losses.append(float(session.run("loss:0")))
+        values = session.run([f"{name}:0" for name in finals])
+    return losses, dict(zip(finals, values, strict=True))
 
 
 #: Initialisers of the variables :func:`adam_update` creates.

@@ -116,3 +116,22 @@ def test_failed_files_are_capped(report: MigrationReport) -> None:
         "failed f4.py: bad",
         "... and 2 more failed",
     ]
+
+
+def test_fixes_the_tool_applied_are_shown_whatever_their_severity() -> None:
+    message = (
+        "[mix_compile_enabled] lookup table `table` (tf.lookup.StaticHashTable, line 2) is used "
+        "in the input pipeline: tf2npu turned mixed compute on"
+    )
+    applied = Finding("t.py", 4, 23, "hazards", Severity.INFO, message, "nothing to do")
+    other = Finding("t.py", 9, 1, "hazards", Severity.INFO, "[queue_input] queues", "port it")
+    result = FileResult("t.py", FileStatus.MIGRATED, 9, findings=(applied, other))
+    lines = _lines(_plain(MigrationReport("in", "out", [result])))
+    start = lines.index("Fixes applied")
+    assert lines[start:] == [
+        "Fixes applied",
+        "info    t.py:4:23 [hazards]",
+        "        [mix_compile_enabled] lookup table `table` (tf.lookup.StaticHashTable,",
+        "        line 2) is used in the input pipeline: tf2npu turned mixed compute on",
+        "        fix: nothing to do",
+    ]

@@ -206,7 +206,7 @@ class NPUOptimizer(_Optimizer):  # type: ignore[misc]
         if is_loss_scale and loss_scale_manager is None:
             raise ValueError(
                 "NPUOptimizer: is_loss_scale=True needs a loss_scale_manager, e.g. "
-                "FixedLossScaleManager(1024) or ExponentialUpdateLossScaleManager(2**32, 1000)"
+                "FixedLossScaleManager(1024) or ExponentialUpdateLossScaleManager(2**15, 2000)"
             )
         self._opt = opt
         self._loss_scale_manager = loss_scale_manager

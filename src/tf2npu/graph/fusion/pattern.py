@@ -285,6 +285,7 @@ def refusal(
     outputs: Iterable[int] = (0,),
     exported: Collection[str] = (),
     shaped: Collection[str] = (),
+    gradient: Collection[str] = (),
 ) -> str | None:
     """Why GE would refuse to fuse ``m`` (a short reason), or ``None`` when it may.
 
@@ -294,6 +295,8 @@ def refusal(
     ``shaped`` names interior nodes whose *shape* a new node carries (a matmul inside a
     reshape-matmul-reshape dense): outside readers of their shape only (:data:`SHAPE_READERS`,
     e.g. the Reshape gradient's ``Shape``) are allowed, and the rewrite moves them.
+    ``gradient`` names the gradient ops the fusion replaces too (a training graph's): their
+    reads of interior nodes are allowed.
     """
     nodes = list({n.name: n for n in m.nodes.values()}.values())
     for node in nodes:
@@ -309,7 +312,7 @@ def refusal(
     dtypes = {d for d in map(dtype_of, nodes) if d is not None}
     if len(dtypes) > 1:
         return "the nodes compute in different dtypes"
-    inside = {n.name for n in nodes}
+    inside = {n.name for n in nodes} | set(gradient)
     for node in m.interior():
         if node.name in exported:
             continue

@@ -11,7 +11,11 @@ placement and supersession are decided in one place:
   records the rule under :data:`~tf2npu.graph.decisions.FUSED_BY` (the graph JSON of a dump
   names the rule's pass on it);
 * the root, and every interior node, is marked superseded (``by="fusion"``, ``rule=<name>``);
-  the root's readers move to the fused outputs; interior nodes stay in the graph, unread.
+  the root's readers move to the fused outputs; interior nodes stay in the graph, unread;
+* in a training graph a :class:`GradientPart` (see :mod:`tf2npu.graph.fusion.gradient`) adds
+  the device's gradient op(s) after the fused node, with as ``origin`` the gradient nodes TF
+  built for the pattern; those are superseded the same way, their outputs read from outside
+  handed to the new gradient tensors.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from tf2npu.graph.fusion.pattern import (
 )
 from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef
 
-__all__ = ["Fusion", "NewNode", "Prev", "rewrite"]
+__all__ = ["Fusion", "GradientPart", "NewNode", "Prev", "rewrite"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,20 @@ class NewNode:
 
 
 @dataclass(frozen=True)
+class GradientPart:
+    """The gradient half of a fusion in a training graph.
+
+    ``nodes`` (names) are the gradient ops TF built for the pattern, superseded; ``steps`` are
+    added after the forward steps (a :class:`Prev` counts forward steps first, then these);
+    ``outputs`` maps each old tensor read from outside to the new tensor carrying its value.
+    """
+
+    nodes: tuple[str, ...]
+    steps: tuple[NewNode, ...]
+    outputs: Mapping[TensorRef, Prev]
+
+
+@dataclass(frozen=True)
 class Fusion:
     """The rewrite of one match: new nodes (the last is "the fused node") and what they carry.
 
@@ -72,6 +90,7 @@ class Fusion:
     outputs: Mapping[int, int]
     interior_outputs: Mapping[str, Mapping[int, int]] = field(default_factory=dict)
     shaped: Mapping[str, Prev] = field(default_factory=dict)
+    gradient: GradientPart | None = None
 
 
 def rewrite(graph: Graph, fusion: Fusion, rule: str) -> Node:
@@ -81,21 +100,37 @@ def rewrite(graph: Graph, fusion: Fusion, rule: str) -> Node:
     origin = _origin(matched)
     placement = root.meta.get(PLACEMENT)
     made: list[Node] = []
-    for step in fusion.steps:
-        inputs = [_resolve(graph, ref, made, fusion.steps) for ref in step.inputs]
+    grad = fusion.gradient
+    steps = fusion.steps + (grad.steps if grad is not None else ())
+    backward = [graph[name] for name in grad.nodes] if grad is not None else []
+    if grad is not None:  # the nodes whose values the gradient ops carry come first in origin
+        carried_by = {old.node for old in grad.outputs}
+        backward.sort(key=lambda n: n.name not in carried_by)
+    grad_origin = _origin(backward)
+    for i, step in enumerate(steps):
+        inputs = [_resolve(graph, ref, made, steps) for ref in step.inputs]
         name = graph.new_name(root.name, step.tag)
-        node = _add(graph, name, step, inputs, origin, root.device)
+        where = origin if i < len(fusion.steps) else grad_origin
+        node = _add(graph, name, step, inputs, where, root.device)
         if placement is not None:
             node.meta[PLACEMENT] = placement
         node.meta[FUSED_BY] = rule
         made.append(node)
     for name, prev in fusion.shaped.items():
-        _move_shape_readers(graph, graph[name], _resolve(graph, prev, made, fusion.steps))
-    fused, last = made[-1], fusion.steps[-1]
+        _move_shape_readers(graph, graph[name], _resolve(graph, prev, made, steps))
+    fused, last = made[len(fusion.steps) - 1], fusion.steps[-1]
     for node in matched:
         carried = fusion.outputs if node is root else fusion.interior_outputs.get(node.name, {})
         mapping = _mapping(graph, node, carried, fused, last)
         supersede(graph, node, mapping, by="fusion", rule=rule)
+    if grad is not None:
+        for node in backward:
+            handed = {
+                old: _resolve(graph, new, made, steps)
+                for old, new in grad.outputs.items()
+                if old.node == node.name
+            }
+            supersede(graph, node, handed, by="fusion", rule=rule)
     return fused
 
 

@@ -82,7 +82,16 @@ _BROADCAST = frozenset(
 _REDUCE = frozenset({"Mean", "Sum", "Max", "Min", "Prod"})
 _MATRIX = frozenset({"MatMul", "_FusedMatMul", "SparseMatMul"})
 _BATCH_MATMUL = frozenset({"BatchMatMul", "BatchMatMulV2", "BatchMatMulV3"})
-_VARIABLES = frozenset({"VariableV2", "Variable", "VarHandleOp", "Placeholder", "PlaceholderV2"})
+_VARIABLES = frozenset(
+    {
+        "VariableV2",
+        "Variable",
+        "VarHandleOp",
+        "Placeholder",
+        "PlaceholderV2",
+        "PlaceholderWithDefault",
+    }
+)
 _Memo = dict[TensorRef, int | None]
 #: How far upstream a question is followed (the walk is memoised, so this bounds depth only).
 _MAX_DEPTH = 48

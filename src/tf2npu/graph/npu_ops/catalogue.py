@@ -13,7 +13,7 @@ from tf2npu.graph.npu_ops.gelu import GELU, GELU_GRAD
 from tf2npu.graph.npu_ops.gru import DYNAMIC_AUGRU, DYNAMIC_GRU_V2
 from tf2npu.graph.npu_ops.hcom import HCOM_OPS
 from tf2npu.graph.npu_ops.lars import LARS_V2
-from tf2npu.graph.npu_ops.layer_norm import LAYER_NORM
+from tf2npu.graph.npu_ops.layer_norm import LAYER_NORM, LAYER_NORM_GRAD
 from tf2npu.graph.npu_ops.lstm import BASIC_LSTM_CELL, DYNAMIC_RNN
 from tf2npu.graph.npu_ops.opdef import NpuOpDef
 
@@ -28,6 +28,7 @@ NPU_OPS: Mapping[str, NpuOpDef] = MappingProxyType(
             DROPOUT_GEN_MASK,
             DROPOUT_DO_MASK,
             LAYER_NORM,
+            LAYER_NORM_GRAD,
             ADAM_APPLY_ONE,
             ADAM_APPLY_ONE_WITH_DECAY,
             BASIC_LSTM_CELL,

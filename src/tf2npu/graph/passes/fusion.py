@@ -126,7 +126,8 @@ class _State:
 
 def _instance(graph: Graph, rule: str, fusion: Fusion, fused: str) -> FusionInstance:
     nodes: dict[str, None] = {}
-    for node in (fusion.match.root, *fusion.match.interior()):
+    backward = [graph[n] for n in fusion.gradient.nodes] if fusion.gradient is not None else []
+    for node in (fusion.match.root, *fusion.match.interior(), *backward):
         for name in node.origin or (node.name,):
             nodes.setdefault(_qualified(graph, name), None)
     root = fusion.match.root

@@ -10,7 +10,8 @@ back to the user's ops:
   first alias; :data:`~tf2npu.graph.decisions.FUSED_BY`), ``""`` for every other node: the
   adapter names no pass for the precision pass's casts and float16 clones;
 * on an output, the user's tensor it carries (``origin_name``/``origin_index``): see
-  :func:`carriers`. Outputs of the user's own nodes carry themselves and name no origin.
+  :func:`carriers`; else, for a node a pass made for one user op (a float16 clone, a cast),
+  output ``i`` of that op. Outputs of the user's own nodes carry themselves and name no origin.
 
 The IR is the one after every pass, lowering included: a node lowering gave a CPU form shows
 what the device runs under its name (:class:`~tf2npu.graph.decisions.DeviceForm`), and
@@ -22,9 +23,10 @@ output dtypes from op definitions does).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
+from dataclasses import replace
 from typing import Any
 
-from tf2npu.debug.dumpfile import ge_dtype
+from tf2npu.artifacts.dump import ge_dtype
 from tf2npu.debug.gegraph import GeGraph, GeOp, TensorDesc
 from tf2npu.errors import InternalError
 from tf2npu.graph._opdef import base_dtype, flat_dtypes, output_layout
@@ -281,10 +283,25 @@ def _ge_op(
         id=position,
         inputs=(*(f"{r.node}:{r.index}" for r in inputs), *(f"{c}:-1" for c in control)),
         input_desc=tuple(_desc(r, tensors, carried, origin=False) for r in inputs),
-        output_desc=tuple(_desc(r, tensors, carried, origin=True) for r in outputs),
+        output_desc=tuple(_output_desc(node, r, tensors, carried) for r in outputs),
         original_op_names=node.origin,
         pass_name="" if rule is None else pass_name(rule) or rule,
     )
+
+
+def _output_desc(
+    node: Node, ref: TensorRef, tensors: _Tensors, carried: Mapping[TensorRef, TensorRef]
+) -> TensorDesc:
+    """An output's descriptor, naming the user tensor it stands for: the one it carries
+    (:func:`carriers`), else, for a node a pass made for one user op (a float16 clone, a
+    cast), output ``i`` of that op. msaccucmp compares an output through these attrs only (a
+    ``Cast``'s through its input's, and a user's own op through its name), so every output
+    standing for a user tensor has them; a fused node of several ops whose output carries
+    none of theirs has none."""
+    desc = _desc(ref, tensors, carried, origin=True)
+    if desc.origin_name is not None or len(node.origin) != 1:
+        return desc
+    return replace(desc, origin_name=node.origin[0], origin_index=ref.index)
 
 
 def _desc(

@@ -16,11 +16,14 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from tf2npu.migrate.model import ApiStatus, FileStatus, MigrationReport, Severity
+from tf2npu.migrate.model import ApiStatus, FileStatus, Finding, MigrationReport, Severity
 from tf2npu.migrate.report.counts import Counts, count
 from tf2npu.migrate.report.labels import STATUS_LABELS, counted, severity_count
 from tf2npu.migrate.report.plain import visible
 from tf2npu.migrate.report.ranking import top_findings
+from tf2npu.migrate.tables.hazards import APPLIED
+
+HAZARDS_RULE = "hazards"
 
 FINDINGS_SHOWN = 10
 FAILED_SHOWN = 5
@@ -56,6 +59,7 @@ def print_summary(
         console.print(_changes_table(counts, table_box))
     if counts.api_uses:
         console.print(_status_table(counts, table_box))
+    _print_applied(report, console)
     _print_findings(report, console)
     if report_dir is not None:
         console.print(Text.assemble(("Reports: ", "bold"), str(report_dir)))
@@ -118,6 +122,25 @@ def _status_table(counts: Counts, table_box: box.Box) -> Table:
     return table
 
 
+def _print_applied(report: MigrationReport, console: Console) -> None:
+    """The hazards the tool fixed itself (e.g. mixed compute for a pipeline lookup table): a
+    decision the user must know of, shown whatever its severity."""
+    applied = [f for f in report.findings if f.rule == HAZARDS_RULE and _hazard(f) in APPLIED]
+    if not applied:
+        return
+    console.print(Text("Fixes applied", style="bold"))
+    for finding in applied[:FINDINGS_SHOWN]:
+        _print_finding(finding, console)
+    if len(applied) > FINDINGS_SHOWN:
+        console.print(Text(f"... and {len(applied) - FINDINGS_SHOWN} more (findings.csv)"))
+
+
+def _hazard(finding: Finding) -> str:
+    """The hazard id a hazards finding's message starts with (``[id] ...``)."""
+    head, _, _ = finding.message.partition("] ")
+    return head[1:] if head.startswith("[") else ""
+
+
 def _print_findings(report: MigrationReport, console: Console) -> None:
     shown, more = top_findings(report, FINDINGS_SHOWN)
     if not shown:
@@ -127,13 +150,17 @@ def _print_findings(report: MigrationReport, console: Console) -> None:
         heading += f" (first {len(shown)} of {len(shown) + more})"
     console.print(Text(heading, style="bold"))
     for finding in shown:
-        # One header line, then message and fix indented under it at the full width: long
-        # hazard messages stay readable on an 80-column terminal.
-        head = Text(f"{finding.severity.value:<8}", style=SEVERITY_STYLES[finding.severity])
-        head.append(f"{visible(finding.path)}:{finding.line}:{finding.col}")
-        head.append(f" [{finding.rule}]", style="dim")
-        console.print(head)
-        body = Text(visible(finding.message))
-        if finding.fix:
-            body.append(f"\nfix: {finding.fix}", style="dim")
-        console.print(Padding(body, (0, 0, 0, 8)))
+        _print_finding(finding, console)
+
+
+def _print_finding(finding: Finding, console: Console) -> None:
+    # One header line, then message and fix indented under it at the full width: long hazard
+    # messages stay readable on an 80-column terminal.
+    head = Text(f"{finding.severity.value:<8}", style=SEVERITY_STYLES[finding.severity])
+    head.append(f"{visible(finding.path)}:{finding.line}:{finding.col}")
+    head.append(f" [{finding.rule}]", style="dim")
+    console.print(head)
+    body = Text(visible(finding.message))
+    if finding.fix:
+        body.append(f"\nfix: {finding.fix}", style="dim")
+    console.print(Padding(body, (0, 0, 0, 8)))

@@ -81,8 +81,9 @@ class Hazards(Rule):
             "import tensorflow as tf\n"
             "table = tf.lookup.StaticHashTable(initializer, -1)\n"
             "ds = tf.data.TFRecordDataset(files).map(lambda x: table.lookup(x))\n",
-            "a lookup table read in Dataset.map is reported (run with --mix-compile); "
-            "the code is left as it is",
+            "a lookup table read in Dataset.map, in a file with no session or run config to "
+            "turn mixed compute on in: an error (run with --mix-compile); the code is left as "
+            "it is",
         ),
         Example(
             "import tensorflow as tf\ny = tf.py_func(numpy_fn, [x], tf.float32)\n",

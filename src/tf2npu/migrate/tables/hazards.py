@@ -35,6 +35,9 @@ class Hazard:
     """Canonical API names that trigger it (empty when the trigger is not a call to an API)."""
     when: str = ""
     """The condition besides the trigger (documentation)."""
+    applied: bool = False
+    """The tool applied the fix itself: the finding says what it changed (the terminal summary
+    lists these under "Fixes applied", whatever their severity)."""
 
 
 def _apis(*names: str) -> frozenset[str]:
@@ -295,6 +298,7 @@ HAZARDS: tuple[Hazard, ...] = (
         LOOKUP_TABLE_APIS,
         "a table created or read in a traced pipeline function, in a file whose session or run "
         "config the tool writes",
+        applied=True,
     ),
     Hazard(
         "variable_in_pipeline",
@@ -479,6 +483,8 @@ HAZARDS: tuple[Hazard, ...] = (
 )
 
 BY_ID: MappingProxyType[str, Hazard] = MappingProxyType({h.id: h for h in HAZARDS})
+APPLIED = frozenset(h.id for h in HAZARDS if h.applied)
+"""The ids of the hazards whose fix the tool applies itself."""
 
 
 # -- tf.contrib replacements -------------------------------------------------------------------

@@ -206,3 +206,74 @@ def test_sqrt_two_over_pi_is_the_constant_matched() -> None:
     scaled = one_plus.inputs[1].inputs[0]  # type: ignore[union-attr]
     [c] = [p for p in scaled.inputs if isinstance(p, Const)]
     assert c.value == pytest.approx(math.sqrt(2 / math.pi))
+
+
+# --- training graphs (issue 23): the gradient TF built for the pattern becomes GeluGrad -------
+
+
+def _xlnet(x):  # zihangdai/xlnet modeling.gelu
+    import tensorflow as tf
+
+    cdf = 0.5 * (1.0 + tf.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * tf.pow(x, 3))))
+    return x * cdf
+
+
+TRAINED = {**FORMS, "xlnet": _xlnet}
+
+
+def _gelu_loss(fn, residual: bool = False):
+    """``fn``'s gelu of a dense layer (a variable weight), then a fixed projection."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(4)
+    x = tf.constant(rng.standard_normal((6, 5)).astype("f"))
+    w = tf.compat.v1.get_variable("w", initializer=rng.standard_normal((5, 7)).astype("f"))
+    h = tf.matmul(tf.compat.v1.placeholder_with_default(x, [None, 5]), w)
+    y = fn(h)
+    if residual:
+        y = y + 0.5 * h
+    return tf.reduce_sum(y * tf.constant(rng.standard_normal(7).astype("f")))
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "sgd"])
+@pytest.mark.parametrize("name", list(TRAINED))
+def test_each_form_fuses_in_a_training_graph_with_gelu_grad(fx, name: str, optimizer: str) -> None:
+    trained = fx.train(lambda: _gelu_loss(TRAINED[name]), optimizer=optimizer)
+    assert trained.outcome.stats[RULE] == 1
+    graph = trained.outcome.graph
+    [gelu] = [n for n in graph if n.op == "Gelu"]
+    [grad] = [n for n in graph if n.op == "GeluGrad"]
+    assert [str(r) for r in grad.inputs[1:]] == [str(gelu.inputs[0]), gelu.name]  # x, y
+    # the MatMul's gradient now reads GeluGrad where it read the sum of the pattern's gradients
+    readers = [u for u in graph.consumers(grad) if SUPERSEDED not in u.meta]
+    assert readers and all(u.name.startswith("gradients/MatMul_grad/") for u in readers)
+    assert grad.origin[0].startswith("gradients/AddN")  # the sum it carries
+    for node in graph:
+        if node.name.startswith(("gradients/Tanh_grad/", "gradients/Pow_grad/")):
+            assert node.meta[SUPERSEDED].rule == RULE, node.name
+    trained.assert_same()
+
+
+def test_with_a_residual_reader_of_x_the_sum_keeps_the_other_contribution(fx) -> None:
+    trained = fx.train(lambda: _gelu_loss(_gpt2, residual=True))
+    graph = trained.outcome.graph
+    [grad] = [n for n in graph if n.op == "GeluGrad"]
+    [total] = [u for u in graph.consumers(grad) if u.op == "AddN"]
+    assert total.name.endswith("/_tf2npu_grad_sum") and total.attrs["N"].i == 2
+    assert total.inputs[0] == grad.output(0)
+    trained.assert_same()
+
+
+def test_a_gradient_of_an_intermediate_taken_on_its_own_blocks_it(fx) -> None:
+    import tensorflow as tf
+
+    def build():
+        loss = _gelu_loss(_gpt2)
+        tanh = next(op for op in tf.compat.v1.get_default_graph().get_operations()
+                    if op.type == "Tanh")  # fmt: skip
+        # a second loss term reads tanh outside the pattern: the intermediate must stay
+        return loss + tf.reduce_sum(tanh.outputs[0] * 0.1)
+
+    trained = fx.train(build, steps=1)
+    assert trained.outcome.stats[RULE] == 0
+    trained.assert_same()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -314,3 +316,104 @@ def test_stacked_layer_norms_both_fuse(fx, rand) -> None:
     feeds = {"a": rand(2, 3, 8), "b": rand(2, 3, 8, seed=1)}
     before, after = fx.compare(gd, out, root, feeds, ["init"])
     np.testing.assert_allclose(after, before, rtol=1e-5, atol=1e-5)
+
+
+# --- training graphs (issue 23): the gradient TF built for the pattern becomes LayerNormGrad --
+
+
+def _trainable_params():
+    import tensorflow as tf
+
+    rng = np.random.default_rng(6)
+    gamma = tf.compat.v1.get_variable("gamma", initializer=rng.uniform(0.5, 1.5, 8).astype("f"))
+    beta = tf.compat.v1.get_variable("beta", initializer=rng.standard_normal(8).astype("f"))
+    return gamma, beta
+
+
+def _training_loss(fn, residual: bool):
+    """``fn``'s layer norm of a trainable input, then a fixed projection (and a residual)."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(2)
+    x = tf.compat.v1.get_variable("x", initializer=rng.standard_normal((2, 3, 8)).astype("f"))
+    h = tf.compat.v1.placeholder_with_default(x * 2.0 + 0.5, [None, 3, 8])  # dynamic batch
+    y = fn(h)
+    if residual:  # h is read outside the pattern too: its gradient sums both
+        y = y + h
+    weights = tf.constant(rng.standard_normal((8,)).astype("f"))
+    return tf.reduce_sum(tf.tanh(y) * weights)
+
+
+TRAINED_LN = ["contrib_bert_albert_xlnet", "keras", "t2t", "gpt2", "moments_rsqrt", "div_sqrt",
+              "scale_first"]  # fmt: skip
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "sgd"])
+@pytest.mark.parametrize("name", TRAINED_LN)
+def test_each_form_fuses_in_a_training_graph_with_its_gradient(
+    fx, monkeypatch, name: str, optimizer: str
+) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "_params", _trainable_params)
+    trained = fx.train(lambda: _training_loss(LN_FORMS[name], residual=True), optimizer=optimizer)
+    assert trained.outcome.stats[RULE] == 1
+    graph = trained.outcome.graph
+    [grad] = [n for n in graph if n.op == "LayerNormGrad"]
+    [fwd] = [n for n in graph if n.op == "LayerNorm"]
+    # dy, x, variance, mean, gamma: the statistics are the forward op's outputs 2 and 1
+    assert [str(r) for r in grad.inputs[1:4]] == [
+        str(fwd.inputs[0]),
+        f"{fwd.name}:2",
+        f"{fwd.name}:1",
+    ]
+    assert grad.inputs[4] == fwd.inputs[1]
+    assert grad.attrs["epsilon"].f == fwd.attrs["epsilon"].f
+    # x's gradient: the residual's contribution plus pd_x, in a new AddN
+    [total] = [n for n in graph if n.op == "AddN" and SUPERSEDED not in n.meta
+               and f"{grad.name}" in [str(r) for r in n.inputs]]  # fmt: skip
+    assert len(total.inputs) == 2
+    # every gradient op TF built for the pattern is superseded, by this rule
+    for node in graph:
+        if node.name.startswith("gradients/") and any(
+            node.name.startswith(f"gradients/{p}_grad/") for p in _pattern_nodes(graph, fwd)
+        ):
+            assert node.meta[SUPERSEDED].rule == RULE, node.name
+    trained.assert_same()
+
+
+def _pattern_nodes(graph, fused) -> list[str]:
+    return [n.name for n in graph if SUPERSEDED in n.meta and n.meta[SUPERSEDED].rule == RULE
+            and not n.name.startswith("gradients/") and n.origin == ()]  # fmt: skip
+
+
+def test_the_gradient_of_gamma_and_beta_feeds_the_optimizer(fx, monkeypatch) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "_params", _trainable_params)
+    trained = fx.train(lambda: _training_loss(_gpt2, residual=False), resource=True)
+    graph = trained.outcome.graph
+    [grad] = [n for n in graph if n.op == "LayerNormGrad"]
+    readers = {u.op: [str(r) for r in u.inputs] for u in graph.consumers(grad)}
+    assert (
+        f"{grad.name}:1" in readers["ResourceApplyAdam"]
+        or f"{grad.name}:2" in readers["ResourceApplyAdam"]
+    )
+    appliers = [u for u in graph.consumers(grad) if u.op == "ResourceApplyAdam"]
+    assert len(appliers) == 2  # gamma's and beta's
+    # x's whole gradient is pd_x: the AddN that summed the pattern's contributions is replaced
+    assert any(str(r) == grad.name for u in graph.consumers(grad) for r in u.inputs)
+    trained.assert_same()
+
+
+def test_a_second_non_gradient_reader_of_an_intermediate_blocks_the_training_fusion(
+    fx, monkeypatch
+) -> None:
+    import tensorflow as tf
+
+    def build():
+        loss = _training_loss(_gpt2, residual=False)
+        rsqrt = next(op for op in tf.compat.v1.get_default_graph().get_operations()
+                     if op.type == "Rsqrt")  # fmt: skip
+        return loss + tf.reduce_sum(rsqrt.outputs[0])
+
+    monkeypatch.setattr(sys.modules[__name__], "_params", _trainable_params)
+    trained = fx.train(build, steps=1)
+    assert trained.outcome.stats[RULE] == 0
+    trained.assert_same()

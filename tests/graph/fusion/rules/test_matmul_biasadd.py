@@ -289,3 +289,33 @@ def test_rank3_dense_fuses_in_a_mixed_precision_training_graph(fx, rand, tmp_pat
     assert counts == [1, 0]
     for with_fusion, without in zip(*values, strict=True):
         np.testing.assert_allclose(with_fusion, without, rtol=2e-3, atol=2e-3)
+
+
+# --- training graphs (issue 23): tf.matmul(x, V) + mu with a variable mu (I-AutoRec) ---------
+
+
+def _autorec_loss(resource: bool):
+    """I-AutoRec's encoder ``sigmoid(tf.matmul(x, V) + mu)`` on a batch of unknown size."""
+    import tensorflow as tf
+
+    rng = np.random.default_rng(5)
+    x = tf.compat.v1.placeholder_with_default(rng.standard_normal((4, 6)).astype("f"), [None, 6])
+    v = tf.compat.v1.get_variable("V", initializer=rng.standard_normal((6, 3)).astype("f"))
+    mu = tf.compat.v1.get_variable("mu", initializer=np.zeros(3, "f"))
+    hidden = tf.sigmoid(tf.matmul(x, v) + mu)
+    return tf.reduce_sum(tf.square(hidden - 0.5))
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "sgd"])
+@pytest.mark.parametrize("resource", [False, True], ids=["identity_read", "read_variable_op"])
+def test_matmul_plus_a_variable_fuses_in_a_training_graph(fx, resource, optimizer) -> None:
+    trained = fx.train(lambda: _autorec_loss(resource), optimizer=optimizer, resource=resource)
+    assert trained.outcome.stats[RULE] == 1
+    graph = trained.outcome.graph
+    [fused] = [n for n in graph if n.op == "_FusedMatMul"]
+    bias = graph[fused.inputs[2].node]
+    assert bias.op == ("ReadVariableOp" if resource else "Identity")
+    # the Add gradient's Shape(matmul) (for BroadcastGradientArgs) now reads the fused matmul
+    [shape] = [n for n in graph if n.name == "gradients/add_grad/Shape"]
+    assert [str(r) for r in shape.inputs] == [fused.name]
+    trained.assert_same()

@@ -302,6 +302,24 @@ def test_model_fn_must_return_a_spec(tmp_path) -> None:
         train_spec(est)
 
 
+@pytest.mark.parametrize(
+    ("arguments", "listed"),
+    [
+        ({}, {}),
+        ({"precision_mode": "allow_mix_precision"}, {"precision_mode": "allow_mix_precision"}),
+    ],
+    ids=["defaults", "precision_mode"],
+)
+def test_the_run_summary_lists_the_options_the_user_set(tmp_path, arguments, listed) -> None:
+    from tf2npu.runtime import run_stats
+
+    _hooks_module()
+    # NPURunConfig writes enable_data_pre_proc=True, enable_reduce_precision=False,
+    # min_group_size=True ... into the map; only what the call gave is the user's.
+    estimator(tmp_path, **arguments).train(input_fn, steps=1)
+    assert run_stats().options == listed
+
+
 def test_train_evaluate_predict(tmp_path) -> None:
     _hooks_module()
     est = estimator(tmp_path, save_checkpoints_steps=2)

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tf2npu.graph.fusion.pattern import Match, refusal
-from tf2npu.graph.fusion.rewrite import Fusion, NewNode, Prev
+from tf2npu.graph.fusion.rewrite import Fusion, GradientPart, NewNode, Prev
 from tf2npu.graph.fusion.shapes import rank_of, static_shape
 from tf2npu.graph.ir import Graph, Node
 
@@ -30,14 +30,16 @@ def checked(
     outputs: Mapping[int, int] | None = None,
     interior_outputs: Mapping[str, Mapping[int, int]] | None = None,
     shaped: Mapping[str, Prev] | None = None,
+    gradient: GradientPart | None = None,
 ) -> Fusion | None:
     """``Fusion(m, steps, ...)`` unless GE would refuse the match (see ``refusal``)."""
     carried = dict(outputs) if outputs is not None else {0: 0}
     exported = dict(interior_outputs or {})
     shapes = dict(shaped or {})
-    if refusal(graph, m, carried, exported, shapes) is not None:
+    backward = gradient.nodes if gradient is not None else ()
+    if refusal(graph, m, carried, exported, shapes, backward) is not None:
         return None
-    return Fusion(m, tuple(steps), carried, exported, shapes)
+    return Fusion(m, tuple(steps), carried, exported, shapes, gradient)
 
 
 def string_attr(node: Node, name: str, default: str) -> str:

@@ -14,6 +14,11 @@ The exact GELU (``tf.nn.gelu(approximate=False)``, Keras ``activation="gelu"``:
 approximation, and replacing one by the other would change the model's numbers. Constants are
 compared with a relative tolerance of 1e-3 so float16 graphs (whose constants are rounded)
 match too.
+
+In a training graph (``tf.gradients``, an optimizer's ``minimize``) the gradient ops TF built
+for the pattern become one ``GeluGrad(dy, x, y)``, as GE has it (the adapter's ``Gelu``
+gradient): :mod:`tf2npu.graph.fusion.gradient` finds them, and their sum into ``x``'s gradient
+now reads ``GeluGrad``'s output.
 """
 
 from __future__ import annotations
@@ -21,9 +26,10 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
+from tf2npu.graph.fusion.gradient import find_gradient
 from tf2npu.graph.fusion.pattern import AnyOf, Const, Op, Var, any_of, dtype_of, match
 from tf2npu.graph.fusion.registry import FusionRule, register_rule
-from tf2npu.graph.fusion.rewrite import Fusion, NewNode
+from tf2npu.graph.fusion.rewrite import Fusion, NewNode, Prev
 from tf2npu.graph.fusion.rules._common import checked
 from tf2npu.graph.ir import Graph, Node
 
@@ -79,5 +85,13 @@ class GeluTanh(FusionRule):
         m = match(graph, root, PATTERN)
         if m is None:
             return None
-        step = NewNode("gelu", "Gelu", (m.tensors["x"],), {}, ("y",), npu_dtype=dtype)
-        return checked(graph, m, [step])
+        x = m.tensors["x"]
+        step = NewNode("gelu", "Gelu", (x,), {}, ("y",), npu_dtype=dtype)
+        region = find_gradient(graph, m, {"x": x})
+        if isinstance(region, str):
+            return None
+        if region is None:
+            return checked(graph, m, [step])
+        grad = NewNode("gelu_grad", "GeluGrad", (region.dy, x, Prev(0)), {}, ("z",), dtype)
+        part = region.part([grad], 1, {"x": Prev(1)})
+        return checked(graph, m, [step], gradient=part)

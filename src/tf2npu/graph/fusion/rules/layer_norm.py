@@ -18,6 +18,14 @@ Both gamma and beta must be present and, where their shapes are known, span exac
 normalised axes (``* 2.0 + 0.5`` with scalars is not a LayerNorm). The normalised axes must be
 trailing: ``[-1]`` always matches; other axes (contrib's and Keras's ``[rank - 1]``) need the
 rank of ``x``, which :func:`tf2npu.graph.fusion.shapes.rank_of` reads from the graph.
+
+In a training graph the gradient ops TF built for the pattern (found by
+:mod:`tf2npu.graph.fusion.gradient`) become one ``LayerNormGrad(dy, x, variance, mean, gamma)``
+reading the fused op's statistics and the forward's epsilon (the device kernel's is a fixed
+1e-12: see :mod:`tf2npu.graph.npu_ops.layer_norm`), as the adapter's ``LayerNorm`` gradient is
+on the device (GE's ``LayerNormGradFusionPass`` then splits it into ``LayerNormXBackprop`` and
+``LayerNormBetaGammaBackprop``); its ``pd_x``, ``pd_gamma`` and ``pd_beta`` replace the
+gradients of ``x``, ``gamma`` and ``beta`` the pattern contributed.
 """
 
 from __future__ import annotations
@@ -26,9 +34,10 @@ from typing import Any, ClassVar
 
 from tf2npu.graph.fusion.attrs import AttrFactory
 from tf2npu.graph.fusion.consts import const_values, scalar_value
+from tf2npu.graph.fusion.gradient import find_gradient
 from tf2npu.graph.fusion.pattern import AnyOf, Const, Match, Op, Var, any_of, dtype_of, match
 from tf2npu.graph.fusion.registry import FusionRule, register_rule
-from tf2npu.graph.fusion.rewrite import Fusion, NewNode
+from tf2npu.graph.fusion.rewrite import Fusion, NewNode, Prev
 from tf2npu.graph.fusion.rules._common import (
     bool_attr,
     checked,
@@ -150,11 +159,26 @@ def _fusion(
         "begin_params_axis": make.integer(begin),
         "epsilon": make.real(epsilon),
     }
-    inputs = (m.tensors["x"], m.tensors["gamma"], m.tensors["beta"])
+    x, gamma, beta = m.tensors["x"], m.tensors["gamma"], m.tensors["beta"]
     step = NewNode(
-        "layer_norm", "LayerNorm", inputs, attrs, ("y", "mean", "variance"), npu_dtype=dtype
+        "layer_norm", "LayerNorm", (x, gamma, beta), attrs, ("y", "mean", "variance"), dtype
     )
-    return checked(graph, m, [step], interior_outputs=carried)
+    region = find_gradient(graph, m, {"x": x, "gamma": gamma, "beta": beta}, carried)
+    if isinstance(region, str):
+        return None
+    if region is None:
+        return checked(graph, m, [step], interior_outputs=carried)
+    grad = NewNode(
+        "layer_norm_grad",
+        "LayerNormGrad",
+        (region.dy, x, Prev(0, 2), Prev(0, 1), gamma),
+        {"epsilon": attrs["epsilon"]},
+        ("pd_x", "pd_gamma", "pd_beta"),
+        dtype,
+    )
+    grads = {"x": Prev(1, 0), "gamma": Prev(1, 1), "beta": Prev(1, 2)}
+    part = region.part([grad], 1, grads)
+    return checked(graph, m, [step], interior_outputs=carried, gradient=part)
 
 
 def _params_fit(graph: Graph, m: Match, begin: int) -> bool:

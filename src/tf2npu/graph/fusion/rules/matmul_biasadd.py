@@ -7,7 +7,10 @@ write, as one pattern with alternatives:
 
 * ``tf.nn.bias_add(tf.matmul(x, w), b)`` (``tf.layers.dense``, Keras ``Dense`` on a matrix);
 * ``tf.matmul(x, w) + b`` (``Add``/``AddV2``, either operand order) with ``b`` a vector as long
-  as the matmul's columns (its static shape must say so: a variable's or Const's shape);
+  as the matmul's columns (its static shape must say so: a variable's or Const's shape, read
+  through ``ReadVariableOp`` or the ``read`` Identity). In a training graph with an unknown
+  batch size the Add's gradient reads ``Shape(matmul)`` (for ``BroadcastGradientArgs``); that
+  reader moves to the fused matmul, which has the same shape (I-AutoRec's ``matmul(x, V) + mu``);
 * a dense layer on a rank-3 input (``tf.layers.dense``/Keras ``Dense`` through ``tensordot``,
   or ``reshape(matmul(reshape(x), w), [..., n])``): the bias reads ``Reshape(MatMul)``. The
   bias commutes with the reshape when the reshape keeps the last dimension, so this becomes
@@ -77,7 +80,8 @@ class MatmulBiasadd(FusionRule):
         inputs = (m.tensors["a"], m.tensors["b"], m.tensors["bias"])
         steps = [NewNode(TAG, "_FusedMatMul", inputs, attrs, ("product",))]
         if "reshape" not in m.nodes:
-            return checked(graph, m, steps)
+            # ``matmul + b`` in a training graph: the Add gradient reads Shape(matmul)
+            return checked(graph, m, steps, shaped={matmul.name: Prev(0)})
         reshape = m.nodes["reshape"]
         steps.append(
             NewNode(

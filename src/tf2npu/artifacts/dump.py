@@ -1,16 +1,23 @@
 """Dump files and folders, named and laid out as the Ascend tools name them (TF-free).
 
-Both sides of a comparison live here, so the writer (:mod:`tf2npu.runtime.dump`) and the
-readers (``tf2npu compare``, ``tf2npu overflow``) cannot drift apart.
+The one home of the dump format: the writer (:mod:`tf2npu.runtime.dump`) and the readers
+(``tf2npu compare``, ``tf2npu overflow``) both use it, so they cannot drift apart.
 
-NPU side, as the device writes it (``dump_path`` option), with files already in the ``.npy``
-form msaccucmp's ``convert`` gives::
+NPU side, as the device writes it (``dump_path`` option)::
 
-    <dump_path>/<YYYYMMDDHHMMSS>/<device_id>/<model_name>/<model_id>/
-        ge_proto_<model_id:08d>_Build.json          the model's graph (atc --mode=5 shape)
-        <step>/<OpType>.<op_name>.<task_id>.<stream_id>.<timestamp>.<input|output>.<i>.npy
-        <step>/<OpType>.<op_name>.<task_id>.<stream_id>.<timestamp>.csv     (dump_data=stats)
-        <step>/Opdebug.Node_OpDebug.<task_id>.<stream_id>.<timestamp>.output.0.json  (overflow)
+    <dump_path>/<YYYYMMDDHHMMSS>/<device_id>/<model_name>/<model_id>/<step>/
+        <OpType>.<op_name>.<task_id>.<stream_id>.<timestamp>      one raw file per op
+        <OpType>.<op_name>.<task_id>.<stream_id>.<timestamp>.csv  (dump_data=stats)
+        Opdebug.Node_OpDebug.<task_id>.<stream_id>.<timestamp>.output.0.json  (overflow)
+    <dump_path>/graph/<YYYYMMDDHHMMSS>/<model_name>.json   each model's graph JSON
+
+A raw file holds the op's inputs and outputs together in the TLV ("nano") layout msaccucmp
+parses in pure Python (``dump_parse/nano_dump_data.py``): a uint64 header length, the header
+(magic ``0x5A5A5A5A``, version, the inputs' and outputs' descriptors), then the inputs' data and
+the outputs' data (:func:`write_nano`, :func:`read_nano`). ``op_name`` has every character
+outside ``[A-Za-z0-9_-]`` replaced by ``_`` (msaccucmp's ``OFFLINE_DUMP_PATTERN`` admits no
+other; it looks ops up with ``/`` and ``.`` replaced). The converted form ``msaccucmp.py
+convert`` writes, ``<base>.<input|output>.<i>.npy``, is read too (:class:`NpuFileName`).
 
 Golden side (a stock run; precision_tool's ``tf/dump``)::
 
@@ -36,6 +43,7 @@ import functools
 import math
 import os
 import re
+import struct
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +51,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from tf2npu.fs import walk
+from tf2npu.fs import open_regular, walk
 
 __all__ = [
     "OPDEBUG_PREFIX",
@@ -76,7 +84,7 @@ TIME_FORMAT = "%Y%m%d%H%M%S"
 OPDEBUG_PREFIX = "Opdebug.Node_OpDebug."
 Kind = Literal["input", "output"]
 
-_UNSAFE = re.compile(r"[/.\\ ]")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _NPU = re.compile(
     r"^(?P<type>[A-Za-z0-9_-]+)\.(?P<name>[A-Za-z0-9_-]+)\.(?P<task>[0-9]+)\.(?P<stream>[0-9]+)"
     r"\.(?P<ts>[0-9]{1,255})(?:\.(?P<kind>input|output)\.(?P<index>[0-9]+)\.npy|\.(?P<ext>csv|json))?$"
@@ -97,7 +105,7 @@ _GRAPH_JSON = re.compile(r"^ge_proto_([0-9]+)_Build\.json$")
 
 
 def sanitize(op_name: str) -> str:
-    """An op name as it appears in an NPU dump file name (``/``, ``.``, ``\\``, space -> ``_``)."""
+    """An op name as it appears in an NPU dump file name (outside ``[A-Za-z0-9_-]`` -> ``_``)."""
     return _UNSAFE.sub("_", op_name)
 
 
@@ -195,9 +203,45 @@ def parse_golden(filename: str) -> GoldenFile | None:
     return GoldenFile(match["name"], int(match["index"]), int(match["ts"]))
 
 
-def graph_json_name(model_id: int) -> str:
-    """The graph JSON kept beside a model's step folders."""
-    return f"ge_proto_{model_id:08d}_Build.json"
+def graph_json_name(graph_num: int) -> str:
+    """A compile's graph JSON in ``DUMP_GRAPH_PATH`` (``atc --mode=5`` of GE's
+    ``ge_proto_<n>_Build.txt``)."""
+    return f"ge_proto_{graph_num:08d}_Build.json"
+
+
+GRAPH_DIR = "graph"
+"""``<dump_path>/graph/<time>/``: the graph JSONs of one dump, one per model, named by it.
+Not inside ``<time>/``: msaccucmp's batch mode takes every entry there for a device folder,
+and every entry of ``<model_id>/`` for a step folder (the largest name wins)."""
+
+
+def model_name(graph_name: str, model_id: int) -> str:
+    """A model's name: its GeOp's and the run signature's number (``GeOp1_0_2``)."""
+    return f"{sanitize(graph_name)}_{model_id}"
+
+
+def model_graph_json(dump_path: str | Path, time: str, model: str) -> Path:
+    """Where the graph JSON of ``model`` (its name) of the dump at ``time`` is written."""
+    return Path(dump_path) / GRAPH_DIR / time / f"{model}.json"
+
+
+def graph_json_of(step: Path) -> Path | None:
+    """The graph JSON of the model a step folder belongs to, or None: where the writer puts
+    it (:func:`model_graph_json`), else a ``ge_proto_*_Build.json`` beside the step folders
+    (older tf2npu dumps, hand-made trees) or in the folder itself."""
+    parts = step.absolute().parts
+    if len(parts) >= 6 and step.name.isdigit() and parts[-2].isdigit():
+        written = model_graph_json(Path(*parts[:-5]), parts[-5], parts[-3])
+        if written.is_file():
+            return written
+    for place in (step.parent, step):
+        try:
+            found = sorted(p for p in place.iterdir() if _GRAPH_JSON.match(p.name))
+        except OSError:
+            continue
+        if found:
+            return found[0]
+    return None
 
 
 # -- finding dumps in a tree ---------------------------------------------------------------
@@ -270,11 +314,7 @@ def _step_dir(path: Path, kind: Literal["npu", "golden"]) -> StepDir:
         return StepDir(path, kind, step=step)
     device = parts[-4] if len(parts) >= 4 else ""
     time = parts[-5] if len(parts) >= 5 else ""
-    graph_json: Path | None = path.parent / graph_json_name(model_id)
-    if graph_json is not None and not graph_json.is_file():
-        graph_json = next(
-            (p for p in sorted(path.parent.iterdir()) if _GRAPH_JSON.match(p.name)), None
-        )
+    graph_json = graph_json_of(path)
     return StepDir(
         path,
         kind,
@@ -526,3 +566,356 @@ def iter_tensor_files(step: StepDir) -> Iterator[tuple[str, NpuFile | GoldenFile
             parsed = parse_golden(name)
         if parsed is not None:
             yield name, parsed
+
+
+# -- raw device files: the TLV ("nano") layout -----------------------------------------------
+
+NANO_MAGIC = 0x5A5A5A5A
+"""The TLV header's first word (msaccucmp ``dump_parse/nano_dump_data.py``)."""
+NANO_VERSION = 1
+_TLV_INPUT_DESC = 4
+_TLV_OUTPUT_DESC = 5
+_TLNV_SHAPE, _TLNV_ORIGIN_SHAPE, _TLNV_ORIGIN_NAME = 0, 1, 2
+FORMAT_ND = 2
+"""GE's ``Format`` enum: ``FORMAT_ND`` (what a CPU-computed tensor is in)."""
+
+_NANO_DTYPES = {
+    "float32": 0, "float16": 1, "int8": 2, "int32": 3, "uint8": 4, "int16": 6, "uint16": 7,
+    "uint32": 8, "int64": 9, "uint64": 10, "float64": 11, "bool": 12, "complex64": 16,
+    "complex128": 17, "bfloat16": 27,
+}  # fmt: skip
+"""numpy dtype name -> the nano header's ``data_type`` (msaccucmp ``NanoDataType``)."""
+_NANO_NUMPY = {code: name for name, code in _NANO_DTYPES.items()}
+_INPUT_HEAD = struct.Struct("<iiiQQQI")
+"""data_type, format, address_type, address, offset, size, tlv_list_len."""
+_OUTPUT_HEAD = struct.Struct("<iiiiiiQQQI")
+"""data_type, format, address_type, original_index, original_data_type, original_format,
+address, offset, size, tlv_list_len."""
+_TL = struct.Struct("<II")
+ADDRESS_ABSENT = -1
+"""``address_type`` of a tensor tf2npu did not take (a ref variable's read, a fed tensor): it
+holds no data (shape ``(0,)``) and keeps the later tensors at their positions. msaccucmp does
+not read the field; :func:`parse_nano` marks such entries :attr:`NanoTensor.absent`."""
+_ABSENT = np.zeros(0, np.float32)
+
+
+@dataclass(frozen=True, slots=True)
+class NanoTensor:
+    """One input or output as a raw file's header describes it."""
+
+    dtype: str
+    """numpy dtype name."""
+    shape: tuple[int, ...]
+    offset: int
+    """Where its data starts in the file."""
+    size: int
+    origin_name: str = ""
+    origin_index: int = -1
+    absent: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class NanoDump:
+    """A raw dump file's header: its inputs and outputs, in file order."""
+
+    inputs: tuple[NanoTensor, ...]
+    outputs: tuple[NanoTensor, ...]
+
+    def tensor(self, kind: Kind, index: int) -> NanoTensor:
+        """Input or output ``index``.
+
+        Raises:
+            KeyError: the file has no such tensor.
+        """
+        side = self.inputs if kind == "input" else self.outputs
+        if not 0 <= index < len(side):
+            raise KeyError(f"{kind} {index} (the file holds {len(side)} {kind}s)")
+        if side[index].absent:
+            raise KeyError(f"{kind} {index} (not dumped: the writer could not take it)")
+        return side[index]
+
+    def present(self) -> Iterator[tuple[Kind, int]]:
+        """The (input|output, index) of every tensor the file holds data for."""
+        for kind, side in (("input", self.inputs), ("output", self.outputs)):
+            for index, tensor in enumerate(side):
+                if not tensor.absent:
+                    yield kind, index  # type: ignore[misc]
+
+
+def nano_dtype(dtype: Any) -> int:
+    """The nano ``data_type`` of a numpy dtype.
+
+    Raises:
+        ValueError: a dtype the layout has no code for (strings, objects).
+    """
+    name = np.dtype(dtype).name
+    if name not in _NANO_DTYPES:
+        raise ValueError(
+            f"dtype {name!r} has no code in the raw dump layout; dump numeric tensors only "
+            f"({', '.join(sorted(_NANO_DTYPES))})"
+        )
+    return _NANO_DTYPES[name]
+
+
+def _tlnv(tag: int, payload: bytes) -> bytes:
+    return _TL.pack(tag, len(payload)) + payload
+
+
+def _dims(shape: Sequence[int]) -> bytes:
+    return struct.pack(f"<{len(shape)}Q", *shape)
+
+
+def nano_header(
+    inputs: Sequence[np.ndarray[Any, Any] | None],
+    outputs: Sequence[np.ndarray[Any, Any] | None],
+    origins: Sequence[tuple[str, int] | None] = (),
+) -> bytes:
+    """The TLV header of one op's raw file, its length word first (what precedes the data).
+
+    ``origins[i]`` is the user tensor (op name, output index) output ``i`` stands for; it
+    goes to the header's ``origin_name`` (msaccucmp reads it; the graph JSON's
+    ``_datadump_origin_name`` is what matches tensors). Fields as ``NanoDumpData.parse_tlv_head``
+    reads them: magic, version, then a TLV of tag 4 holding ``inputs_num`` and each input's
+    fixed fields and shape TLNVs, then a TLV of tag 5 likewise for the outputs. A None tensor
+    is written absent (:data:`ADDRESS_ABSENT`).
+    """
+    entries = []
+    for given in inputs:
+        array, where = (_ABSENT, ADDRESS_ABSENT) if given is None else (given, 0)
+        dims = _tlnv(_TLNV_SHAPE, _dims(array.shape)) + _tlnv(
+            _TLNV_ORIGIN_SHAPE, _dims(array.shape)
+        )
+        code = nano_dtype(array.dtype)
+        fixed = _INPUT_HEAD.pack(code, FORMAT_ND, where, 0, 0, array.nbytes, len(dims))
+        entries.append(fixed + dims)
+    body_in = struct.pack("<I", len(inputs)) + b"".join(entries)
+    entries = []
+    for i, given in enumerate(outputs):
+        array, where = (_ABSENT, ADDRESS_ABSENT) if given is None else (given, 0)
+        origin = origins[i] if i < len(origins) else None
+        name, index = origin if origin is not None else ("", -1)
+        tail = (
+            _tlnv(_TLNV_SHAPE, _dims(array.shape))
+            + _tlnv(_TLNV_ORIGIN_SHAPE, _dims(array.shape))
+            + _tlnv(_TLNV_ORIGIN_NAME, name.encode("ascii", "replace"))
+        )
+        code = nano_dtype(array.dtype)
+        fixed = _OUTPUT_HEAD.pack(
+            code, FORMAT_ND, where, index, code, FORMAT_ND, 0, 0, array.nbytes, len(tail)
+        )
+        entries.append(fixed + tail)
+    body_out = struct.pack("<I", len(outputs)) + b"".join(entries)
+    head = (
+        struct.pack("<II", NANO_MAGIC, NANO_VERSION)
+        + _tlnv(_TLV_INPUT_DESC, body_in)
+        + _tlnv(_TLV_OUTPUT_DESC, body_out)
+    )
+    return struct.pack("<Q", len(head)) + head
+
+
+def write_nano(
+    path: str | Path,
+    inputs: Sequence[Any | None],
+    outputs: Sequence[Any | None],
+    origins: Sequence[tuple[str, int] | None] = (),
+) -> int:
+    """Write one op's raw dump file (header, then inputs' data, then outputs'); returns the
+    bytes of tensor data written. None stands for a tensor not taken (written absent)."""
+    ins = [None if v is None else _c_order(v) for v in inputs]
+    outs = [None if v is None else _c_order(v) for v in outputs]
+    header = nano_header(ins, outs, origins)
+    try:
+        with open(path, "wb", buffering=0) as stream:
+            _write_all(stream, memoryview(header))
+            for array in (*ins, *outs):
+                if array is not None and array.nbytes:
+                    _write_all(stream, array.data.cast("B"))
+    except BaseException:  # a disk full mid-write: no cut-short file that reads as an op's
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+    return sum(a.nbytes for a in (*ins, *outs) if a is not None)
+
+
+def _c_order(value: Any) -> np.ndarray[Any, Any]:
+    array = np.asarray(value)  # not np.ascontiguousarray: it makes a scalar 1-D
+    return array if array.flags.c_contiguous else array.copy(order="C")
+
+
+def is_nano(head: bytes) -> bool:
+    """Whether a file starting with ``head`` (12 bytes or more) is in the raw TLV layout."""
+    return len(head) >= 12 and struct.unpack_from("<I", head, 8)[0] == NANO_MAGIC
+
+
+class _Cursor:
+    def __init__(self, data: bytes, what: str) -> None:
+        self.data, self.at, self.what = data, 0, what
+
+    def take(self, layout: struct.Struct) -> tuple[Any, ...]:
+        if self.at + layout.size > len(self.data):
+            raise ValueError(f"{self.what}: the header ends inside a field (byte {self.at})")
+        values = layout.unpack_from(self.data, self.at)
+        self.at += layout.size
+        return values
+
+    def tlv(self, tag: int) -> int:
+        got, length = self.take(_TL)
+        if got != tag:
+            raise ValueError(f"{self.what}: tag {got} at byte {self.at - 8}, expected {tag}")
+        return int(length)
+
+    def raw(self, length: int) -> bytes:
+        if self.at + length > len(self.data):
+            raise ValueError(f"{self.what}: a field of {length} bytes runs past the header")
+        chunk = self.data[self.at : self.at + length]
+        self.at += length
+        return chunk
+
+
+_U32 = struct.Struct("<I")
+
+
+def _tlnvs(cursor: _Cursor, length: int) -> dict[int, bytes]:
+    end, found = cursor.at + length, {}
+    while cursor.at < end:
+        tag, size = cursor.take(_TL)
+        found[int(tag)] = cursor.raw(int(size))
+    return found
+
+
+def _shape(payload: bytes | None) -> tuple[int, ...]:
+    if payload is None:
+        return ()
+    return tuple(int(d) for d in struct.unpack(f"<{len(payload) // 8}Q", payload))
+
+
+def parse_nano(header: bytes, what: str = "raw dump file") -> NanoDump:
+    """The tensors a raw file's header (the bytes after its length word) describes.
+
+    Raises:
+        ValueError: not the TLV layout (no magic), a truncated or unknown field.
+    """
+    cursor = _Cursor(header, what)
+    magic, _version = cursor.take(struct.Struct("<II"))
+    if magic != NANO_MAGIC:
+        raise ValueError(f"{what}: magic {magic:#x}, expected {NANO_MAGIC:#x} (not a raw dump)")
+    offset = 8 + len(header)
+    sides: list[list[NanoTensor]] = [[], []]
+    for side, tag, layout in (
+        (0, _TLV_INPUT_DESC, _INPUT_HEAD),
+        (1, _TLV_OUTPUT_DESC, _OUTPUT_HEAD),
+    ):
+        cursor.tlv(tag)
+        (count,) = cursor.take(_U32)
+        for _ in range(count):
+            fields = cursor.take(layout)
+            code, where, size, tlv_len = fields[0], fields[2], fields[-2], fields[-1]
+            if code not in _NANO_NUMPY:
+                raise ValueError(f"{what}: data_type {code} is not one tf2npu reads")
+            extra = _tlnvs(cursor, tlv_len)
+            name = extra.get(_TLNV_ORIGIN_NAME, b"").decode("ascii", "replace")
+            origin_index = fields[3] if side else -1
+            sides[side].append(
+                NanoTensor(
+                    _NANO_NUMPY[code],
+                    _shape(extra.get(_TLNV_SHAPE)),
+                    offset,
+                    int(size),
+                    name,
+                    int(origin_index),
+                    where == ADDRESS_ABSENT,
+                )
+            )
+            offset += int(size)
+    return NanoDump(tuple(sides[0]), tuple(sides[1]))
+
+
+def read_nano(path: str | Path) -> NanoDump:
+    """The header of the raw dump file at ``path``.
+
+    Raises:
+        ValueError: not a raw dump file, or its size is not header + data (truncated).
+        OSError: it cannot be read, or is no regular file (a FIFO, a device: never blocks).
+    """
+    with open_regular(path) as stream:
+        head = stream.read(8)
+        if len(head) < 8:
+            raise ValueError(f"{path}: {len(head)} bytes, too short for a raw dump file")
+        (length,) = struct.unpack("<Q", head)
+        size = os.fstat(stream.fileno()).st_size
+        if length > size - 8:
+            raise ValueError(f"{path}: header length {length} exceeds the file ({size} bytes)")
+        dump = parse_nano(stream.read(length), str(path))
+    data = sum(t.size for t in (*dump.inputs, *dump.outputs))
+    if 8 + length + data != size:
+        raise ValueError(
+            f"{path}: {size} bytes, but its header describes {8 + length + data}; the file is "
+            "truncated or not a raw dump"
+        )
+    return dump
+
+
+def load_nano_tensor(path: str | Path, kind: Kind, index: int) -> np.ndarray[Any, Any]:
+    """Input or output ``index`` of the raw dump file at ``path``, as an array.
+
+    Raises:
+        ValueError: see :func:`read_nano`; the data does not fill the shape.
+        KeyError: the file has no such tensor.
+    """
+    tensor = read_nano(path).tensor(kind, index)
+    bf16 = tensor.dtype == "bfloat16"
+    dtype = np.dtype(np.uint16 if bf16 else tensor.dtype)
+    count = math.prod(tensor.shape)
+    if count * dtype.itemsize > tensor.size:
+        raise ValueError(
+            f"{path}: {kind} {index} has shape {tensor.shape} of {tensor.dtype} "
+            f"({count * dtype.itemsize} bytes) but {tensor.size} bytes of data"
+        )
+    with open_regular(path) as stream:
+        stream.seek(tensor.offset)
+        data = stream.read(count * dtype.itemsize)
+    array = np.frombuffer(data, dtype, count).reshape(tensor.shape)
+    if bf16:  # numpy has no bfloat16: its bits are a float32's upper half, exactly
+        return (array.astype(np.uint32) << 16).view(np.float32)
+    return array
+
+
+@dataclass(frozen=True, slots=True)
+class NpuTensor:
+    """One tensor of an NPU step folder: the file's parsed name, which tensor, and its file
+    (a raw device file holds all of an op's tensors; a converted one, one ``.npy`` each)."""
+
+    name: NpuFileName
+    kind: Kind
+    index: int
+    path: Path
+    raw: bool
+
+    def load(self) -> np.ndarray[Any, Any]:
+        """The tensor's array.
+
+        Raises:
+            ValueError, KeyError, OSError: the file cannot be read (see :func:`read_nano`).
+        """
+        if self.raw:
+            return load_nano_tensor(self.path, self.kind, self.index)
+        array: np.ndarray[Any, Any] = np.load(self.path, allow_pickle=False)
+        return array
+
+
+def iter_npu_tensors(step: StepDir) -> Iterator[NpuTensor]:
+    """Every tensor of an NPU step folder, raw and converted, by file name (a raw file in the
+    protobuf layout, which needs CANN to read, gives none)."""
+    for name, parsed in iter_tensor_files(step):
+        if not isinstance(parsed, NpuFile):
+            continue
+        path = step.path / name
+        if parsed.ext == "raw":
+            try:
+                members = list(read_nano(path).present())
+            except (OSError, ValueError):
+                continue
+            for kind, index in members:
+                yield NpuTensor(parsed.name, kind, index, path, True)
+        elif parsed.kind is not None and parsed.index is not None:
+            yield NpuTensor(parsed.name, parsed.kind, parsed.index, path, False)

@@ -1,16 +1,17 @@
 """Dump file names (ours, and the other forms real device dumps and ``msaccucmp.py convert``
-give), step folders and statistics files (tf2npu.debug.dumpfile)."""
+give), step folders and statistics files (tf2npu.artifacts.dump)."""
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from tf2npu.debug import dumpfile
-from tf2npu.debug.dumpfile import NpuFileName, parse_golden, parse_npu
+from tf2npu.artifacts import dump as dumpfile
+from tf2npu.artifacts.dump import NpuFileName, parse_golden, parse_npu
 
 
 def test_npu_names_round_trip() -> None:
@@ -29,6 +30,7 @@ def test_npu_names_round_trip() -> None:
     [
         ("a/b.c d\\e", "a_b_c_d_e"),
         ("plain_name-1", "plain_name-1"),
+        ("a:b(c)", "a_b_c_"),  # outside msaccucmp's [A-Za-z0-9_-]: its pattern would not match
     ],
 )
 def test_sanitize(text: str, expected: str) -> None:
@@ -271,3 +273,102 @@ def test_vendor_dump_names_are_read(filename, name, kind, index, ext) -> None:
 def test_golden_names_stay_golden(filename) -> None:
     assert parse_npu(filename) is None
     assert parse_golden(filename) is not None
+
+
+# -- raw device files (the TLV "nano" layout msaccucmp parses in pure Python) ----------------
+
+
+def test_a_raw_file_holds_the_header_then_inputs_then_outputs(tmp_path: Path) -> None:
+    path = tmp_path / "Add.add_1.0.0.1700000000000000"
+    data = dumpfile.write_nano(
+        path, [np.array([1, 2], np.int32)], [np.array(3.5, np.float16)], [("add/1", 0)]
+    )
+    raw = path.read_bytes()
+    (length,) = struct.unpack_from("<Q", raw)
+    assert data == 10 and len(raw) == 8 + length + 10
+    # magic, version; TLV 4: one input: int32 (3), ND (2), address type 0, address 0,
+    # offset 0, size 8, 32 bytes of TLNVs: shape [2], original shape [2]
+    assert raw[8:16] == struct.pack("<II", 0x5A5A5A5A, 1)
+    assert raw[16:24] == struct.pack("<II", 4, 4 + 40 + 32)
+    assert raw[24:68] == struct.pack("<IiiiQQQI", 1, 3, 2, 0, 0, 0, 8, 32)
+    assert raw[68:100] == struct.pack("<IIQIIQ", 0, 8, 2, 1, 8, 2)
+    # the data: the input's bytes, then the output's
+    assert raw[-10:] == np.array([1, 2], np.int32).tobytes() + np.float16(3.5).tobytes()
+    header = dumpfile.read_nano(path)
+    assert header.outputs[0] == dumpfile.NanoTensor("float16", (), 8 + length + 8, 2, "add/1", 0)
+    assert dumpfile.load_nano_tensor(path, "output", 0).tolist() == 3.5
+    assert dumpfile.load_nano_tensor(path, "input", 0).tolist() == [1, 2]
+
+
+def test_a_raw_file_keeps_positions_of_tensors_not_taken(tmp_path: Path) -> None:
+    path = tmp_path / "MatMul.mm.3.0.1700000000000000"
+    dumpfile.write_nano(path, [np.ones((2, 2), np.float32), None], [np.zeros((0, 3), np.float32)])
+    header = dumpfile.read_nano(path)
+    assert [t.absent for t in header.inputs] == [False, True]
+    assert list(header.present()) == [("input", 0), ("output", 0)]
+    assert dumpfile.load_nano_tensor(path, "output", 0).shape == (0, 3)
+    with pytest.raises(KeyError, match=r"input 1 \(not dumped"):
+        header.tensor("input", 1)
+    with pytest.raises(KeyError, match=r"output 1 \(the file holds 1 outputs\)"):
+        header.tensor("output", 1)
+
+
+def test_bfloat16_is_read_as_float32_exactly(tmp_path: Path) -> None:
+    path = tmp_path / "Cast.c.0.0.1700000000000000"
+    bits = np.array([0x3F80, 0xC040], np.uint16)  # 1.0, -3.0
+    dumpfile.write_nano(path, [], [bits])
+    raw = bytearray(path.read_bytes())
+    header_end = 8 + struct.unpack_from("<Q", raw)[0]
+    at = raw.index(struct.pack("<iii", 7, 2, 0), 16)  # uint16's code, patched to bfloat16's
+    raw[at : at + 4] = struct.pack("<i", 27)
+    path.write_bytes(bytes(raw))
+    assert header_end == len(raw) - 4
+    assert dumpfile.load_nano_tensor(path, "output", 0).tolist() == [1.0, -3.0]
+
+
+def test_a_damaged_raw_file_says_what_is_wrong(tmp_path: Path) -> None:
+    path = tmp_path / "Add.a.0.0.1700000000000000"
+    dumpfile.write_nano(path, [], [np.ones(4, np.float32)])
+    whole = path.read_bytes()
+    path.write_bytes(whole[:-1])
+    with pytest.raises(ValueError, match=r"31 bytes, but its header describes 32|truncated"):
+        dumpfile.read_nano(path)
+    path.write_bytes(whole[:8] + b"\x00" * 4 + whole[12:])
+    with pytest.raises(ValueError, match=r"magic 0x0, expected 0x5a5a5a5a \(not a raw dump\)"):
+        dumpfile.read_nano(path)
+    path.write_bytes(b"\x01" * 4)
+    with pytest.raises(ValueError, match="4 bytes, too short for a raw dump file"):
+        dumpfile.read_nano(path)
+    with pytest.raises(ValueError, match=r"dtype 'str32' has no code in the raw dump layout"):
+        dumpfile.write_nano(path, [np.array(["a"])], [])
+
+
+def test_npu_tensors_of_a_step_are_read_from_raw_and_converted_files(tmp_path: Path) -> None:
+    step = tmp_path / "20260101120000" / "0" / "GeOp1_0_1" / "1" / "0"
+    step.mkdir(parents=True)
+    dumpfile.write_nano(step / "Relu.y.1.0.1700000000000001", [np.ones(2)], [np.ones(2)])
+    name = NpuFileName("MatMul", "mm", 0, 0, 1700000000000000).tensor("output", 0)
+    np.save(step / name, np.full(2, 3.0))
+    (step / "Add.pb.2.0.1700000000000002").write_bytes(b"\x00" * 32)  # protobuf layout
+    [found] = dumpfile.find_step_dirs(tmp_path)
+    tensors = {
+        (t.name.op_name, t.kind, t.index, t.raw): t for t in dumpfile.iter_npu_tensors(found)
+    }
+    assert sorted(tensors) == [
+        ("mm", "output", 0, False), ("y", "input", 0, True), ("y", "output", 0, True),
+    ]  # fmt: skip
+    assert tensors[("mm", "output", 0, False)].load().tolist() == [3.0, 3.0]
+    assert tensors[("y", "input", 0, True)].load().tolist() == [1.0, 1.0]
+
+
+def test_the_graph_json_of_a_model_lives_outside_the_time_folder(tmp_path: Path) -> None:
+    step = tmp_path / "20260101120000" / "0" / "GeOp1_0_2" / "2" / "0"
+    step.mkdir(parents=True)
+    dumpfile.write_nano(step / "Relu.y.1.0.1700000000000001", [], [np.ones(2)])
+    json_path = dumpfile.model_graph_json(tmp_path, "20260101120000", "GeOp1_0_2")
+    assert json_path == tmp_path / "graph" / "20260101120000" / "GeOp1_0_2.json"
+    json_path.parent.mkdir(parents=True)
+    json_path.write_text('{"graph": []}')
+    [found] = dumpfile.find_step_dirs(tmp_path)
+    assert found.graph_json == json_path and found.model_name == "GeOp1_0_2"
+    assert dumpfile.model_name("GeOp1/0", 2) == "GeOp1_0_2"
