@@ -84,3 +84,34 @@ def test_sigterm_and_sighup_raise_terminated_and_stop_the_children(signum: int, 
 def test_die_with_parent_refuses_a_parent_already_gone() -> None:
     child = subprocess.Popen(["sleep", "300"], preexec_fn=die_with_parent(parent=1))
     assert child.wait(timeout=5) == 137
+
+
+def test_a_group_watch_kills_the_group_when_its_owner_dies(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pids"
+    owner = subprocess.Popen(
+        [sys.executable, "-c", (
+            "import subprocess, time\n"
+            "from tf2npu.procs import GroupWatch\n"
+            "child = subprocess.Popen(['sh', '-c', 'sleep 300 & echo $!; wait'], stdout=subprocess.PIPE, start_new_session=True, text=True)\n"
+            "grandchild = child.stdout.readline().strip()\n"
+            "watch = GroupWatch(child.pid)\n"
+            f"open({str(pid_file)!r}, 'w').write(f'{{child.pid}} {{grandchild}}')\n"
+            "time.sleep(300)\n"
+        )],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not pid_file.exists() or not pid_file.read_text():
+            assert time.monotonic() < deadline, "the child never started"
+            time.sleep(0.05)
+        pids = [int(p) for p in pid_file.read_text().split()]
+        assert all(_alive(p) for p in pids)
+        owner.kill()
+        owner.wait()
+        deadline = time.monotonic() + 5
+        while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(_alive(p) for p in pids)  # the child and what it started, both
+    finally:
+        owner.kill()

@@ -182,10 +182,12 @@ def test_a_failed_start_stops_the_ranks_already_started(
 
 def test_sigkill_of_the_launcher_kills_every_rank(tmp_path: Path) -> None:
     script = tmp_path / "hang.py"
-    script.write_text("import time\ntime.sleep(300)\n")
+    script.write_text(
+        "import subprocess, time\nsubprocess.Popen(['sleep', '300'])\ntime.sleep(300)\n"
+    )
     started = start_tf2npu(["run", "--ranks", "2", "--no-npu", str(script)], tmp_path)
     try:
-        assert wait_for(started.tag, "run --quiet --report-dir", timeout=60), started.process.pid
+        assert wait_for(started.tag, "sleep 300", timeout=60), started.process.pid
         time.sleep(1)  # both ranks
         os.kill(started.process.pid, signal.SIGKILL)
         ended = finish(started, timeout=30, settle=5)

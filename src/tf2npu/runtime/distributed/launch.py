@@ -37,7 +37,7 @@ from typing import IO, Any
 from tf2npu.atomic import write_text_atomic
 from tf2npu.config.cluster import ADDRESSES_VARIABLE, RankEntry
 from tf2npu.errors import Tf2NpuError
-from tf2npu.procs import Terminated, die_with_parent
+from tf2npu.procs import GroupWatch, Terminated, die_with_parent
 
 __all__ = [
     "JOB_TIMEOUT_STATUS",
@@ -258,6 +258,7 @@ class _Rank:
             start_new_session=True,  # its own process group: stopping it stops its children
             preexec_fn=die_with_parent(),  # SIGKILL (the OOM killer's) of the launcher too
         )
+        self._watch = GroupWatch(self.process.pid)  # its group dies with the launcher too
         self._pump = threading.Thread(target=self._copy, args=(out,), daemon=True)
         try:
             self._pump.start()
@@ -294,6 +295,7 @@ class _Rank:
         """Wait for the output to drain, then read the error out of it."""
         self._pump.join(timeout=5)
         self.signal_group(signal.SIGKILL)  # anything the rank left behind in its group
+        self._watch.release()
         error = next(
             (line.strip() for line in reversed(self.tail) if _ERROR_LINE.match(line.strip())), ""
         )
