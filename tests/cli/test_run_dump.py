@@ -9,7 +9,6 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from tf2npu.artifacts import dump as dumpfile
