@@ -500,6 +500,8 @@ class DumpWriter:
         self._thread = threading.Thread(target=self._loop, name="tf2npu-dump", daemon=True)
         self._thread.start()
         self._error: BaseException | None = None
+        self.failure = ""
+        """Why the dump was cut short (the first write error), "" while it is complete."""
         atexit.register(self.flush)
 
     # -- producers (the run's thread) --------------------------------------------------------
@@ -569,6 +571,7 @@ class DumpWriter:
                     work(*args)
             except Exception as err:  # kept for flush(): the thread must live on
                 self._error = err
+                self.failure = self.failure or str(err)
                 _LOG.error("tf2npu: writing the dump under %s failed: %s", self.path, err)
             finally:
                 self._queue.task_done()
@@ -823,5 +826,6 @@ def dump_figures(ctx: RuntimeContext) -> list[dict[str, Any]]:
     :meth:`RuntimeContext.close` has waited for the writers)."""
     return [
         {"path": os.fspath(w.path), "files": w.files, "bytes": w.bytes}
+        | ({"complete": False, "error": w.failure} if w.failure else {"complete": True})
         for w in ctx.dump_writers.values()
     ]
