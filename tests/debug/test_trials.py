@@ -17,6 +17,7 @@ from tf2npu.debug.trials import (
     TrialResult,
     TrialTimeout,
     run_trial,
+    script_package_root,
     trial_command,
     trial_environment,
 )
@@ -154,3 +155,35 @@ def _running(needle: str) -> list[str]:
         if needle in line and state != "Z":
             found.append(line)
     return found
+
+
+def _package(root: Path, name: str) -> Path:
+    (root / name).mkdir(parents=True)
+    (root / name / "__init__.py").write_text("")
+    script = root / name / "run_pretraining.py"
+    script.write_text("")
+    return script
+
+
+def test_a_script_in_a_package_gets_its_own_copy_first(tmp_path: Path) -> None:
+    original = _package(tmp_path / "a", "albert")
+    migrated = _package(tmp_path / "m", "albert")
+    base = {"PYTHONPATH": str(tmp_path / "a")}
+    env = trial_environment(Trial(migrated, report_dir=tmp_path / "r"), base)
+    assert env["PYTHONPATH"] == os.pathsep.join([ROOT, str(tmp_path / "m"), str(tmp_path / "a")])
+    env = trial_environment(Trial(original, report_dir=tmp_path / "r"), base)
+    assert env["PYTHONPATH"] == os.pathsep.join([ROOT, str(tmp_path / "a")])
+
+
+def test_the_root_of_a_nested_package_is_above_the_outermost(tmp_path: Path) -> None:
+    (tmp_path / "top").mkdir()
+    (tmp_path / "top" / "__init__.py").write_text("")
+    script = _package(tmp_path / "top", "nmt")
+    assert script_package_root(script) == tmp_path
+    assert script_package_root(tmp_path / "top" / "x.py") == tmp_path
+    loose = tmp_path / "loose.py"
+    assert script_package_root(loose) is None
+    assert trial_environment(Trial(loose, report_dir=tmp_path / "r"), {}) == {
+        "PYTHONPATH": ROOT,
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+    }

@@ -172,10 +172,26 @@ def trial_command(trial: Trial) -> list[str]:
     return command
 
 
+def script_package_root(script: Path) -> Path | None:
+    """The folder above the outermost package holding ``script``; None outside a package.
+
+    ``albert/run_pretraining.py`` with ``albert/__init__.py`` gives ``albert``'s parent: the
+    folder a user puts on ``PYTHONPATH`` so that the script's ``from albert import modeling``
+    imports its own copy.
+    """
+    folder = script.resolve().parent
+    if not (folder / "__init__.py").is_file():
+        return None
+    while (folder.parent / "__init__.py").is_file() and folder.parent != folder:
+        folder = folder.parent
+    return folder.parent
+
+
 def trial_environment(trial: Trial, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The child's environment: ``base`` (this process's) + the trial's own variables.
 
-    tf2npu is made importable in the child whatever the caller's ``sys.path``; TensorFlow's
+    tf2npu is made importable in the child whatever the caller's ``sys.path``; a script inside
+    a package gets its :func:`script_package_root` first on ``PYTHONPATH``; TensorFlow's
     C++ INFO and warning lines are hidden unless the caller chose a level; a deterministic
     trial gets what ``--deterministic`` sets before TensorFlow is imported
     (:data:`tf2npu.runtime.determinism.ENVIRONMENT`: ``TF_ENABLE_ONEDNN_OPTS=0``, since oneDNN
@@ -185,8 +201,15 @@ def trial_environment(trial: Trial, base: Mapping[str, str] | None = None) -> di
     env = dict(os.environ if base is None else base)
     package_root = str(Path(tf2npu.__file__).resolve().parents[1])
     paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    script_root = script_package_root(trial.script)
+    if script_root is not None:
+        # The script's own copy of its package comes first: verify runs an original and its
+        # migrated copy of one package (`from albert import modeling`) under one PYTHONPATH.
+        paths = [str(script_root), *(p for p in paths if p != str(script_root))]
     if package_root not in paths:
-        env["PYTHONPATH"] = os.pathsep.join([package_root, *paths])
+        paths = [package_root, *paths]
+    if paths:
+        env["PYTHONPATH"] = os.pathsep.join(paths)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if trial.deterministic:
         from tf2npu.runtime.determinism import ENVIRONMENT
