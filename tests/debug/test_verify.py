@@ -16,6 +16,7 @@ from tf2npu.debug.verify import (
     VerifyPlan,
     explain_with_fusions_off,
     judge,
+    migrated_cwd,
     needs_fusions_off,
     report_json,
     run_verify,
@@ -351,3 +352,22 @@ def test_run_verify_runs_fusions_off_when_keep_origin_dtype_fails(
     exact = next(c for c in checks if c.name == "keep_origin_dtype")
     assert (exact.passed, exact.cause) == (True, "fusion_rounding")
     assert "keep-origin-dtype-fusions-off" in report_json(checks, runs, _plan(tmp_path))["runs"]
+
+
+def test_migrated_runs_start_where_the_original_runs_do_in_their_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = tmp_path / "deepfm" / "example" / "main.py"
+    migrated = tmp_path / "m" / "deepfm" / "example" / "main.py"
+    assert migrated_cwd(original.parent, original, migrated) == migrated.parent
+    assert migrated_cwd(tmp_path / "deepfm", original, migrated) == tmp_path / "m" / "deepfm"
+    # the caller's folder outside the original's tree, or a tree of another shape: unchanged
+    assert migrated_cwd(tmp_path / "elsewhere", original, migrated) is None
+    assert migrated_cwd(tmp_path / "deepfm", original, tmp_path / "m" / "main.py") is None
+    assert migrated_cwd(tmp_path, original, tmp_path / "x" / "example" / "main.py") is None
+    (tmp_path / "deepfm" / "example").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "deepfm" / "example")
+    trials = VerifyPlan(original, migrated, tmp_path / "out").trials()
+    assert trials["original-1"].cwd is None
+    assert trials["keep-origin-dtype"].cwd == migrated.parent
+    assert trials["precision-mode"].cwd == migrated.parent

@@ -86,6 +86,27 @@ _TINY = 1e-12
 _ORIGIN = "precision_mode=must_keep_origin_dtype"
 
 
+def migrated_cwd(cwd: Path, original: Path, migrated: Path) -> Path | None:
+    """Where the migrated runs start when verify is called from inside the original's tree.
+
+    A script run as its README says (``cd example && python main.py``, reading ``./data`` and
+    importing ``..``) needs its own tree's folder: with ``cwd`` the original's folder or one above
+    it, the migrated runs start at the same place in the migrated tree (the original's folder
+    relative to ``cwd`` ends the migrated's folder). None (the caller's folder) otherwise.
+    """
+    here = cwd.resolve()
+    try:
+        inside = original.resolve().parent.relative_to(here)
+    except ValueError:
+        return None
+    folder = migrated.resolve().parent
+    depth = len(inside.parts)
+    if depth and folder.parts[-depth:] != inside.parts:
+        return None
+    root = folder.parents[depth - 1] if depth else folder
+    return None if root == here else root
+
+
 @dataclass(frozen=True)
 class VerifyPlan:
     """What to run: the two scripts, their arguments and the trial settings."""
@@ -112,6 +133,11 @@ class VerifyPlan:
             env[DROPOUT_OFF_ENV] = "1"
         report_dir = self.out / name
         args = tuple(arg.replace(RUN_DIR, str(report_dir)) for arg in self.script_args)
+        cwd = (
+            migrated_cwd(Path.cwd(), self.original, self.migrated)
+            if script == self.migrated
+            else None
+        )
         return Trial(
             script,
             args,
@@ -120,6 +146,7 @@ class VerifyPlan:
             options=tuple(options),
             env=env,
             flags=("--deterministic",) if self.deterministic else (),
+            cwd=cwd,
         )
 
     def fusions_off_trial(self) -> Trial:
