@@ -60,13 +60,3 @@ def test_the_writer_puts_info_json_where_msprof_does_and_the_reader_finds_the_fo
     assert find_profiles(tmp_path) == [folder]
     loaded = load(folder)
     assert (loaded.device_id, loaded.timestamp) == (5, "20240101120000")
-
-
-def test_trace_list_reads_msprofs_list_and_the_old_object() -> None:
-    events = [{"ph": "X", "name": "mm"}]
-    assert layout.trace_list(events) == events
-    assert layout.trace_list({"traceEvents": events}) == events
-    with pytest.raises(ValueError, match="not a list of trace events"):
-        layout.trace_list({"events": events})
-    with pytest.raises(ValueError, match="tf2npu profile --from"):
-        layout.trace_list([1, 2])

@@ -31,7 +31,6 @@ written before this layout, ``PROF_<14 digits>/`` with ``{"traceEvents": [...]}`
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
@@ -59,7 +58,6 @@ __all__ = [
     "is_folder_name",
     "table_name",
     "table_stamp",
-    "trace_list",
 ]
 
 PROF_PREFIX = "PROF_"
@@ -83,7 +81,7 @@ OP_STATISTIC = "op_statistic"
 STEP_TRACE = "step_trace"
 TRACE_VIEW = "trace_view.json"
 """msprof-analyze's Msprof dataset reads it as a JSON list of events (chrome tracing and
-Perfetto read that form too)."""
+Perfetto read that form too); tf2npu wrote ``{"traceEvents": [...]}`` before."""
 
 NA = "N/A"
 """A cell msprof fills only on the device (PMU counters, block dims): never a made-up number."""
@@ -173,20 +171,3 @@ def info_json(device_id: int, rank_id: int | None) -> dict[str, Any]:
     if rank_id is not None:
         info["rank_id"] = rank_id
     return info
-
-
-def trace_list(trace: Any) -> list[Mapping[str, Any]]:
-    """The events of a ``trace_view.json`` as read: a top-level list (msprof's form), or the
-    ``traceEvents`` of an object (chrome's other form, and what tf2npu wrote before).
-
-    Raises:
-        ValueError: it is neither.
-    """
-    if isinstance(trace, dict):
-        trace = trace.get("traceEvents")
-    if not isinstance(trace, list) or not all(isinstance(e, dict) for e in trace):
-        raise ValueError(
-            f"{TRACE_VIEW}: not a list of trace events (nor an object with a traceEvents list); "
-            "write it again with `tf2npu profile --from PROFILE_DIR`"
-        )
-    return trace
