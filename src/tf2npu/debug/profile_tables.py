@@ -29,6 +29,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tf2npu.artifacts.profile import (
+    NA,
+    OP_STATISTIC_COLUMNS,
+    OP_SUMMARY_COLUMNS,
+    STEP_TRACE_COLUMNS,
+)
 from tf2npu.atomic import write_text_atomic
 from tf2npu.debug.profile import HOST, Iteration, OpFacts, OpRun, RawProfile
 
@@ -47,30 +53,6 @@ __all__ = [
     "write_csv",
 ]
 
-OP_SUMMARY_COLUMNS = (
-    "Device_id", "Model ID", "Task ID", "Stream ID", "Op Name", "OP Type", "OP State",
-    "Task Type", "Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)", "Block Num",
-    "Mix Block Num", "HF32 Eligible", "Input Shapes", "Input Data Types", "Input Formats",
-    "Output Shapes", "Output Data Types", "Output Formats", "Context ID",
-    # ours, after msprof's (no PMU columns off the device)
-    "Iteration ID", "GeOp", "Origin Ops", "Precision", "Fused By", "Host Reason", "Source",
-    "Bytes",
-)  # fmt: skip
-"""msprof's columns in its order (``Model Name``/``Infer ID`` are hidden by default there too),
-then ours."""
-OP_STATISTIC_COLUMNS = (
-    "Device_id", "OP Type", "Core Type", "Count", "Total Time(us)", "Avg Time(us)",
-    "Min Time(us)", "Max Time(us)", "Ratio(%)",
-)  # fmt: skip
-STEP_TRACE_COLUMNS = (
-    "Device_id", "Iteration ID", "FP Start(us)", "BP End(us)", "Iteration End(us)",
-    "Iteration Time(us)", "FP to BP Time(us)", "Iteration Refresh(us)", "Data Aug Bound(us)",
-    "Model ID", "Reduce Start(us)", "Reduce Duration(us)",
-    # ours
-    "Train", "GetNext Time(us)", "Input Time(us)", "Host-Device Copies",
-    "Host-Device Copy Bytes",
-)  # fmt: skip
-NA = "N/A"
 
 AI_CORE = "AI_CORE"
 AI_CPU = "AI_CPU"
@@ -554,8 +536,9 @@ def _last_backward(ops: Sequence[OpFacts]) -> str:
 
 def trace_events(
     profile: RawProfile, rows: Sequence[OpRow], steps: Sequence[StepRow]
-) -> dict[str, Any]:
-    """The Chrome trace (``trace_view.json``): ``ts``/``dur`` in µs from the first traced op."""
+) -> list[dict[str, Any]]:
+    """The Chrome trace (``trace_view.json``) as msprof writes it, a top-level list of events:
+    ``ts``/``dur`` in µs from the first traced op."""
     origin = min((row.start_us for row in rows), default=0.0)
     pids = {"Iterations": 1, "Host ops (AI CPU)": 2}
     for geop in sorted({row.geop for row in rows if row.geop and not row.is_memcpy}):
@@ -579,7 +562,7 @@ def trace_events(
         events.append(_event(row, pid, tid, origin))
     for step in steps:
         events.extend(_step_events(step, pids["Iterations"], origin))
-    return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"origin_us": origin}}
+    return events
 
 
 def _thread_of(profile: RawProfile) -> dict[tuple[int, int, str], int]:
