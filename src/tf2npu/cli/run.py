@@ -31,6 +31,7 @@ from tf2npu.cli.console import make_console
 from tf2npu.cli.engine_flags import add_engine_flags, engine_overrides
 from tf2npu.cli.npu_flags import add_option_flag, add_shorthands, check_option_files, cli_items
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
+from tf2npu.cli.precision_view import precision_summary_rows
 from tf2npu.cli.script_argv import FLAGS_KEY, record_flags, warn_misplaced
 from tf2npu.config.faults import INJECT_FAULT_ENV, FaultSpec
 from tf2npu.config.options import OPTIONS, Value
@@ -641,6 +642,7 @@ def _rows(summary: dict[str, Any], plan: RunPlan) -> list[tuple[str, Text]]:
         ("casts inserted", Text(str(summary["casts_inserted"]))),
         ("fusions", Text(_listing(f"{rule} x{n}" for rule, n in fusions.items()))),
         ("steps", Text(str(summary["steps"]))),
+        *precision_summary_rows(summary),
         *_failure_rows(summary),
         *_determinism_rows(summary.get("deterministic")),
         *_override_rows(summary),

@@ -1,0 +1,58 @@
+"""The ``precision`` rows of ``tf2npu run``'s terminal summary, from ``run_summary.json``.
+
+One row per dtype and reason, the ops counted by GE type; the ops that a list edit or a scope
+put in their dtype (``modify_mixlist``, ``keep_dtype_scope``, a trial's ``keep_fp32``) are
+named, since those are the ones the user chose::
+
+    precision  float16, allow list: 4 (MatMulV2 x3, BatchMatMulV2 x1)
+               float32, black list by modify_mixlist: 1 (SoftmaxV2 x1): l0/sm
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from rich.text import Text
+
+from tf2npu.artifacts.run_summary import PrecisionRow, precision_rows
+
+__all__ = ["NAMED_REASONS", "precision_summary_rows"]
+
+#: Reasons whose ops are named: the user's own choices.
+NAMED_REASONS = frozenset({"mixlist_allow", "mixlist_deny", "keep_dtype_scope", "keep_fp32"})
+_TYPES_SHOWN = 4
+_OPS_SHOWN = 5
+
+
+def precision_summary_rows(summary: Mapping[str, Any]) -> list[tuple[str, Text]]:
+    """The summary's rows (none when no NPU session ran; "none judged" when no op was)."""
+    if not summary.get("sessions"):
+        return []
+    rows = precision_rows(dict(summary))
+    if not rows:
+        return [("precision", Text("no float op judged"))]
+    groups: dict[tuple[str, str], list[PrecisionRow]] = {}
+    for row in rows:
+        groups.setdefault((row.dtype, row.reason), []).append(row)
+    # lowered dtypes first, then by size
+    order = sorted(groups.items(), key=lambda kv: (kv[0][0] == "float32", -len(kv[1]), kv[0]))
+    result = []
+    for index, ((dtype, reason), members) in enumerate(order):
+        style = "yellow" if reason in NAMED_REASONS else ""
+        result.append(("precision" if index == 0 else "", Text(_group(dtype, members), style)))
+    return result
+
+
+def _group(dtype: str, members: list[PrecisionRow]) -> str:
+    types = Counter(row.op_type for row in members).most_common()
+    shown = ", ".join(f"{name} x{count}" for name, count in types[:_TYPES_SHOWN])
+    if len(types) > _TYPES_SHOWN:
+        shown += f", {len(types) - _TYPES_SHOWN} more types"
+    text = f"{dtype}, {members[0].reason_text}: {len(members)} ({shown})"
+    if members[0].reason in NAMED_REASONS:
+        names = [row.op for row in members[:_OPS_SHOWN]]
+        more = len(members) - len(names)
+        text += ": " + ", ".join(names) + (f" and {more} more" if more else "")
+    return text
