@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from tests.runtime.conftest import npu_config, tf
 
@@ -27,6 +29,7 @@ def _run(mode: str, **options: str) -> dict[str, PrecisionRow]:
 
 def test_every_run_records_the_precision_of_each_user_op() -> None:
     rows = _run("allow_mix_precision")
+    assert rows["mm"].where == ""  # script lines are for recorded runs
     mm = rows["mm"]
     assert (mm.op_type, mm.tf_type, mm.dtype, mm.reason) == (
         "MatMulV2",
@@ -35,16 +38,22 @@ def test_every_run_records_the_precision_of_each_user_op() -> None:
         "allow_list",
     )
     assert mm.detail == "MatMul is in the allow list"
-    assert mm.where.startswith(f"{__file__}:")
     assert mm.graph >= 1
     assert not [name for name in rows if "/_tf2npu_" in name]
+
+
+def test_a_recorded_run_names_the_script_line_of_each_lowered_op(monkeypatch: Any) -> None:
+    monkeypatch.setenv("TF2NPU_RECORD", "1")
+    rows = _run("allow_mix_precision")
+    assert rows["mm"].where.startswith(f"{__file__}:")
+    assert rows["mm"].where.endswith(" in _run")
 
 
 def test_ops_kept_float32_are_rows_too_without_a_script_line() -> None:
     rows = _run("must_keep_origin_dtype")
     assert rows["mm"].dtype == "float32"
     assert rows["mm"].reason == "origin_dtype"
-    assert rows["mm"].where == ""  # looked up for lowered ops only
+    assert rows["mm"].where == ""
 
 
 def test_a_modify_mixlist_edit_is_its_own_reason(tmp_path: object) -> None:

@@ -188,8 +188,9 @@ class PrecisionRow:
     ``op`` is the user's node name, ``op_type`` the GE type (the name a ``modify_mixlist``
     uses), ``tf_type`` the TensorFlow op type, ``dtype`` the dtype it runs in, ``reason`` a code
     of :data:`REASONS` and ``detail`` the pass's sentence. ``where`` is the script line that
-    created the op, recorded for the ops that run in a lower dtype only (``""`` otherwise or
-    when unknown); ``graph`` the number of the session graph compile.
+    created the op, recorded for the ops that run in a lower dtype in a recorded run
+    (``--record``, bisect trials; ``""`` otherwise or when unknown); ``graph`` the number of
+    the session graph compile.
     """
 
     op: str
