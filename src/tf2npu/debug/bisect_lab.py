@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from tf2npu.artifacts.run_summary import precision_rows
-from tf2npu.config.env import FUSION_INSTANCES_ENV, KEEP_FP32_ENV, RECORD_ENV
+from tf2npu.config.env import FUSION_INSTANCES_ENV, INJECT_FAULT_ENV, KEEP_FP32_ENV, RECORD_ENV
 from tf2npu.debug.bisect import Config
 from tf2npu.debug.bisect_metric import Evidence, FusionInstance, LoweredNode, Metric
 
@@ -66,6 +66,9 @@ class ScriptLab:
     clean: tuple[Path, ...] = ()
     """Folders removed before each trial (the script's checkpoint folder: a trial must not
     resume from the previous trial's checkpoint)."""
+    faults: str = ""
+    """``bisect --inject-fault`` specs (``;``-joined), given to every trial as
+    ``TF2NPU_INJECT_FAULT`` (``""``: the trials inherit this process's variable, if any)."""
 
     def run(self, config: Config, folder: Path) -> Evidence:
         from tf2npu.debug import trials
@@ -73,6 +76,8 @@ class ScriptLab:
         for path in self.clean:
             shutil.rmtree(path, ignore_errors=True)
         options, env = overrides(config, folder, self.options)
+        if self.faults:
+            env[INJECT_FAULT_ENV] = self.faults
         trial = trials.Trial(
             script=self.script,
             args=self.args,
