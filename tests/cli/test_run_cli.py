@@ -145,6 +145,14 @@ def test_report_dir_that_cannot_be_created_is_a_usage_error(tmp_path, capsys, no
     assert not (tmp_path / "ran.marker").exists()
 
 
+def test_export_graph_into_a_file_is_a_usage_error(tmp_path, capsys, no_tf):
+    script = write(tmp_path / "t.py", MARKER_SCRIPT)
+    blocker = write(tmp_path / "file", "")
+    assert main(["run", "--export-graph", str(blocker), str(script)]) == 2
+    assert f"--export-graph '{blocker}' is a file; give a folder" in capsys.readouterr().err
+    assert not (tmp_path / "ran.marker").exists()
+
+
 # -- the whole command in-process, without TensorFlow -----------------------------------------------
 
 

@@ -133,7 +133,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "                  [--fusion-instances FILE] [--keep-fp32 FILE] [--inject-fault SPEC]\n"
         "                  [--dump DIR [--dump-step STEPS] [--dump-mode MODE] [--dump-data D]]\n"
         "                  [--profile DIR [--profile-steps STEPS]]\n"
-        "                  [--deterministic] [--record]\n"
+        "                  [--deterministic] [--record] [--export-graph DIR]\n"
         "                  [--ranks N] [--rank-table FILE] [--job-timeout S] [--grace S]\n"
         "                  [--report-dir DIR] [--quiet] [--verbose] SCRIPT [ARGS ...]"
     )
@@ -205,6 +205,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="write steps.jsonl (every fetched float scalar, per run) and variables.npz (the "
         "trainable variables at the end) into the report folder; also TF2NPU_RECORD=1",
+    )
+    repro.add_argument(
+        "--export-graph",
+        metavar="DIR",
+        type=path_arg,
+        help="write each NPU session's graph as DIR/session_N.pb, the file `tf2npu graph "
+        "inspect` reads (no export_meta_graph in the script needed)",
     )
     prof = parser.add_argument_group(
         "profiling (docs/profile.md; tf2npu profile runs and analyses)"
@@ -300,6 +307,11 @@ def run(args: argparse.Namespace) -> int:
 
         check_output_dir(plan.profile, "--profile")
         install(runtime.context(), plan.profile, steps=plan.profile_steps)
+    if args.export_graph is not None:
+        from tf2npu.runtime.graph_export import GraphExport
+
+        check_output_dir(args.export_graph, "--export-graph")
+        runtime.context().extra_instruments.append(GraphExport(args.export_graph.resolve()))
     if plan.golden_dump is not None:
         from tf2npu.runtime.dump import golden_dump
 
