@@ -58,6 +58,34 @@ def test_memcpy_rows_are_one_per_crossing_tensor_and_side(tmp_path: Path) -> Non
     assert all(r.task_type == MEMCPY and r.duration_us == 0.0 for r in copies)
 
 
+def test_a_fetched_tensor_a_host_op_also_reads_is_no_copy_of_its_own(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from tf2npu.debug.profile import OpFacts, OpRun
+    from tf2npu.debug.profile_advice import Evidence, advise
+
+    profile = sample(tmp_path)
+    # a host op (a summary of the fetched sum) reads the fetch's tensor before the fetch does
+    summary = OpFacts("summary", "ScalarSummary", "", "", inputs=("rs/_tf2npu_fp16:0",),
+                      ai_core=False, order=9, session=1)  # fmt: skip
+    profile.ops[1]["summary"] = summary
+    iterations = []
+    for it in profile.iterations:
+        runs = list(it.ops)
+        fetch = runs[-1]
+        runs.insert(-1, OpRun("summary", fetch.start_ns - 1 * 1000, 1000, 2))
+        iterations.append(replace(it, ops=tuple(runs)))
+    profile.iterations = iterations
+    copies = [r for r in _second(op_rows(profile)) if r.is_memcpy]
+    fetched = [r for r in copies if r.origin == "rs/_tf2npu_fp16:0"]
+    assert [(r.direction, r.session_io) for r in fetched] == [("DtoH", True)]
+    rows = [r for r in op_rows(profile) if r.iteration > 1]
+    steps = [s for s in step_rows(profile, op_rows(profile)) if not s.warmup]
+    (copy,) = [f for f in advise(Evidence(profile, rows, steps)) if f.id == "host_device_copy"]
+    assert "rs/_tf2npu_fp16" not in copy.cause  # the MatMul's copy to the PyFunc stays
+    assert copy.where.node == "mm"
+
+
 def test_step_rows_follow_the_msprof_definitions(tmp_path: Path) -> None:
     profile = sample(tmp_path)
     assert fp_bp_points(profile) == {2: ("mm", "gradients/rs_grad/Tile")}

@@ -302,7 +302,12 @@ def _memcpy_rows(
                 continue
             session_io = source.fed or facts.kind == "fetch"
             if source.side:  # leaves a GeOp
-                copies.setdefault((tensor, "DtoH", HOST), _io(source, session_io))
+                # A tensor the session fetches leaves its GeOp anyway: a host op reading it
+                # too (a summary of the fetched loss) costs no copy of its own.
+                key = (tensor, "DtoH", HOST)
+                known = copies.get(key)
+                if known is None or (session_io and not known.session_io):
+                    copies[key] = _io(source, session_io)
             if reader:  # enters a GeOp
                 copies.setdefault((tensor, "HtoD", reader), _io(source, session_io))
     rows = []
