@@ -86,6 +86,43 @@ def test_a_fetched_tensor_a_host_op_also_reads_is_no_copy_of_its_own(tmp_path: P
     assert copy.where.node == "mm"
 
 
+def _fetch_through_a_host_cast(profile, *, also_read: bool = False):  # type: ignore[no-untyped-def]
+    """The fetch reads a cast back to float32 that runs on the host (outside the GeOp)."""
+    from dataclasses import replace
+
+    from tf2npu.debug.profile import OpFacts, OpRun
+
+    ops = profile.ops[1]
+    ops["rs/_tf2npu_to_f32"] = OpFacts("rs/_tf2npu_to_f32", "Cast", "Cast", "",
+                                       inputs=("rs/_tf2npu_fp16:0",), order=9, session=1)  # fmt: skip
+    ops["_retval_rs_0_0"] = replace(ops["_retval_rs_0_0"], inputs=("rs/_tf2npu_to_f32:0",))
+    if also_read:  # and a host op of the model reads the cast too
+        ops["print"] = OpFacts("print", "Print", "", "", inputs=("rs/_tf2npu_to_f32:0",),
+                               order=10, session=1)  # fmt: skip
+    iterations = []
+    for it in profile.iterations:
+        runs = list(it.ops)
+        fetch = runs[-1]
+        runs.insert(-1, OpRun("rs/_tf2npu_to_f32", fetch.start_ns - 1000, 500, 2, ((),),
+                              ("DT_FLOAT",), (4,)))  # fmt: skip
+        if also_read:
+            runs.insert(-1, OpRun("print", fetch.start_ns - 400, 200, 2))
+        iterations.append(replace(it, ops=tuple(runs)))
+    profile.iterations = iterations
+    return profile
+
+
+def test_the_copy_into_a_host_cast_only_the_fetch_reads_is_session_io(tmp_path: Path) -> None:
+    profile = _fetch_through_a_host_cast(sample(tmp_path))
+    copies = [r for r in _second(op_rows(profile)) if r.is_memcpy]
+    fetched = [(r.direction, r.session_io) for r in copies if r.origin == "rs/_tf2npu_fp16:0"]
+    assert fetched == [("DtoH", True)]
+    profile = _fetch_through_a_host_cast(sample(tmp_path), also_read=True)
+    copies = [r for r in _second(op_rows(profile)) if r.is_memcpy]
+    fetched = [(r.direction, r.session_io) for r in copies if r.origin == "rs/_tf2npu_fp16:0"]
+    assert fetched == [("DtoH", False)]  # the model's own host op reads it: a real copy
+
+
 def test_step_rows_follow_the_msprof_definitions(tmp_path: Path) -> None:
     profile = sample(tmp_path)
     assert fp_bp_points(profile) == {2: ("mm", "gradients/rs_grad/Tile")}
