@@ -20,17 +20,20 @@ applied) is not recorded as one.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
     "LOSS_SCALE",
+    "NAMED_REASONS",
     "PRECISION",
     "REASONS",
     "LossScale",
     "PrecisionRow",
     "Warmup",
     "WarmupTracker",
+    "precision_groups",
     "precision_rows",
 ]
 
@@ -259,3 +262,19 @@ def precision_rows(summary: object) -> list[PrecisionRow]:
 
 def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
+
+
+NAMED_REASONS = frozenset({"mixlist_allow", "mixlist_deny", "keep_dtype_scope", "keep_fp32"})
+"""Reasons that are the user's own choice (a list edit, a scope, a trial): reports name the ops."""
+
+
+def precision_groups(
+    rows: Iterable[PrecisionRow],
+) -> list[tuple[str, str, list[PrecisionRow]]]:
+    """``(dtype, reason, rows)`` per dtype and reason: lower dtypes first, then larger groups
+    (what the terminal summary and the ``graph inspect`` page count)."""
+    groups: dict[tuple[str, str], list[PrecisionRow]] = {}
+    for row in rows:
+        groups.setdefault((row.dtype, row.reason), []).append(row)
+    order = sorted(groups.items(), key=lambda kv: (kv[0][0] == "float32", -len(kv[1]), kv[0]))
+    return [(dtype, reason, members) for (dtype, reason), members in order]

@@ -16,12 +16,15 @@ from typing import Any
 
 from rich.text import Text
 
-from tf2npu.artifacts.run_summary import PrecisionRow, precision_rows
+from tf2npu.artifacts.run_summary import (
+    NAMED_REASONS,
+    PrecisionRow,
+    precision_groups,
+    precision_rows,
+)
 
-__all__ = ["NAMED_REASONS", "precision_summary_rows"]
+__all__ = ["precision_summary_rows"]
 
-#: Reasons whose ops are named: the user's own choices.
-NAMED_REASONS = frozenset({"mixlist_allow", "mixlist_deny", "keep_dtype_scope", "keep_fp32"})
 _TYPES_SHOWN = 4
 _OPS_SHOWN = 5
 
@@ -33,13 +36,8 @@ def precision_summary_rows(summary: Mapping[str, Any]) -> list[tuple[str, Text]]
     rows = precision_rows(dict(summary))
     if not rows:
         return [("precision", Text("no float op judged"))]
-    groups: dict[tuple[str, str], list[PrecisionRow]] = {}
-    for row in rows:
-        groups.setdefault((row.dtype, row.reason), []).append(row)
-    # lowered dtypes first, then by size
-    order = sorted(groups.items(), key=lambda kv: (kv[0][0] == "float32", -len(kv[1]), kv[0]))
     result = []
-    for index, ((dtype, reason), members) in enumerate(order):
+    for index, (dtype, reason, members) in enumerate(precision_groups(rows)):
         style = "yellow" if reason in NAMED_REASONS else ""
         result.append(("precision" if index == 0 else "", Text(_group(dtype, members), style)))
     return result

@@ -41,39 +41,18 @@ def precision_rows(event: CompileEvent, *, lines: bool | None = None) -> list[Pr
     """The rows of one compile, in the graph's node order; ``lines``: look up ``where`` of the
     lowered ops (default: when the run records, ``TF2NPU_RECORD=1``)."""
     import os
+    from dataclasses import replace
 
     from tf2npu.config.env import RECORD_ENV
-    from tf2npu.graph.decisions import PRECISION, PrecisionDecision
-    from tf2npu.graph.ir import RESERVED_SUFFIX
-    from tf2npu.graph.opinfo import load_default
+    from tf2npu.graph.report.precision import user_precision
 
-    library = load_default()
-    stubs = event.stubs or frozenset()
+    rows = user_precision(event.graph, event.graph_num, event.stubs or ())
     if lines is None:
         lines = os.environ.get(RECORD_ENV, "").strip() == "1"
-    where = _Where(event) if lines else None
-    rows = []
-    for node in event.graph:
-        decision = node.meta.get(PRECISION)
-        if not isinstance(decision, PrecisionDecision) or node.name in stubs:
-            continue
-        if RESERVED_SUFFIX in node.name:  # made by a pass (a clone, a cast): not the user's op
-            continue
-        code, _, detail = decision.reason.partition(": ")
-        lowered = decision.after != "float32"
-        rows.append(
-            PrecisionRow(
-                op=node.name,
-                op_type=library.get(node.op).ge_op or node.op,
-                tf_type=node.op,
-                dtype=decision.after,
-                reason=code,
-                detail=detail,
-                where=where(node.name) if where is not None and lowered else "",
-                graph=event.graph_num,
-            )
-        )
-    return rows
+    if not lines:
+        return rows
+    where = _Where(event)
+    return [replace(row, where=where(row.op)) if row.lowered else row for row in rows]
 
 
 class _Where:
