@@ -6,7 +6,7 @@ import sys
 CODE = """
 import sys
 import tf2npu, tf2npu.migrate.engine, tf2npu.migrate.tree, tf2npu.cli.main, tf2npu.findings
-import tf2npu.artifacts.dump, tf2npu.debug.gegraph
+import tf2npu.artifacts.dump, tf2npu.artifacts.gegraph
 import tf2npu.debug.opdebug, tf2npu.debug.overflow, tf2npu.debug.overflow_fix
 import tf2npu.debug.overflow_report, tf2npu.cli.overflow
 import tf2npu.debug.metrics, tf2npu.debug.tolerance, tf2npu.debug.matching

@@ -93,3 +93,34 @@ def test_run_config_arguments_have_one_home_that_npu_run_config_and_tf_agree_wit
     assert sorted(set(NPU_RUN_CONFIG_PASSES) - ours) == []
     assert sorted(NOT_IN_NPU_RUN_CONFIG & ours) == []
     assert sorted(NOT_IN_NPU_RUN_CONFIG - tfs) == []
+
+
+def test_tf_dtype_numbers_are_spelled_only_in_tf2npu_dtypes() -> None:
+    """No module assigns a ``DT_*`` number of its own; they import :mod:`tf2npu.dtypes`."""
+    home = SRC / "dtypes.py"
+    found = []
+    for path in sorted(SRC.rglob("*.py")):
+        if path == home:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.Assign, ast.AnnAssign)):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [t.id for t in targets if isinstance(t, ast.Name)]
+            if any(re.fullmatch(r"_?DT_[A-Z0-9_]+|_?REF_OFFSET", n) for n in names):
+                found.append(f"{path.relative_to(SRC)}:{node.lineno}: {names[0]}")
+    assert found == []
+
+
+def test_the_dtype_table_agrees_with_tensorflow() -> None:
+    import tensorflow as tf
+
+    from tf2npu.dtypes import DTYPES, REF_OFFSET
+
+    for number, dtype in DTYPES.items():
+        tf_dtype = tf.dtypes.as_dtype(number)
+        assert tf_dtype.as_datatype_enum == number
+        assert tf.dtypes.as_dtype(number + REF_OFFSET).base_dtype == tf_dtype
+        if dtype.numpy:
+            assert tf_dtype.name == dtype.numpy
+            assert tf_dtype.size == dtype.itemsize

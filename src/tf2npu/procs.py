@@ -21,11 +21,19 @@ import ctypes
 import os
 import signal
 import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["CHILDREN", "Children", "Terminated", "die_with_parent", "signals_stop_children"]
+__all__ = [
+    "CHILDREN",
+    "Children",
+    "GroupWatch",
+    "Terminated",
+    "die_with_parent",
+    "signals_stop_children",
+]
 
 _PR_SET_PDEATHSIG = 1
 try:  # resolved before any fork: the child only calls it
@@ -60,19 +68,75 @@ def die_with_parent(parent: int | None = None) -> Callable[[], None]:
     return preexec
 
 
+_WATCHER = """\
+import os, signal, sys
+read, group = int(sys.argv[1]), int(sys.argv[2])
+try:
+    said = os.read(read, 1)
+except OSError:
+    said = b""
+if not said:  # the command died without saying goodbye: its child's group goes too
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+
+
+class GroupWatch:
+    """A tiny process that kills process group ``pgid`` when this process dies, by any signal
+    (SIGKILL included): it waits on a pipe only this process writes to, and the pipe reads
+    end-of-file when it dies. The parent-death signal reaches the child only; this reaches
+    what the child started in its group (a script's ``sleep 300``). :meth:`release` ends the
+    watch without killing (the child ended normally)."""
+
+    def __init__(self, pgid: int) -> None:
+        read, self._write = os.pipe()
+        os.set_inheritable(self._write, False)
+        try:
+            self._watcher: subprocess.Popen[bytes] | None = subprocess.Popen(
+                [sys.executable, "-c", _WATCHER, str(read), str(pgid)],
+                pass_fds=(read,),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # a Ctrl-C to our group does not end the watch early
+            )
+        except OSError:  # no process left: the parent-death signal still covers the child
+            self._watcher = None
+        finally:
+            os.close(read)
+
+    def release(self) -> None:
+        """Tell the watcher the child ended normally, and reap it."""
+        if self._write < 0:
+            return
+        with contextlib.suppress(OSError):
+            os.write(self._write, b"x")
+        os.close(self._write)
+        self._write = -1
+        if self._watcher is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._watcher.wait(timeout=5)
+
+
 class Children:
     """The running children that lead their own process group (thread-safe)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._live: dict[int, subprocess.Popen[Any]] = {}
+        self._watches: dict[int, GroupWatch] = {}
         self.closed = False
         """Set by :meth:`stop_all`: a child added later (a thread that was starting one) is
         killed at once."""
 
     def add(self, child: subprocess.Popen[Any]) -> None:
+        """Register ``child`` (the leader of its own group) and watch its group."""
+        watch = GroupWatch(child.pid)
         with self._lock:
             self._live[child.pid] = child
+            self._watches[child.pid] = watch
             closed = self.closed
         if closed:
             kill_group(child.pid)
@@ -81,7 +145,10 @@ class Children:
         """Forget ``child`` and kill what is left of its group (its grandchildren)."""
         with self._lock:
             self._live.pop(child.pid, None)
+            watch = self._watches.pop(child.pid, None)
         kill_group(child.pid)
+        if watch is not None:
+            watch.release()
 
     def stop_all(self) -> int:
         """SIGKILL every registered child's process group, and those added from now on

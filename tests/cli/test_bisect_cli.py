@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ import pytest
 from tf2npu.cli.main import main
 from tf2npu.debug.bisect_metric import FusionInstance, LoweredNode
 from tf2npu.testing.fake_lab import FakeLab
+from tf2npu.testing.hostile import finish, start_tf2npu, stop_group, wait_for
 
 FIRED = [
     FusionInstance("matmul_biasadd", f"l{i}/dense/MatMul", (f"l{i}/dense/MatMul", f"l{i}/dense/BiasAdd"),
@@ -298,6 +301,30 @@ def test_a_damaged_state_file_is_named_with_the_fix(
         "delete it to start the bisection afresh, or give another --out\n"
     )
     assert lab.runs == []
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "message"),
+    [(signal.SIGTERM, 143, "tf2npu bisect: interrupted by SIGTERM\n"), (signal.SIGINT, 130, "tf2npu bisect: interrupted\n")],
+    ids=["sigterm", "ctrl-c"],
+)  # fmt: skip
+def test_a_signal_stops_bisect_and_its_trial(
+    tmp_path: Path, signum: int, code: int, message: str
+) -> None:
+    script = tmp_path / "hang.py"
+    script.write_text(
+        "import subprocess, time\nsubprocess.Popen(['sleep', '300'])\ntime.sleep(300)\n"
+    )
+    started = start_tf2npu(["bisect", "fusion", "--out", "o", "--", str(script)], tmp_path)
+    try:
+        assert wait_for(started.tag, "sleep 300", timeout=120), "the trial never started"
+        os.kill(started.process.pid, signum)
+        ended = finish(started, timeout=30)
+    finally:
+        stop_group(started.process.pid)
+    assert (ended.code, ended.left, ended.traceback) == (code, (), False), ended.err
+    assert ended.err.endswith(message)
+    assert not (tmp_path / "o" / "bisect_state.json").exists()  # the cut-off trial is not kept
 
 
 # -- drills and labels ----------------------------------------------------------------------------

@@ -277,6 +277,13 @@ def _dev_zero_as_tensor(root: Path) -> None:
     path.symlink_to("/dev/zero")
 
 
+def _fifo_as_raw_file(root: Path) -> None:
+    """A raw device file (one op's tensors, no extension) that is a FIFO: not "unmatched"."""
+    for path in (root / NPU_STEP).glob("Relu.dense_Relu.*.npy"):
+        path.unlink()
+    os.mkfifo(root / NPU_STEP / "Relu.dense_Relu.3.0.1700000000000000")
+
+
 def _deep_graph_json(root: Path) -> None:
     (root / NPU_STEP).parent.joinpath("ge_proto_00000001_Build.json").write_text(
         "[" * 100_000 + "]" * 100_000
@@ -289,9 +296,10 @@ def _deep_graph_json(root: Path) -> None:
         (_all_npu_tensors_damaged, 1, "First divergent op: none found, but 7 tensors could not be read (see the Reason column of the CSV): the dumps are not shown to agree"),
         (_fifo_as_tensor, 1, "First divergent op: none found, but 1 tensor could not be read"),
         (_dev_zero_as_tensor, 1, "First divergent op: none found, but 1 tensor could not be read"),
+        (_fifo_as_raw_file, 1, "First divergent op: none found, but 1 tensor could not be read"),
         (_deep_graph_json, 2, "tf2npu compare: error: graph JSON '{step}/ge_proto_00000001_Build.json' cannot be read as a graph JSON ({step}/ge_proto_00000001_Build.json: the JSON nests too deep"),
     ],
-    ids=["all-unreadable", "fifo", "dev-zero", "deep-graph-json"],
+    ids=["all-unreadable", "fifo", "dev-zero", "fifo-raw", "deep-graph-json"],
 )  # fmt: skip
 def test_hostile_dumps_never_pass(tmp_path: Path, damage: Any, code: int, message: str) -> None:
     write_fused_npu(tmp_path / "npu")

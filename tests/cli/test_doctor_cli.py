@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tf2npu.cli.main import main
+from tf2npu.testing.hostile import run_tf2npu
 
 TABLE = "OP_REQUIRES failed at lookup_table_op.cc:809 : Failed precondition: Table not initialized."
 
@@ -104,3 +107,45 @@ def test_help_teaches_with_examples(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "tf2npu doctor run.log --run-dir runs/a" in out
     assert "exit codes: 1 when a symptom at error level" in out
+
+
+# -- hostile run folders and scripts: exit 2, the file named, no hang, no traceback -----------
+
+
+def _summary(text: str) -> Any:
+    return lambda run: (run / "run_summary.json").write_text(text)
+
+
+def _swap_summary(make: Any) -> Any:
+    def swap(run: Path) -> None:
+        (run / "run_summary.json").unlink()
+        make(run / "run_summary.json")
+
+    return swap
+
+
+@pytest.mark.parametrize(
+    ("damage", "argv", "message"),
+    [
+        (_summary("[" * 100_000), ["--run-dir", "run"], "tf2npu doctor: error: run/run_summary.json is not valid JSON (run/run_summary.json: the JSON nests too deep"),
+        (_summary('{"nonfinite": {"fetches": 5}}'), ["--run-dir", "run"], "tf2npu doctor: error: run/run_summary.json is JSON, but not as tf2npu run writes it (TypeError: 'int' object is not iterable); give the --report-dir of a tf2npu run, or remove the edited file"),
+        (_summary('{"injected_faults": 5}'), ["--run-dir", "run"], "tf2npu doctor: error: run/run_summary.json is JSON, but not as tf2npu run writes it (TypeError:"),
+        (_swap_summary(os.mkfifo), ["--run-dir", "run"], "tf2npu doctor: error: run/run_summary.json cannot be read (a FIFO, not a regular file); give the --report-dir of a tf2npu run"),
+        (_swap_summary(lambda p: p.symlink_to("/dev/zero")), ["--run-dir", "run"], "tf2npu doctor: error: run/run_summary.json cannot be read (a character device, not a regular file)"),
+        (lambda run: os.mkfifo(run / "op_summary_0_1_1.csv"), ["--run-dir", "run"], "tf2npu doctor: error: run/op_summary_0_1_1.csv cannot be read (a FIFO, not a regular file)"),
+        (lambda run: None, ["--script", "/dev/zero"], "tf2npu doctor: error: --script '/dev/zero' is a character device, not a regular file; give the training script's .py file"),
+        (lambda run: os.mkfifo(run.parent / "fifo"), ["--run-dir", "fifo"], "tf2npu doctor: error: --run-dir 'fifo' is a FIFO, not a folder; give the --report-dir of a tf2npu run"),
+        (lambda run: os.mkfifo(run / "train.py"), ["--script", "run/train.py"], "tf2npu doctor: error: --script 'run/train.py' is a FIFO, not a regular file; give the training script's .py file"),
+    ],
+    ids=["deep", "fetches-5", "faults-5", "fifo", "dev-zero", "fifo-csv", "script-dev-zero", "fifo-run-dir", "script-fifo"],
+)  # fmt: skip
+def test_hostile_run_folders_and_scripts(
+    tmp_path: Path, damage: Any, argv: list[str], message: str
+) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run_summary.json").write_text('{"exit_status": 0}')
+    damage(run)
+    ended = run_tf2npu(["doctor", *argv], tmp_path, timeout=60)
+    assert (ended.code, ended.out, ended.left, ended.traceback) == (2, "", (), False), ended.err
+    assert ended.err.startswith(message)

@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tf2npu.artifacts import gegraph
 from tf2npu.artifacts.dump import NpuFileName, opdebug_name
+from tf2npu.artifacts.gegraph import GeGraph, GeOp, TensorDesc
 from tf2npu.cli.main import main
 from tf2npu.config.mixlist import Mixlist
 from tf2npu.config.precision import PrecisionClass
-from tf2npu.debug import gegraph
-from tf2npu.debug.gegraph import GeGraph, GeOp, TensorDesc
 from tf2npu.testing.hostile import as_nobody, run_tf2npu
 
 STEP = Path("20240101000000", "0", "GeOp1_0", "1", "0")

@@ -7,10 +7,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from tests.debug.profile_sample import write_sample
 
 from tf2npu.cli.main import main
+from tf2npu.testing.hostile import run_tf2npu
 
 SCRIPT = """\
 import numpy as np
@@ -84,3 +87,44 @@ def test_help_teaches_with_an_example(capsys: pytest.CaptureFixture[str]) -> Non
         main(["profile", "--help"])
     text = capsys.readouterr().out
     assert "tf2npu profile -- train.py" in text and '"ReduceSumD"' in text
+
+
+# -- profile --from on hostile folders: no hang, no traceback, the file named ------------------
+
+DATA = Path("PROF_20240101120000", "device_0", "data")
+
+
+def _swap(path: Path, make: Any) -> None:
+    path.unlink()
+    make(path)
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda d: _swap(d / "meta.json", os.mkfifo), "meta.json: cannot read it as JSON (a FIFO, not a regular file)"),
+        (lambda d: _swap(d / "ops.jsonl", lambda p: p.symlink_to("/dev/zero")), "ops.jsonl: cannot read it (a character device, not a regular file)"),
+        (lambda d: (d / "meta.json").write_text("[" * 100_000), "meta.json: cannot read it as JSON ({data}/meta.json: the JSON nests too deep"),
+        (lambda d: (d / "meta.json").write_text('{"models": 5}'), "{data}: a file holds JSON of another shape than the profiler writes (AttributeError: 'int' object has no attribute 'items'); profile the run again"),
+        (lambda d: (d / "ops.jsonl").write_text("[1, 2, 3]\n{}\n"), "ops.jsonl:1: not a JSON object ([1, 2, 3])"),
+    ],
+    ids=["fifo-meta", "dev-zero-ops", "deep-meta", "models-5", "list-line"],
+)  # fmt: skip
+def test_from_a_damaged_profile(tmp_path: Path, damage: Any, message: str) -> None:
+    write_sample(tmp_path / "prof")
+    damage(tmp_path / "prof" / DATA)
+    ended = run_tf2npu(["profile", "--from", "prof"], tmp_path, timeout=60)
+    assert (ended.code, ended.left, ended.traceback) == (1, (), False), ended.err
+    assert ended.err.startswith(f"tf2npu profile: error: prof/{DATA.parts[0]}: ")
+    assert message.format(data=f"prof/{DATA}") in ended.err
+
+
+def test_out_that_is_a_file_names_out(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("a file")
+    script = tmp_path / "train.py"
+    script.write_text("print(1)\n")
+    code = main(["profile", "--out", str(tmp_path / "taken"), "--", str(script)])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "")
+    assert err.startswith(f"tf2npu profile: error: --out '{tmp_path / 'taken'}' ")
+    assert "--report-dir" not in err

@@ -142,8 +142,16 @@ def test_server_id_starts_that_servers_ranks_on_fixed_ports(tmp_path: Path) -> N
 # -- no rank outlives the launcher: a failed start, SIGKILL, a taken --base-port -------------
 
 
+@pytest.mark.parametrize(
+    ("error", "why"),
+    [
+        (RuntimeError("can't start new thread"), "can't start new thread"),
+        (PermissionError(13, "Permission denied"), "[Errno 13] Permission denied"),
+    ],
+    ids=["no-thread", "exec-fails"],
+)
 def test_a_failed_start_stops_the_ranks_already_started(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: Exception, why: str
 ) -> None:
     from tf2npu.runtime.distributed import launch
 
@@ -153,7 +161,7 @@ def test_a_failed_start_stops_the_ranks_already_started(
 
     def start(self: Any, rank: int, *rest: Any) -> None:
         if rank == 2:
-            raise RuntimeError("can't start new thread")
+            raise error
         real(self, rank, *rest)
         started.append(self.process.pid)
 
@@ -161,7 +169,7 @@ def test_a_failed_start_stops_the_ranks_already_started(
     with pytest.raises(launch.LaunchError) as info:
         launch.launch(spec, out=io.StringIO())
     assert str(info.value) == (
-        "could not start rank 2 of 3 (can't start new thread); the 2 rank(s) started were "
+        f"could not start rank 2 of 3 ({why}); the 2 rank(s) started were "
         "stopped. Start fewer ranks, or raise the process limit (ulimit -u) or free memory"
     )
     assert len(started) == 2
@@ -174,10 +182,12 @@ def test_a_failed_start_stops_the_ranks_already_started(
 
 def test_sigkill_of_the_launcher_kills_every_rank(tmp_path: Path) -> None:
     script = tmp_path / "hang.py"
-    script.write_text("import time\ntime.sleep(300)\n")
+    script.write_text(
+        "import subprocess, time\nsubprocess.Popen(['sleep', '300'])\ntime.sleep(300)\n"
+    )
     started = start_tf2npu(["run", "--ranks", "2", "--no-npu", str(script)], tmp_path)
     try:
-        assert wait_for(started.tag, "run --quiet --report-dir", timeout=60), started.process.pid
+        assert wait_for(started.tag, "sleep 300", timeout=60), started.process.pid
         time.sleep(1)  # both ranks
         os.kill(started.process.pid, signal.SIGKILL)
         ended = finish(started, timeout=30, settle=5)
@@ -208,3 +218,31 @@ def test_a_taken_base_port_is_named(tmp_path: Path) -> None:
         f"process (rank k listens on port {port}+k); give a --base-port whose ports "
         f"{port}..{port + 1} are free, or leave it out to let the system pick free ports"
     ) in ended.err
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "message"),
+    [
+        (signal.SIGTERM, 143, "tf2npu run: interrupted by SIGTERM\n"),
+        (signal.SIGHUP, 129, "tf2npu run: interrupted by SIGHUP\n"),
+        (signal.SIGINT, 130, "tf2npu run: interrupted\n"),
+    ],
+    ids=["sigterm", "sighup", "ctrl-c"],
+)
+def test_a_signal_to_the_launcher_stops_every_rank(
+    tmp_path: Path, signum: int, code: int, message: str
+) -> None:
+    script = tmp_path / "hang.py"
+    script.write_text(
+        "import subprocess, time\nsubprocess.Popen(['sleep', '300'])\ntime.sleep(300)\n"
+    )
+    started = start_tf2npu(["run", "--ranks", "2", "--no-npu", str(script)], tmp_path)
+    try:
+        assert wait_for(started.tag, "sleep 300", timeout=60), "the ranks never started"
+        time.sleep(1)  # both ranks
+        os.kill(started.process.pid, signum)
+        ended = finish(started, timeout=30)
+    finally:
+        stop_group(started.process.pid)
+    assert (ended.code, ended.left, ended.traceback) == (code, (), False), ended.err
+    assert ended.err.endswith(message)

@@ -41,6 +41,7 @@ SUMMARY_KEYS = {
     "fusion_instances_unmatched": list,
     "injected_faults": list,
     "races": list,
+    "write_errors": list,
 }
 
 

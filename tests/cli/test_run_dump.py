@@ -6,13 +6,15 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tf2npu.artifacts import dump as dumpfile
+from tf2npu.artifacts import gegraph
 from tf2npu.cli.main import main
-from tf2npu.debug import gegraph
+from tf2npu.testing.hostile import run_tf2npu
 
 EXE = Path(sys.executable).with_name("tf2npu")
 
@@ -117,3 +119,99 @@ def test_dump_ge_graph_writes_the_graph_json_where_dump_graph_path_says(tmp_path
     assert files and all(f.startswith("ge_proto_") and f.endswith("_Build.json") for f in files)
     ops = [op for f in files for g in gegraph.load(tmp_path / "g" / f) for op in g.ops]
     assert any(op.pass_name for op in ops)
+
+
+# -- a full disk: the error on stderr, exit 1, run_summary.json, no cut-short file ------------
+
+BIG = """\
+import numpy as np
+import tensorflow as tf
+x = tf.compat.v1.placeholder(tf.float32, [256, 512])
+w = tf.compat.v1.Variable(np.ones([512, 512], np.float32))
+loss = tf.reduce_mean(tf.matmul(x, w))
+train = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+with tf.compat.v1.Session() as s:
+    s.run(tf.compat.v1.global_variables_initializer())
+    for _ in range(3):
+        print("loss", s.run([train, loss], {x: np.ones([256, 512], np.float32)})[1])
+"""
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MB tmpfs (root only): the 1 MB variable and the dumped tensors do not fit."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a 1 MB tmpfs (a real full disk)")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], check=False
+    )
+    if done.returncode != 0:
+        pytest.skip("mount -t tmpfs is not permitted here")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--record", "--report-dir", "{disk}/rec"], "tf2npu run: error: cannot write '{disk}/rec/variables.npz': No space left on device; free space on that disk (or give a folder on another), then run again"),
+        (["--dump", "{disk}/dump", "--report-dir", "rep"], "tf2npu run: error: writing the dump under {disk}/dump failed: [Errno 28] No space left on device; free space on that disk (or give a folder on another), then run again"),
+    ],
+    ids=["record", "dump"],
+)  # fmt: skip
+def test_a_full_disk_ends_the_run_with_the_error(
+    tmp_path: Path, full_disk: Path, flags: list[str], message: str
+) -> None:
+    (tmp_path / "big.py").write_text(BIG)
+    argv = ["run", "--no-npu", *(f.format(disk=full_disk) for f in flags), "big.py"]
+    ended = run_tf2npu(argv, tmp_path, timeout=240)
+    assert (ended.code, ended.left, ended.traceback) == (1, (), False), ended.err
+    assert message.format(disk=full_disk) in ended.err.splitlines()
+    report = Path(flags[flags.index("--report-dir") + 1].format(disk=full_disk))
+    summary = json.loads((tmp_path / report / "run_summary.json").read_text())
+    assert summary["exit_status"] == 0 and summary["write_errors"]
+    assert not list(full_disk.glob("**/*.partial"))
+    if "--dump" in flags:
+        assert summary["dumps"][0]["complete"] is False
+        for raw in full_disk.glob("dump/**/*.*.*.*"):  # what is there is whole
+            if raw.is_file() and dumpfile.parse_npu(raw.name) is not None:
+                dumpfile.read_nano(raw)
+
+
+PROFILED = """\
+import numpy as np
+import tensorflow as tf
+from npu_bridge.npu_init import *
+x = tf.placeholder(tf.float32, [64, 128], name="x")
+w = tf.Variable(np.ones([128, 128], np.float32) / 128, name="w")
+loss = tf.reduce_mean(tf.matmul(x, w), name="loss")
+train = tf.train.GradientDescentOptimizer(1e-6).minimize(loss)
+with tf.Session(config=npu_config_proto()) as sess:
+    sess.run(tf.global_variables_initializer())
+    for _ in range(5):
+        sess.run([train, loss], {x: np.ones([64, 128], np.float32)})
+"""
+
+
+def test_a_full_disk_under_profile_is_named_and_the_profile_marked(
+    tmp_path: Path, full_disk: Path
+) -> None:
+    (tmp_path / "train.py").write_text(PROFILED)
+    (full_disk / "filler").write_bytes(b"\0" * (1000 << 10))
+    ended = run_tf2npu(["run", "--profile", f"{full_disk}/prof", "train.py"], tmp_path, timeout=240)
+    assert (ended.code, ended.left, ended.traceback) == (1, (), False), ended.err
+    lines = ended.err.splitlines()
+    assert any(
+        line.startswith(f"tf2npu run: error: cannot write '{full_disk}/prof/PROF_")
+        and line.endswith(
+            "': No space left on device; free space on that disk (or give a folder on another), then run again"
+        )
+        for line in lines
+    ), ended.err
+    assert "not analysed:" in ended.err and "profile.html" not in ended.err
+    summary = json.loads((tmp_path / "tf2npu-run" / "run_summary.json").read_text())
+    assert summary["profiles"][0]["complete"] is False

@@ -240,10 +240,10 @@ def test_a_signal_stops_verify_and_its_trials(
 
 def test_sigkill_of_verify_kills_its_trials(tmp_path: Path) -> None:
     script = tmp_path / "hang.py"
-    script.write_text("import time\ntime.sleep(300)\n")
+    script.write_text(HANGING)  # the trial and the `sleep 300` it starts must both go
     started = start_tf2npu(["verify", str(script), str(script), "--out", "o"], tmp_path)
     try:
-        assert wait_for(started.tag, str(script), timeout=120), "the trials never started"
+        assert wait_for(started.tag, "sleep 300", timeout=120), "the trials never started"
         os.kill(started.process.pid, signal.SIGKILL)
         ended = finish(started, timeout=30, settle=5)
     finally:

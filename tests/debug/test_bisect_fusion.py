@@ -147,6 +147,25 @@ def test_no_fusion_fired(tmp_path: Path) -> None:
     assert result.verdict == "no_fusion" and bench.runs == 1
 
 
+@pytest.mark.parametrize(
+    ("status", "log", "why"),
+    [
+        (1, "Traceback (most recent call last):\n  File ...\nImportError: no module x\n", "exit status 1: ImportError: no module x"),
+        (124, "", "exit status 124: stopped by the timeout"),
+    ],
+)  # fmt: skip
+def test_a_failed_script_is_not_blamed_on_no_fusion(
+    tmp_path: Path, status: int, log: str, why: str
+) -> None:
+    result, bench = run(tmp_path, FakeLab(FIRED, fail_status=status, fail_log=log))
+    assert result.verdict == "script_failed" and bench.runs == 1
+    assert result.message == (
+        f"the run with every fusion on failed ({why}) before any fusion rule fired; fix the "
+        "script, or give --timeout if it was stopped too early, then bisect again (its log: "
+        f"{tmp_path / 'out' / 'trials' / '01-all-on' / 'trial.log'})"
+    )
+
+
 def test_two_instances_at_fault_give_the_rule(tmp_path: Path) -> None:
     pair = frozenset(
         {("matmul_biasadd", "matmul_biasadd/1"), ("matmul_biasadd", "matmul_biasadd/6")}

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tf2npu.artifacts.gegraph import GeOp, TensorDesc
 from tf2npu.debug.compare import (
     ERROR,
     FAIL,
@@ -20,7 +21,6 @@ from tf2npu.debug.compare import (
     diff_pair,
     read_npy,
 )
-from tf2npu.debug.gegraph import GeOp, TensorDesc
 from tf2npu.debug.matching import TensorFile, TensorPair
 from tf2npu.debug.metrics import ALGORITHMS, CHUNK
 from tf2npu.debug.tolerance import Tolerances

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tf2npu.debug.gegraph import GeOp, TensorDesc
+from tf2npu.artifacts.gegraph import GeOp, TensorDesc
 from tf2npu.debug.matching import Plan, TensorPair, load_tree, plan_compare, vendor_index
 from tf2npu.errors import UsageError
 from tf2npu.testing.dumptrees import (

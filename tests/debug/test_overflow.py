@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tf2npu.artifacts import gegraph
 from tf2npu.artifacts.dump import NpuFileName, opdebug_name
-from tf2npu.debug import gegraph
-from tf2npu.debug.gegraph import GeGraph, GeOp, TensorDesc
+from tf2npu.artifacts.gegraph import GeGraph, GeOp, TensorDesc
 from tf2npu.debug.overflow import (
     DataFile,
     analyse,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tf2npu.debug.gegraph import GeOp
+from tf2npu.artifacts.gegraph import GeOp
 from tf2npu.debug.overflow_fix import Fix, propose_fix, user_types
 
 

@@ -71,8 +71,11 @@ def test_read_steps_without_a_record_names_the_file_and_the_fix(tmp_path: Path) 
             '{"run": "x", "signature": 1, "train": true, "step": 1, "npu": false, "scalars": {}}',
             "invalid literal",
         ),
+        ("[1, 2, 3]", "list indices must be integers"),
+        ('{"run": 1e999, "signature": 1, "train": true, "step": 1, "npu": false, "scalars": {}}', "cannot convert float infinity to integer"),
+        ("[" * 100_000, "JSON nested too deep"),
     ],
-)
+)  # fmt: skip
 def test_a_broken_line_is_named_with_its_number(tmp_path: Path, line: str, why: str) -> None:
     good = json.dumps(_record(0, 1, {"loss:0": 1.0}))
     (tmp_path / "steps.jsonl").write_text(good + "\n" + line + "\n", encoding="utf-8")

@@ -55,6 +55,7 @@ def test_environment_of_a_deterministic_trial() -> None:
         "PYTHONPATH": os.pathsep.join([ROOT, "/a"]),
         "TF_CPP_MIN_LOG_LEVEL": "2",
         "TF_ENABLE_ONEDNN_OPTS": "0",
+        "TF_NUM_INTEROP_THREADS": "1",
         "TF2NPU_X": "1",
     }
 

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from tf2npu.artifacts import dump as dumpfile
-from tf2npu.debug import gegraph
+from tf2npu.artifacts import gegraph
 
 pytestmark = [
     pytest.mark.tf,

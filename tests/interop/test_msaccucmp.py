@@ -166,8 +166,8 @@ def test_bool_rows_are_msaccucmps(vendor, tmp_path: Path) -> None:
     column for column (values, messages, Index, DataType)."""
     import numpy as np
 
-    from tf2npu.debug import gegraph
-    from tf2npu.debug.gegraph import GeGraph, GeOp, TensorDesc
+    from tf2npu.artifacts import gegraph
+    from tf2npu.artifacts.gegraph import GeGraph, GeOp, TensorDesc
 
     step = tmp_path / "npu" / "20260101120000" / "0" / "GeOp1_0_1" / "1" / "0"
     step.mkdir(parents=True)

@@ -115,6 +115,15 @@ def test_asked_gives_every_session_one_inter_op_thread_of_its_own() -> None:
     assert state.summary()["schedule"] == "one inter-op thread"  # type: ignore[index]
 
 
+def test_a_server_session_keeps_no_pool_of_its_own() -> None:
+    """A multi-rank job's sessions run on their server: TF refuses per-session pools there
+    ("Distributed session does not support session thread pool options")."""
+    config = tf.compat.v1.ConfigProto()
+    state = determinism.Determinism(requested_by="--deterministic")
+    fixed = state.session_config(config, "grpc://127.0.0.1:2222")
+    assert (fixed.inter_op_parallelism_threads, fixed.use_per_session_threads) == (1, False)
+
+
 def test_a_stock_session_runs_with_the_fixed_schedule(enabled: list[bool]) -> None:
     context().determinism.requested_by = determinism.CLI_FLAG
     with tf.compat.v1.Session(graph=_graph(0)) as sess:
@@ -212,3 +221,18 @@ def test_an_estimator_script_repeats_bit_for_bit(tmp_path: Path) -> None:
     assert first == second
     summary = json.loads((tmp_path / "r0" / "run_summary.json").read_text())
     assert summary["deterministic"]["reproducible"] is True, summary["deterministic"]
+
+
+@pytest.mark.slow
+def test_a_two_rank_job_runs_deterministic(tmp_path: Path) -> None:
+    """Each rank's sessions run on its server, which refuses a per-session thread pool."""
+    script = Path(__file__).resolve().parents[2] / "examples" / "tf1" / "horovod_style.py"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RANK_", "TF2NPU_CLUSTER"))}
+    argv = [str(EXE), "run", "--quiet", "--ranks", "2", "--deterministic", "--report-dir",
+            str(tmp_path / "r"), str(script)]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    finals = [
+        line.split("final_loss=")[1] for line in done.stdout.splitlines() if "final_loss=" in line
+    ]
+    assert len(finals) == 2 and finals[0] == finals[1]

@@ -12,7 +12,7 @@ import pytest
 from tests.runtime.conftest import npu_config, tf
 
 from tf2npu.artifacts import dump as dumpfile
-from tf2npu.debug import gegraph
+from tf2npu.artifacts import gegraph
 
 pytestmark = pytest.mark.tf
 

@@ -30,7 +30,7 @@ def _race_graph(ordered: bool) -> tuple[Any, Any, Any]:
     return graph, train, (init, loss)
 
 
-@pytest.mark.parametrize("npu", [False, True])
+@pytest.mark.parametrize("npu", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_a_race_is_warned_once_with_both_lines(npu: bool, caplog: pytest.LogCaptureFixture) -> None:
     graph, train, (init, loss) = _race_graph(ordered=False)
     config = npu_config() if npu else None

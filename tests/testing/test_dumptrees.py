@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tf2npu.artifacts import gegraph
 from tf2npu.artifacts.dump import find_step_dirs
-from tf2npu.debug import gegraph
 from tf2npu.testing.dumptrees import (
     write_dense_golden,
     write_fused_npu,

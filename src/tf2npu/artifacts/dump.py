@@ -37,6 +37,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import functools
 import math
@@ -50,7 +51,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from tf2npu.fs import walk
+from tf2npu.fs import open_regular, walk
 
 __all__ = [
     "OPDEBUG_PREFIX",
@@ -384,10 +385,15 @@ def save_npy(path: str | Path, array: np.ndarray[Any, Any]) -> None:
     array = np.asarray(array)
     header = _NPY_FORMAT.header_data_from_array_1_0(array)
     data = array.T if header["fortran_order"] else np.ascontiguousarray(array)
-    with open(path, "wb", buffering=0) as stream:
-        _NPY_FORMAT.write_array_header_1_0(stream, header)
-        if data.nbytes:
-            _write_all(stream, data.data.cast("B"))
+    try:
+        with open(path, "wb", buffering=0) as stream:
+            _NPY_FORMAT.write_array_header_1_0(stream, header)
+            if data.nbytes:
+                _write_all(stream, data.data.cast("B"))
+    except BaseException:  # a disk full mid-write: no cut-short file that reads as a tensor
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
 
 
 def _write_all(stream: Any, view: memoryview) -> None:
@@ -718,11 +724,16 @@ def write_nano(
     ins = [None if v is None else _c_order(v) for v in inputs]
     outs = [None if v is None else _c_order(v) for v in outputs]
     header = nano_header(ins, outs, origins)
-    with open(path, "wb", buffering=0) as stream:
-        _write_all(stream, memoryview(header))
-        for array in (*ins, *outs):
-            if array is not None and array.nbytes:
-                _write_all(stream, array.data.cast("B"))
+    try:
+        with open(path, "wb", buffering=0) as stream:
+            _write_all(stream, memoryview(header))
+            for array in (*ins, *outs):
+                if array is not None and array.nbytes:
+                    _write_all(stream, array.data.cast("B"))
+    except BaseException:  # a disk full mid-write: no cut-short file that reads as an op's
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
     return sum(a.nbytes for a in (*ins, *outs) if a is not None)
 
 
@@ -824,9 +835,9 @@ def read_nano(path: str | Path) -> NanoDump:
 
     Raises:
         ValueError: not a raw dump file, or its size is not header + data (truncated).
-        OSError: it cannot be read.
+        OSError: it cannot be read, or is no regular file (a FIFO, a device: never blocks).
     """
-    with open(path, "rb") as stream:
+    with open_regular(path) as stream:
         head = stream.read(8)
         if len(head) < 8:
             raise ValueError(f"{path}: {len(head)} bytes, too short for a raw dump file")
@@ -860,7 +871,7 @@ def load_nano_tensor(path: str | Path, kind: Kind, index: int) -> np.ndarray[Any
             f"{path}: {kind} {index} has shape {tensor.shape} of {tensor.dtype} "
             f"({count * dtype.itemsize} bytes) but {tensor.size} bytes of data"
         )
-    with open(path, "rb") as stream:
+    with open_regular(path) as stream:
         stream.seek(tensor.offset)
         data = stream.read(count * dtype.itemsize)
     array = np.frombuffer(data, dtype, count).reshape(tensor.shape)

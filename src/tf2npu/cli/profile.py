@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tf2npu.cli import exit_codes
 from tf2npu.cli.npu_flags import add_option_flag
-from tf2npu.cli.paths import path_arg
+from tf2npu.cli.paths import check_output_dir, path_arg
 from tf2npu.errors import UsageError
 
 NAME = "profile"
@@ -108,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
         del command[0]
     if not command:
         raise UsageError("no SCRIPT given; e.g. tf2npu profile -- train.py --epochs 1")
+    check_output_dir(args.out, "--out")  # before `run` would name its own --report-dir
     argv = ["run", "--profile", str(args.out), "--profile-steps", f"0-{args.steps - 1}"]
     argv += ["--report-dir", str(args.out)]
     for item in args.option:

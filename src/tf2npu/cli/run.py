@@ -93,9 +93,10 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
                               does; --strict-options makes them an error)
   exit_status                 the script's exit status
   job_environment             RANK_SIZE, RANK_ID, DEVICE_ID, ... set because they were unset
-  dumps                       per dump folder: path, files written, tensor bytes
+  dumps                       per dump folder: path, files written, tensor bytes, complete
   profiles                    per profile (--profile, profiling_mode): its PROF_* folder,
-                              traced runs, advice findings by severity (docs/profile.md)
+                              traced runs, advice findings by severity, complete
+                              (docs/profile.md)
   deterministic               null, or {requested_by, reproducible, op_determinism, schedule,
                               problems}: --deterministic / deterministic=1, the schedule it
                               fixed ("one inter-op thread") and what keeps the run from being
@@ -105,6 +106,7 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
   races                       per variable read and assigned in one run with nothing ordering
                               them: {variable, read, read_op, read_at, write, write_op,
                               write_at, message, fix} (docs/run.md, "Variable races")
+  write_errors                what could not be written at the end (a full disk); exit 1
   distributed                 in a multi-rank job: rank, size, last training loss, and per
                               HCCL op the collectives run and the bytes they reduced or sent
 Without --report-dir it goes to ./tf2npu-run, and the summary says so.
@@ -343,7 +345,7 @@ def run(args: argparse.Namespace) -> int:
         for name in job:  # the script's lifetime only: a caller of main() keeps its environment
             os.environ.pop(name, None)
     wall = time.perf_counter() - start
-    dumps = _finish_dumps()
+    dumps, unwritten = _finish_dumps()
     summary = stats.summary(wall_seconds=wall, exit_status=status)
     summary["job_environment"] = job
     summary["dumps"] = dumps
@@ -352,6 +354,7 @@ def run(args: argparse.Namespace) -> int:
     summary["fusion_instances_unmatched"] = runtime.context().fusion_instances.unmatched()
     summary["injected_faults"] = runtime.context().injected_faults.summary()
     summary["races"] = runtime.context().races.summary()
+    summary["write_errors"] = unwritten
     if counter is not None:
         summary["distributed"] = counter.summary()
     json_path = plan.report_dir / SUMMARY_FILE
@@ -361,7 +364,7 @@ def run(args: argparse.Namespace) -> int:
         print_summary(summary, console, plan=plan, json_path=json_path)
         if args.report_dir == DEFAULT_REPORT_DIR:
             _name_default_report_dir(console)
-    if not written and status == exit_codes.OK:
+    if (unwritten or not written) and status == exit_codes.OK:
         return exit_codes.FINDINGS
     return status
 
@@ -518,18 +521,21 @@ def _profiles() -> list[dict[str, Any]]:
             severities[name] = severities.get(name, 0) + 1
         out.append(
             {"path": str(instrument.directory), "traced_runs": instrument.iterations,
-             "findings": severities}
+             "findings": severities, "complete": analysis is not None}
         )  # fmt: skip
     return out
 
 
-def _finish_dumps() -> list[dict[str, Any]]:
-    """Wait for the dump writers; what each dump folder received."""
+def _finish_dumps() -> tuple[list[dict[str, Any]], list[str]]:
+    """Wait for the dump writers; what each dump folder received, and what could not be
+    written (said on stderr: a full disk ends the run with exit 1, not a traceback)."""
     from tf2npu.runtime.dump import dump_figures
 
     ctx = runtime.context()
-    ctx.close()
-    return dump_figures(ctx)
+    unwritten = ctx.close()
+    for problem in unwritten:
+        print(f"tf2npu run: error: {problem}", file=sys.stderr)
+    return dump_figures(ctx), unwritten
 
 
 def _flags(args: argparse.Namespace) -> dict[str, str]:
@@ -680,6 +686,10 @@ def _rows(summary: dict[str, Any], plan: RunPlan) -> list[tuple[str, Text]]:
 
 
 def _profile_text(profile: dict[str, Any]) -> str:
+    if not profile.get("complete", True):
+        return (
+            f"{profile['traced_runs']} traced runs, not analysed: {profile['path']} (error above)"
+        )
     findings = ", ".join(f"{n} {s}" for s, n in profile["findings"].items()) or "no advice"
     return f"{profile['traced_runs']} traced runs, {findings}: {profile['path']}/profile.html"
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from tf2npu.debug.bisect import Bench, Config, Judge, Trial, halve, log2_runs
 from tf2npu.debug.bisect_metric import FusionInstance, Metric
+from tf2npu.debug.trials import LOG_FILE, TrialResult
 
 __all__ = ["FOUND", "FusionResult", "bisect_fusion", "bound", "grown"]
 
@@ -37,6 +38,7 @@ class FusionResult:
 
     verdict: str
     """``instance`` (found, verified), ``rule`` (the rule, not one instance), ``no_fusion``,
+    ``script_failed`` (the all-on run failed, no rule fired),
     ``on_matches_off``, ``off_fails``, ``inconclusive``."""
     message: str
     rule: str | None = None
@@ -72,6 +74,13 @@ def bisect_fusion(
     """
     on = bench.trial("all-on", Config())
     instances = _unique(on.evidence.instances)
+    if not instances and on.evidence.status != 0:  # it may have failed before any fusion
+        return FusionResult(
+            "script_failed",
+            f"the run with every fusion on failed (exit status {on.evidence.status}: "
+            f"{_failure(on)}) before any fusion rule fired; fix the script, or give --timeout "
+            f"if it was stopped too early, then bisect again (its log: {on.folder / LOG_FILE})",
+        )
     if not instances:
         return FusionResult(
             "no_fusion",
@@ -101,6 +110,13 @@ def bisect_fusion(
             rule, culprit, rules, len(members), limit, members[culprit],
         )  # fmt: skip
     return _rule_only(bench, judge, rule, culprit, rules, len(members), limit)
+
+
+def _failure(trial: Trial) -> str:
+    """What a failed trial ended with, from its log."""
+    return TrialResult(
+        trial.evidence.status, trial.folder, {}, 0.0, trial.folder / LOG_FILE
+    ).failure()
 
 
 def _check_reference(

@@ -31,22 +31,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, cast
 
+from tf2npu.artifacts import gegraph
 from tf2npu.artifacts.dump import (
     GoldenFile,
     NpuFile,
     StepDir,
     find_step_dirs,
     golden_key,
+    is_nano,
     iter_tensor_files,
     numpy_dtype,
     parse_npu,
     read_nano,
     sanitize,
 )
-from tf2npu.debug import gegraph
-from tf2npu.debug.gegraph import GeGraph, GeOp
+from tf2npu.artifacts.gegraph import GeGraph, GeOp
 from tf2npu.debug.tolerance import PRECISION_BITS, coarsest
 from tf2npu.errors import UsageError
+from tf2npu.fs import open_regular
 
 __all__ = [
     "INPUT_OP_TYPES",
@@ -423,8 +425,8 @@ class _OpFiles:
 
 def _npu_files(step: StepDir) -> dict[str, _OpFiles]:
     """Tensor files per op name (as in file names); the newest file of each tensor. A raw
-    device file gives every tensor its header lists (a header that cannot be read gives none,
-    and compare says so for the op's tensors: they have no file)."""
+    device file gives every tensor its header lists (a header that cannot be read gives output 0,
+    whose load then fails with the reason)."""
     ops: dict[str, _OpFiles] = {}
     for name, parsed in iter_tensor_files(step):
         if not isinstance(parsed, NpuFile) or parsed.ext not in ("npy", "raw"):
@@ -443,10 +445,20 @@ def _npu_files(step: StepDir) -> dict[str, _OpFiles]:
 
 
 def _raw_members(path: Path) -> list[tuple[Kind, int]]:
+    """The tensors a raw file's header lists; a file that cannot be read (damaged, cut short,
+    a FIFO) stands for its op's output 0, so the comparison tries it and says why it failed
+    (an ``error`` row) instead of leaving the op out as unmatched: no false pass."""
     try:
         return list(read_nano(path).present())
-    except (OSError, ValueError):
-        return []
+    except OSError:
+        return [("output", 0)]
+    except ValueError:  # a TLV file cut short is damaged; another layout needs converting
+        try:
+            with open_regular(path) as stream:
+                tlv = is_nano(stream.read(12))
+        except OSError:
+            tlv = True
+        return [("output", 0)] if tlv else []
 
 
 def _ops(graph: GeGraph | None, files: dict[str, _OpFiles]) -> list[tuple[GeOp, _OpFiles | None]]:

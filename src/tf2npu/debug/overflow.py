@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tf2npu.artifacts import gegraph
 from tf2npu.artifacts.dump import (
     Kind,
     TensorStats,
@@ -38,8 +39,7 @@ from tf2npu.artifacts.dump import (
     tensor_stats,
 )
 from tf2npu.artifacts.dump import graph_json_of as dump_graph_json_of
-from tf2npu.debug import gegraph
-from tf2npu.debug.gegraph import GeGraph, GeOp
+from tf2npu.artifacts.gegraph import GeGraph, GeOp
 from tf2npu.debug.opdebug import (
     OpdebugName,
     OpdebugRecord,

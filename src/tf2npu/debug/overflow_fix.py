@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tf2npu.debug.gegraph import GeOp
+from tf2npu.artifacts.gegraph import GeOp
 
 __all__ = ["FLOAT16", "FUSED_OP_ROOTS", "Fix", "propose_fix"]
 

@@ -30,6 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from tf2npu.atomic import write_text_atomic
+from tf2npu.config.jsonfile import parse_json, short_repr
+from tf2npu.errors import ConfigError
+from tf2npu.fs import read_regular
 
 __all__ = [
     "COMPILES",
@@ -381,6 +384,16 @@ def load(directory: str | Path) -> RawProfile:
         raise ValueError(f"{os.fspath(root)}: no device_*/data folder; not a profile folder")
     data = data_dirs[0]
     meta = _read_json(data / META) if (data / META).exists() else {}
+    try:
+        return _profile(root, data, meta)
+    except (TypeError, AttributeError, KeyError) as err:  # JSON of another shape
+        raise ValueError(
+            f"{os.fspath(data)}: a file holds JSON of another shape than the profiler writes "
+            f"({type(err).__name__}: {err}); profile the run again"
+        ) from None
+
+
+def _profile(root: Path, data: Path, meta: dict[str, Any]) -> RawProfile:
     profile = RawProfile(
         directory=root,
         device_id=int(meta.get("device_id", 0)),
@@ -399,8 +412,8 @@ def load(directory: str | Path) -> RawProfile:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as err:
+        value = parse_json(read_regular(path).decode("utf-8"), str(path))
+    except (OSError, ConfigError, UnicodeDecodeError) as err:
         raise ValueError(f"{path}: cannot read it as JSON ({err})") from None
     if not isinstance(value, dict):
         raise ValueError(f"{path}: not a JSON object")
@@ -412,14 +425,19 @@ def _lines(path: Path) -> Iterator[dict[str, Any]]:
     a crash is skipped."""
     if not path.exists():
         return
-    with open(path, encoding="utf-8") as handle:
-        lines = handle.read().splitlines()
+    try:
+        lines = read_regular(path).decode("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path}: cannot read it ({err})") from None
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            yield json.loads(line)
-        except json.JSONDecodeError:
+            item = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
             if number == len(lines):
                 return
             raise ValueError(f"{path}:{number}: not a JSON line") from None
+        if not isinstance(item, dict):
+            raise ValueError(f"{path}:{number}: not a JSON object ({short_repr(item)})")
+        yield item

@@ -102,8 +102,10 @@ def _parse(line: str, path: Path, number: int) -> StepRecord:
             scalars={str(k): None if v is None else float(v) for k, v in scalars.items()},
             nonfinite=tuple(str(name) for name in data.get("nonfinite", ())),
         )
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, OverflowError, RecursionError) as exc:
         why = f"no key {exc.args[0]!r}" if isinstance(exc, KeyError) else str(exc)
+        if isinstance(exc, RecursionError):
+            why = "JSON nested too deep"
         raise ConfigError(
             f"{path}:{number}: not a step record ({why}); the file is written by "
             f"`tf2npu run --record`, re-record the run rather than editing it"

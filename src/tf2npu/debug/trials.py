@@ -177,7 +177,10 @@ def trial_environment(trial: Trial, base: Mapping[str, str] | None = None) -> di
 
     tf2npu is made importable in the child whatever the caller's ``sys.path``; TensorFlow's
     C++ INFO and warning lines are hidden unless the caller chose a level; a deterministic
-    trial gets ``TF_ENABLE_ONEDNN_OPTS=0`` (oneDNN kernels are not run-to-run reproducible).
+    trial gets what ``--deterministic`` sets before TensorFlow is imported
+    (:data:`tf2npu.runtime.determinism.ENVIRONMENT`: ``TF_ENABLE_ONEDNN_OPTS=0``, since oneDNN
+    kernels are not run-to-run reproducible, and ``TF_NUM_INTEROP_THREADS=1``, a fixed
+    schedule).
     """
     env = dict(os.environ if base is None else base)
     package_root = str(Path(tf2npu.__file__).resolve().parents[1])
@@ -186,7 +189,9 @@ def trial_environment(trial: Trial, base: Mapping[str, str] | None = None) -> di
         env["PYTHONPATH"] = os.pathsep.join([package_root, *paths])
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if trial.deterministic:
-        env["TF_ENABLE_ONEDNN_OPTS"] = "0"
+        from tf2npu.runtime.determinism import ENVIRONMENT
+
+        env.update(ENVIRONMENT)
     env.update(trial.env)
     return env
 

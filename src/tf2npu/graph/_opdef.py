@@ -11,17 +11,11 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from tf2npu.dtypes import REF_OFFSET
 from tf2npu.graph.ir import FunctionGraph, Graph, Node
 from tf2npu.graph.npu_ops import npu_layout
 
 Layout = tuple[tuple[str, tuple[int | None, ...]], ...]
-
-REF_OFFSET = 100  # DT_FLOAT_REF == DT_FLOAT + 100 in types.proto
-
-
-def base_dtype(dtype: int) -> int:
-    """``dtype`` without its ref flag (``DT_FLOAT_REF`` -> ``DT_FLOAT``)."""
-    return dtype - REF_OFFSET if dtype > REF_OFFSET else dtype
 
 
 @functools.cache

@@ -363,16 +363,11 @@ def sinks(graph: Graph) -> list[str]:
     the variables' initializers (a run is a step, not the initialization) and the reads each
     variable makes of itself when it is built (``w/Read/ReadVariableOp``, ``w/read``)."""
     found = []
-    variables = _RESOURCE_VARIABLES | _REF_VARIABLES
     for node in graph:
-        if graph.has_readers(node.name) or _initializes(graph, node) or node.op in _NOT_READS:
+        if graph.has_readers(node.name) or node.op in _NOT_READS:
             continue
-        if node._inputs and graph.get(node._inputs[0].node) is not None:
-            if (
-                node.op in ("ReadVariableOp", "Identity")
-                and graph[node._inputs[0].node].op in variables
-            ):
-                continue
+        if _initializes(graph, node) or _own_read(graph, node):
+            continue
         if (
             node.op == "NoOp"
             and node._control
@@ -381,6 +376,14 @@ def sinks(graph: Graph) -> list[str]:
             continue  # tf.global_variables_initializer()
         found.append(node.name)
     return found
+
+
+def _own_read(graph: Graph, node: Node) -> bool:
+    """Whether ``node`` reads a variable directly (``w/Read/ReadVariableOp``, ``w/read``)."""
+    if node.op not in ("ReadVariableOp", "Identity") or not node._inputs:
+        return False
+    source = graph.get(node._inputs[0].node)
+    return source is not None and source.op in _RESOURCE_VARIABLES | _REF_VARIABLES
 
 
 def _initializes(graph: Graph, node: Node) -> bool:

@@ -13,6 +13,7 @@ are made per session by the factories in :data:`SESSION_INSTRUMENTS`.
 
 from __future__ import annotations
 
+import errno
 import itertools
 import threading
 import weakref
@@ -128,12 +129,33 @@ class RuntimeContext:
             self._run_steps[run] = step + 1
             return step
 
-    def close(self) -> None:
-        """Flush every instrument (``tf2npu run`` at exit)."""
+    def close(self) -> list[str]:
+        """Flush every instrument (``tf2npu run`` at exit), each one even when another could
+        not write (a full disk); what could not be written, one message each."""
+        problems = []
         for instrument in self.instruments:
-            instrument.close()
+            try:
+                instrument.close()
+            except OSError as exc:
+                problems.append(_write_problem(exc))
         for writer in list(self.dump_writers.values()):
-            writer.flush()
+            try:
+                writer.flush()
+            except OSError as exc:
+                problems.append(_write_problem(exc))
+        return problems
+
+
+def _write_problem(exc: OSError) -> str:
+    """``exc`` as one line naming the file and the fix."""
+    where = (
+        f"cannot write {exc.filename!r}: {exc.strerror}"
+        if exc.filename
+        else str(exc).removeprefix("tf2npu: ")
+    )
+    if exc.errno == errno.ENOSPC or "No space left" in where:
+        where += "; free space on that disk (or give a folder on another), then run again"
+    return where
 
 
 SessionInstrumentFactory = Callable[["NpuOptions", RuntimeContext], RunInstrument | None]

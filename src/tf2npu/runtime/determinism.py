@@ -78,11 +78,13 @@ class Determinism(RunInstrument):
             self.requested_by = self.requested_by or asked
             self._apply(session.graph)
 
-    def session_config(self, config: Any) -> Any:
+    def session_config(self, config: Any, target: str = "") -> Any:
         """The ``ConfigProto`` a session made now runs with: ``config`` (not changed) when
         nothing asks for determinism, else a copy that runs ops on one inter-op thread of the
         session's own (the global pool may have been made with more before determinism was
-        asked)."""
+        asked). A session on a server (``target``, a multi-rank job) cannot have a pool of its
+        own ("Distributed session does not support session thread pool options"): it runs on
+        its server's pool, which ``TF_NUM_INTEROP_THREADS=1`` gives one thread."""
         if self.requested_by is None:
             return config
         from tensorflow.core.protobuf import config_pb2
@@ -91,8 +93,9 @@ class Determinism(RunInstrument):
         if config is not None:
             fixed.CopyFrom(config)
         fixed.inter_op_parallelism_threads = 1
-        fixed.use_per_session_threads = True
-        del fixed.session_inter_op_thread_pool[:]  # a named pool would win over the two above
+        if not target:
+            fixed.use_per_session_threads = True
+            del fixed.session_inter_op_thread_pool[:]  # a named pool would win over the above
         with self._lock:
             self.sessions_scheduled += 1
         return fixed

@@ -8,7 +8,7 @@ Three run instruments share one mechanism, :class:`TensorDump`:
   outputs are written per step as the device writes them: one raw file per op, in the TLV
   layout msaccucmp reads without CANN, and the model's graph JSON in ``<dump_path>/graph/``
   so fused and cast ops map back to the user's ops (:mod:`tf2npu.artifacts.dump`,
-  :mod:`tf2npu.debug.gegraph`).
+  :mod:`tf2npu.artifacts.gegraph`).
 * **Overflow dump** (``enable_dump_debug``, ``dump_debug_mode``): the same ops are checked each
   step; an op whose float16 output saturates (\\|x\\| >= 65504) or whose float output turns
   Inf/NaN while its inputs are finite gets an ``Opdebug`` record plus its input and output
@@ -44,9 +44,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from tf2npu.artifacts import dump as dumpfile
+from tf2npu.artifacts import gegraph
 from tf2npu.artifacts.dump import Kind, NpuFileName
 from tf2npu.config.dump_steps import DumpSteps
-from tf2npu.debug import gegraph
 from tf2npu.runtime.instruments import RunHook, RunInstrument, RunSignature, SyncEvent
 
 if TYPE_CHECKING:
@@ -500,6 +500,8 @@ class DumpWriter:
         self._thread = threading.Thread(target=self._loop, name="tf2npu-dump", daemon=True)
         self._thread.start()
         self._error: BaseException | None = None
+        self.failure = ""
+        """Why the dump was cut short (the first write error), "" while it is complete."""
         atexit.register(self.flush)
 
     # -- producers (the run's thread) --------------------------------------------------------
@@ -569,6 +571,7 @@ class DumpWriter:
                     work(*args)
             except Exception as err:  # kept for flush(): the thread must live on
                 self._error = err
+                self.failure = self.failure or str(err)
                 _LOG.error("tf2npu: writing the dump under %s failed: %s", self.path, err)
             finally:
                 self._queue.task_done()
@@ -814,7 +817,7 @@ def _with_producers(graph: gegraph.GeGraph, ops: Sequence[gegraph.GeOp]) -> list
 
 def _subgraph(graph: gegraph.GeGraph, kept: Sequence[gegraph.GeOp]) -> gegraph.GeGraph:
     """``graph`` restricted to ``kept`` (in its order), with a ``Data`` op per input from
-    outside (:func:`tf2npu.debug.gegraph.with_data_inputs`), ids renumbered 0..n-1."""
+    outside (:func:`tf2npu.artifacts.gegraph.with_data_inputs`), ids renumbered 0..n-1."""
     return gegraph.with_data_inputs(replace(graph, ops=tuple(kept)))
 
 
@@ -823,5 +826,6 @@ def dump_figures(ctx: RuntimeContext) -> list[dict[str, Any]]:
     :meth:`RuntimeContext.close` has waited for the writers)."""
     return [
         {"path": os.fspath(w.path), "files": w.files, "bytes": w.bytes}
+        | ({"complete": False, "error": w.failure} if w.failure else {"complete": True})
         for w in ctx.dump_writers.values()
     ]

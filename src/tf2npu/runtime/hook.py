@@ -118,7 +118,7 @@ def _base_init(self: Any, target: str = "", graph: Any = None, config: Any = Non
         from tf2npu.runtime.distributed.world import session_args
 
         target, config = session_args(target, config)
-    _BASE_INIT[0](self, target, graph, context().determinism.session_config(config))
+    _BASE_INIT[0](self, target, graph, context().determinism.session_config(config, target))
 
 
 def _stock_new(cls: type, *args: Any, **kwargs: Any) -> Any:

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from tf2npu.artifacts.gegraph import GeGraph
     from tf2npu.config.options import NpuOptions
-    from tf2npu.debug.gegraph import GeGraph
     from tf2npu.graph.ir import Graph
     from tf2npu.graph.passes.infra import PassInstrument
     from tf2npu.graph.report.summary import GraphSummary

@@ -257,14 +257,20 @@ class OpProfile(RunInstrument):
             if self._closed:
                 return
             self._closed = True
-            self._write_meta()
-            self._writer.close()
+            try:
+                self._write_meta()
+                self._writer.close()
+            except OSError as err:  # a full disk: the profile is cut short, say where
+                raise OSError(err.errno, err.strerror, str(self.directory)) from None
         from tf2npu.debug.profile_report import analyse, write_outputs
 
         try:
             self.analysis = analyse(self.directory)
             write_outputs(self.analysis)
-        except (OSError, ValueError) as err:
+        except OSError as err:
+            self.analysis = None  # no page to point to
+            raise OSError(err.errno, err.strerror, err.filename or str(self.directory)) from None
+        except ValueError as err:
             _LOG.error("tf2npu: analysing the profile in %s failed: %s", self.directory, err)
 
     def _write_meta(self) -> None:

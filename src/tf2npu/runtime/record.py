@@ -103,6 +103,8 @@ class RunRecorder(RunInstrument):
         self._scanned: dict[int, int] = {}
         self._variables_from: int | None = None
         self._captured: set[int] = set()
+        self._unwritten: OSError | None = None
+        """The first write error at a session's close, raised by :meth:`close`."""
         self.stopped_at: int | None = None
         """The step a :class:`StepLimit` stopped the script at (None: it was not stopped)."""
 
@@ -141,6 +143,8 @@ class RunRecorder(RunInstrument):
         """Read the trainable variables of ``session`` just before it closes."""
         try:
             self.capture(session)
+        except OSError as exc:  # a full disk: said when the run ends (close), not lost
+            self._unwritten = self._unwritten or exc
         except Exception as exc:  # a failed read never stops the script's close
             _LOG.warning("tf2npu: variables not recorded at session close: %s", exc)
 
@@ -169,6 +173,8 @@ class RunRecorder(RunInstrument):
             "variables_session": self._variables_from,
         }
         write_text_atomic(self._dir / RECORD_INFO_FILE, json.dumps(info, indent=2) + "\n")
+        if self._unwritten is not None:
+            raise self._unwritten
 
 
 class _RecordHook(RunHook):
@@ -254,9 +260,16 @@ def read_trainable(session: SessionInfo) -> dict[str, np.ndarray[Any, Any]]:
 def _write_npz(path: Path, values: Mapping[str, np.ndarray[Any, Any]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
-    with partial.open("wb") as stream:
-        np.savez(stream, **values)
-    os.replace(partial, path)
+    try:
+        with partial.open("wb") as stream:
+            np.savez(stream, **values)
+        os.replace(partial, path)
+    except OSError as exc:  # a disk full: no .partial left behind, the file named
+        partial.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 class StepLimit(RunInstrument):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from tf2npu.dtypes import DT_STRING, REF_OFFSET
 from tf2npu.graph.passes.lowering import GEOP_ATTR
 
 __all__ = ["mark_clusters"]
@@ -32,8 +33,6 @@ _REF_PRODUCERS = frozenset(
         "RefNextIteration",
     }
 )
-_DT_STRING = 7
-_DT_REF_OFFSET = 100
 
 
 def mark_clusters(graph_def: Any) -> int:
@@ -56,7 +55,7 @@ def _compilable(node: Any, producers: dict[str, str]) -> bool:
     if not _has_xla_kernel(node.op):
         return False
     for value in node.attr.values():
-        if value.HasField("type") and (value.type == _DT_STRING or value.type >= _DT_REF_OFFSET):
+        if value.HasField("type") and (value.type == DT_STRING or value.type >= REF_OFFSET):
             return False
     for text in node.input:
         if text.startswith("^"):

@@ -21,9 +21,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from tf2npu.artifacts import gegraph
 from tf2npu.artifacts.dump import NpuFileName, golden_name, graph_json_name, sanitize
-from tf2npu.debug import gegraph
-from tf2npu.debug.gegraph import GeGraph, GeOp, TensorDesc
+from tf2npu.artifacts.gegraph import GeGraph, GeOp, TensorDesc
 
 __all__ = [
     "BIAS_ADD",

@@ -29,6 +29,10 @@ class FakeLab:
     """GE types that break the run while float16 (all of them must be fixed)."""
     bad_nodes: frozenset[str] = frozenset()
     off_status: int = 0
+    fail_status: int = 0
+    """When not 0: every run fails with it before any fusion (a broken script), and its
+    ``trial.log`` says ``fail_log``."""
+    fail_log: str = ""
     noise: float = 1e-5
     runs: list[Config] = field(default_factory=list)
     loads: int = 0
@@ -37,6 +41,9 @@ class FakeLab:
         assert folder.is_dir() and not any(folder.iterdir())
         self.runs.append(config)
         (folder / "config.json").write_text(config.key())
+        if self.fail_status:
+            (folder / "trial.log").write_text(self.fail_log)
+            return Evidence(status=self.fail_status, seconds=0.5)
         return self.evidence(config, seconds=0.5)
 
     def load(self, folder: Path, status: int, seconds: float) -> Evidence:

@@ -52,7 +52,7 @@ def test_a_comment_is_not_code(tmp_path: Path) -> None:
 def test_bad_scripts_are_usage_errors(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="does not exist"):
         check_script(tmp_path / "missing.py")
-    with pytest.raises(UsageError, match="is a directory"):
+    with pytest.raises(UsageError, match="is a folder, not a regular file"):
         check_script(tmp_path)
     broken = tmp_path / "broken.py"
     broken.write_text("def f(:\n")

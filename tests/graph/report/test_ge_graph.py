@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from tf2npu.artifacts import gegraph
+from tf2npu.artifacts.gegraph import GeGraph, GeOp, TensorDesc
 from tf2npu.config.options import NpuOptions
-from tf2npu.debug import gegraph
-from tf2npu.debug.gegraph import GeGraph, GeOp, TensorDesc
 from tf2npu.errors import InternalError
 from tf2npu.graph.decisions import (
     CLUSTERS,

@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from tf2npu.artifacts.run_summary import LOSS_SCALE, LossScale
+from tf2npu.config.jsonfile import parse_json
 from tf2npu.debug.doctor.checks import op_summary_findings
 from tf2npu.debug.doctor.symptoms import BY_ID
-from tf2npu.errors import UsageError
+from tf2npu.errors import ConfigError, UsageError
 from tf2npu.findings import Finding, Where
+from tf2npu.fs import kind_of, read_regular
 
 __all__ = [
     "CHECK_RESULT",
@@ -77,7 +79,10 @@ def read_run_dir(path: str | Path) -> RunDir:
     folder = Path(path)
     fix = "give the --report-dir of a tf2npu run (default ./tf2npu-run)"
     if not folder.is_dir():
-        what = "is a file, not a folder" if folder.exists() else "does not exist"
+        what = "does not exist"
+        if folder.exists():
+            kind = "a file" if folder.is_file() else kind_of(folder.stat().st_mode)
+            what = f"is {kind}, not a folder"
         raise UsageError(f"--run-dir {str(path)!r} {what}; {fix}")
     summary = _json(folder / SUMMARY)
     check = _json(folder / CHECK_RESULT)
@@ -91,27 +96,51 @@ def read_run_dir(path: str | Path) -> RunDir:
 
 
 def _json(path: Path) -> Any:
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"{path} cannot be read ({exc.strerror})") from None
-    except (ValueError, UnicodeDecodeError) as exc:
+        return parse_json(read_regular(path).decode("utf-8"), str(path))
+    except OSError as exc:  # NotRegularFile: a FIFO or device named like the file
+        raise UsageError(
+            f"{path} cannot be read ({exc.strerror or exc}); give the --report-dir of a tf2npu run"
+        ) from None
+    except (ConfigError, UnicodeDecodeError) as exc:
         raise UsageError(
             f"{path} is not valid JSON ({exc}); was it written by tf2npu run?"
         ) from None
 
 
 def check_run(run: RunDir) -> list[Finding]:
-    """Every finding the folder's files give."""
-    found = list(_check_result(run))
+    """Every finding the folder's files give.
+
+    Raises:
+        UsageError: a file holds JSON of another shape than tf2npu run writes (a number where
+            a list belongs), or an op_summary CSV is no regular file.
+    """
+    try:
+        found = list(_check_result(run))
+    except (TypeError, AttributeError, KeyError, ValueError) as exc:
+        raise _shape_error(run.path / CHECK_RESULT, exc) from None
     if run.summary is not None:
-        found += _summary(run.summary, run.path)
-        found += _overflows(run)
+        try:
+            found += _summary(run.summary, run.path)
+            found += _overflows(run)
+        except (TypeError, AttributeError, KeyError, ValueError) as exc:
+            raise _shape_error(run.path / SUMMARY, exc) from None
     for csv_path in _csv_files(run.path):
-        found += op_summary_findings(csv_path.read_text(errors="replace"), str(csv_path))
+        try:
+            text = read_regular(csv_path).decode("utf-8", errors="replace")
+        except OSError as exc:
+            raise UsageError(f"{csv_path} cannot be read ({exc.strerror or exc})") from None
+        found += op_summary_findings(text, str(csv_path))
     return found
+
+
+def _shape_error(path: Path, exc: Exception) -> UsageError:
+    return UsageError(
+        f"{path} is JSON, but not as tf2npu run writes it ({type(exc).__name__}: {exc}); "
+        "give the --report-dir of a tf2npu run, or remove the edited file"
+    )
 
 
 def _check_result(run: RunDir) -> Iterator[Finding]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from tf2npu.debug.doctor.symptoms import SYMPTOMS, Symptom
 from tf2npu.errors import UsageError
 from tf2npu.findings import Finding, Where
+from tf2npu.fs import NotRegularFile, read_regular
 
 __all__ = ["HAZARDS_SOURCE", "check_script"]
 
@@ -35,13 +36,15 @@ def check_script(path: Path) -> list[Finding]:
 
 
 def _read(path: Path) -> bytes:
-    if not path.is_file():
-        what = "is a directory" if path.is_dir() else "does not exist"
-        raise UsageError(f"--script {str(path)!r} {what}; give the training script's .py file")
+    fix = "give the training script's .py file"
+    if not path.exists():
+        raise UsageError(f"--script {str(path)!r} does not exist; {fix}")
     try:
-        return path.read_bytes()
+        return read_regular(path)
+    except NotRegularFile as exc:  # a FIFO would block, /dev/zero never end
+        raise UsageError(f"--script {str(path)!r} is {exc}; {fix}") from None
     except OSError as exc:
-        raise UsageError(f"--script {str(path)!r} cannot be read ({exc.strerror})") from None
+        raise UsageError(f"--script {str(path)!r} cannot be read ({exc.strerror}); {fix}") from None
 
 
 def _hazards(raw: bytes, path: Path) -> Iterator[Finding]:

@@ -11,19 +11,19 @@ import math
 import struct
 from typing import Any
 
+from tf2npu.dtypes import DT_DOUBLE, DT_FLOAT, DT_HALF, DT_INT32, DT_INT64
 from tf2npu.graph.ir import Node
 
 __all__ = ["const_values", "scalar_like", "scalar_value"]
 
 # DataType enum -> (repeated field holding values, struct format of one packed element).
 _FIELDS: dict[int, tuple[str, str]] = {
-    1: ("float_val", "f"),  # DT_FLOAT
-    2: ("double_val", "d"),  # DT_DOUBLE
-    3: ("int_val", "i"),  # DT_INT32
-    9: ("int64_val", "q"),  # DT_INT64
-    19: ("half_val", "e"),  # DT_HALF (half_val holds the 16-bit patterns)
+    DT_FLOAT: ("float_val", "f"),
+    DT_DOUBLE: ("double_val", "d"),
+    DT_INT32: ("int_val", "i"),
+    DT_INT64: ("int64_val", "q"),
+    DT_HALF: ("half_val", "e"),  # half_val holds the 16-bit patterns
 }
-_HALF = 19
 #: Larger constants are not pattern constants; reading them would cost time for nothing.
 _MAX_ELEMENTS = 64
 
@@ -48,7 +48,7 @@ def const_values(node: Node) -> list[float] | None:
             return None
         return [float(v) for v in struct.unpack(f"<{count}{fmt}", tensor.tensor_content)]
     raw = list(getattr(tensor, field))
-    if tensor.dtype == _HALF:
+    if tensor.dtype == DT_HALF:
         raw = [struct.unpack("<e", struct.pack("<H", bits))[0] for bits in raw]
     if not raw:
         raw = [0]  # TF omits the field for an all-zero constant
@@ -78,7 +78,7 @@ def scalar_like(value_attr: Any, number: float) -> Any:
     tensor.ClearField("tensor_content")
     tensor.ClearField(field)
     tensor.ClearField("tensor_shape")
-    if tensor.dtype == _HALF:
+    if tensor.dtype == DT_HALF:
         tensor.half_val.append(struct.unpack("<H", struct.pack("<e", number))[0])
     else:
         getattr(tensor, field).append(number)

@@ -166,34 +166,42 @@ def _collect(
     forward: Mapping[str, Node],
 ) -> dict[str, Node] | str:
     region: dict[str, Node] = {}
+    memo: dict[str, bool] = {}
 
     def owned(node: Node) -> bool:
-        found = owner(_client(node), clients)
-        return found is not None and found[0] == scope
+        known = memo.get(node.name)
+        if known is None:
+            found = owner(_client(node), clients)
+            known = memo[node.name] = found is not None and found[0] == scope
+        return known
 
     for seed in seeds:
         if not owned(seed):
             return f"{seed.name} reads the pattern and is not its gradient"
     queue = list(seeds)
+    sums: dict[str, Node] = {}  # AddN readers of the region: candidates, checked when it stops
     while queue:
         while queue:
             node = queue.pop()
             if node.name in region:
                 continue
             region[node.name] = node
+            sums.pop(node.name, None)
             for near in _neighbours(graph, node):
-                if near.name not in region and near.name not in forward and owned(near):
-                    queue.append(near)
-        # AddN summing contributions to an intermediate read twice: all in, all out inside
-        for node in list(region.values()):
-            for user in graph.consumers(node):
-                if user.name in region or user.op != "AddN" or not user.name.startswith(scope):
+                if near.name in region or near.name in forward:
                     continue
-                inner = all(r.node in region for r in user.inputs)
-                readers = graph.consumers(user)
-                if inner and readers and all(r.name in region or owned(r) for r in readers):
-                    queue.append(user)
-                    queue.extend(r for r in readers if r.name not in region)
+                if owned(near):
+                    queue.append(near)
+                elif near.op == "AddN" and near.name.startswith(scope):
+                    sums[near.name] = near
+        # AddN summing contributions to an intermediate read twice: all in, all out inside
+        for name, user in list(sums.items()):
+            inner = all(r.node in region for r in user.inputs)
+            readers = graph.consumers(user)
+            if inner and readers and all(r.name in region or owned(r) for r in readers):
+                del sums[name]
+                queue.append(user)
+                queue.extend(r for r in readers if r.name not in region)
     return region
 
 

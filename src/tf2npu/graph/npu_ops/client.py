@@ -23,7 +23,7 @@ TensorFlow is imported lazily: importing this module does not import it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tf2npu.errors import InternalError
@@ -258,12 +258,31 @@ def _do_mask_v3_gradient(op: Any, grad: Any) -> list[Any]:
     return [emit("DropOutDoMaskV3", [grad, op.inputs[1], op.inputs[2]])[0], None, None]
 
 
+_PROVIDED: dict[str, Callable[[Any, Any], Any]] = {}
+"""Gradients that need what this package must not import (the multi-rank cluster), given by
+the module that emits the op (:func:`provide_gradient`)."""
+
+
+def provide_gradient(op_name: str, gradient: Callable[[Any, Any], Any]) -> None:
+    """Give the gradient of NPU op ``op_name`` from a layer above this one.
+
+    ``runtime.distributed.collectives`` gives ``HcomAllReduce``'s (an all-reduce over the same
+    group needs the cluster): it emits every ``HcomAllReduce``, so it is imported before any
+    graph holds one.
+    """
+    _PROVIDED[op_name] = gradient
+
+
 def _all_reduce_gradient(op: Any, grad: Any) -> Any:
     """The all-reduce-sum of the incoming gradient over the same group (Horovod's rule: every
     rank's ``y`` is the sum of every ``x``); other reductions have none (LookupError)."""
-    from tf2npu.runtime.distributed.collectives import all_reduce_gradient
-
-    return all_reduce_gradient(op, grad)
+    provided = _PROVIDED.get("HcomAllReduce")
+    if provided is None:
+        raise InternalError(
+            "HcomAllReduce's gradient was not provided: tf2npu.runtime.distributed.collectives, "
+            "which emits the op, gives it when imported"
+        )
+    return provided(op, grad)
 
 
 _GRADIENTS = {

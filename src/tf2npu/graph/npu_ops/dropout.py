@@ -13,16 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tf2npu.graph.npu_ops.opdef import (
-    DT_FLOAT,
-    DT_HALF,
-    DT_INT32,
-    DT_INT64,
-    DT_UINT8,
-    ArgDef,
-    AttrDef,
-    NpuOpDef,
-)
+from tf2npu.dtypes import DT_FLOAT, DT_HALF, DT_INT32, DT_INT64, DT_UINT8
+from tf2npu.graph.npu_ops.opdef import ArgDef, AttrDef, NpuOpDef
 
 __all__ = ["DROPOUT_DO_MASK", "DROPOUT_GEN_MASK", "mask_bytes"]
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from tf2npu.dtypes import DT_FLOAT, DT_HALF, DT_UINT8
 from tf2npu.graph.npu_ops.dropout import (
     GEN_MASK_ATTRS,
     GEN_MASK_EXACTNESS,
     GEN_MASK_INPUTS,
     draw_kept,
 )
-from tf2npu.graph.npu_ops.opdef import DT_FLOAT, DT_HALF, DT_UINT8, ArgDef, NpuOpDef
+from tf2npu.graph.npu_ops.opdef import ArgDef, NpuOpDef
 
 __all__ = ["DROPOUT_DO_MASK_V3", "DROPOUT_GEN_MASK_V3", "mask_v3_bytes"]
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tf2npu.graph.npu_ops.opdef import DT_FLOAT, DT_HALF, ArgDef, NpuOpDef
+from tf2npu.dtypes import DT_FLOAT, DT_HALF
+from tf2npu.graph.npu_ops.opdef import ArgDef, NpuOpDef
 
 __all__ = ["FAST_GELU", "FAST_GELU_GRAD"]
 

@@ -29,15 +29,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tf2npu.graph.npu_ops.opdef import (
-    DT_FLOAT,
-    DT_HALF,
-    DT_INT32,
-    DT_INT64,
-    ArgDef,
-    AttrDef,
-    NpuOpDef,
-)
+from tf2npu.dtypes import DT_FLOAT, DT_HALF, DT_INT32, DT_INT64
+from tf2npu.graph.npu_ops.opdef import ArgDef, AttrDef, NpuOpDef
 
 __all__ = [
     "HCOM_ALL_GATHER",

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tf2npu.graph.npu_ops.opdef import DT_FLOAT, ArgDef, AttrDef, NpuOpDef
+from tf2npu.dtypes import DT_FLOAT
+from tf2npu.graph.npu_ops.opdef import ArgDef, AttrDef, NpuOpDef
 
 __all__ = ["LARS_V2"]
 

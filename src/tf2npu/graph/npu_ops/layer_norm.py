@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tf2npu.graph.npu_ops.opdef import DT_FLOAT, DT_HALF, ArgDef, AttrDef, NpuOpDef
+from tf2npu.dtypes import DT_FLOAT, DT_HALF
+from tf2npu.graph.npu_ops.opdef import ArgDef, AttrDef, NpuOpDef
 
 __all__ = ["DEVICE_GRAD_EPSILON", "LAYER_NORM", "LAYER_NORM_GRAD"]
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tf2npu.dtypes import DT_FLOAT, DT_HALF, DT_INT32
 from tf2npu.graph.npu_ops._recurrent import compute_dtype, scan_steps, step_mask, widened
-from tf2npu.graph.npu_ops.opdef import DT_FLOAT, DT_HALF, DT_INT32, ArgDef, AttrDef, NpuOpDef
+from tf2npu.graph.npu_ops.opdef import ArgDef, AttrDef, NpuOpDef
 
 __all__ = ["BASIC_LSTM_CELL", "DYNAMIC_RNN", "DYNAMIC_RNN_SUPPORTED", "lstm_gates"]
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tf2npu.dtypes import DT_FLOAT, DT_HALF, DT_INT32, DT_INT64, DT_UINT8, DTYPES
 from tf2npu.errors import InternalError
 
 __all__ = [
@@ -30,19 +31,8 @@ __all__ = [
     "dtype_name",
 ]
 
-DT_FLOAT = 1
-DT_INT32 = 3
-DT_UINT8 = 4
-DT_INT64 = 9
-DT_HALF = 19
-
-_DTYPE_NAMES = {
-    DT_FLOAT: "DT_FLOAT",
-    DT_INT32: "DT_INT32",
-    DT_UINT8: "DT_UINT8",
-    DT_INT64: "DT_INT64",
-    DT_HALF: "DT_HALF",
-}
+_DTYPE_NAMES = {n: DTYPES[n].enum for n in (DT_FLOAT, DT_INT32, DT_UINT8, DT_INT64, DT_HALF)}
+"""The dtypes NPU op definitions use, with their enum names."""
 
 #: The one polymorphic type attr every NPU op has (``add_npu_node(dtype=...)`` sets it).
 TYPE_ATTR = "T"

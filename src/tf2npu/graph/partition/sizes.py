@@ -11,34 +11,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tf2npu.graph._opdef import base_dtype, flat_dtypes, output_layout
+from tf2npu.dtypes import DTYPES, base_dtype
+from tf2npu.graph._opdef import flat_dtypes, output_layout
 from tf2npu.graph.ir import Node
 
 __all__ = ["DTYPE_BYTES", "output_dtype", "output_shape", "tensor_bytes"]
 
-#: Bytes per element by ``DataType`` enum value (types.proto); ref types are these plus 100.
-DTYPE_BYTES: dict[int, int] = {
-    1: 4,  # float
-    2: 8,  # double
-    3: 4,  # int32
-    4: 1,  # uint8
-    5: 2,  # int16
-    6: 1,  # int8
-    8: 8,  # complex64
-    9: 8,  # int64
-    10: 1,  # bool
-    11: 1,  # qint8
-    12: 1,  # quint8
-    13: 4,  # qint32
-    14: 2,  # bfloat16
-    15: 2,  # qint16
-    16: 2,  # quint16
-    17: 2,  # uint16
-    18: 16,  # complex128
-    19: 2,  # half
-    22: 4,  # uint32
-    23: 8,  # uint64
-}
+DTYPE_BYTES: dict[int, int] = {n: d.itemsize for n, d in DTYPES.items() if d.itemsize}
+"""Bytes per element by ``DataType`` value (ref types are these plus 100)."""
 
 
 def tensor_bytes(node: Node, index: int) -> int | None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tf2npu.dtypes import base_dtype
 from tf2npu.errors import InternalError
-from tf2npu.graph._opdef import base_dtype
 from tf2npu.graph.decisions import Cluster
 from tf2npu.graph.ir import Graph, Node, TensorRef
 from tf2npu.graph.partition.sizes import output_dtype

@@ -20,9 +20,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from tf2npu.dtypes import DT_BFLOAT16, DT_HALF
 from tf2npu.graph._opdef import default_of, op_def_for
 from tf2npu.graph.ir import Node
-from tf2npu.graph.precision.signature import DT_BFLOAT16, DT_HALF
 
 __all__ = [
     "LOW_FLOATS",

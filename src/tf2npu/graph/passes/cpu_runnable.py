@@ -29,12 +29,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from tf2npu.graph._opdef import REF_OFFSET, flat_dtypes, input_layout, output_layout
+from tf2npu.dtypes import DT_FLOAT, REF_OFFSET
+from tf2npu.graph._opdef import flat_dtypes, input_layout, output_layout
 from tf2npu.graph.decisions import DEVICE_FORM, PRECISION, DeviceForm, Diagnostics
 from tf2npu.graph.fusion.attrs import CONV2D_ATTRS, fused_ops
 from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef
 from tf2npu.graph.passes.cpu_kernels import LOW_FLOATS, CpuKernels, has_low_float
-from tf2npu.graph.precision.signature import DT_FLOAT
 
 __all__ = ["CPU_FORM", "STAT_KEYS", "make_cpu_runnable"]
 

@@ -28,11 +28,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from tf2npu.dtypes import DT_FLOAT, DT_HALF
 from tf2npu.graph._opdef import output_layout
 from tf2npu.graph.decisions import DEVICE_FORM, FUSED_BY, SUPERSEDED
 from tf2npu.graph.ir import Graph, Node, TensorRef
 from tf2npu.graph.passes.cpu_runnable import CPU_FORM, _Attrs, _Form, _input_dtypes
-from tf2npu.graph.precision.signature import DT_FLOAT, DT_HALF
 
 __all__ = ["EXACT", "ROUNDED", "STAT_KEYS", "ZERO_SIGN_MAY_DIFFER", "compute_half_in_fp32"]
 

@@ -16,11 +16,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from tf2npu.dtypes import DT_RESOURCE
 from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import Placement
 from tf2npu.graph.ir import Graph, Node
 from tf2npu.graph.placement.reasons import host
-from tf2npu.graph.placement.tensors import DT_RESOURCE, EdgeTypes
+from tf2npu.graph.placement.tensors import EdgeTypes
 
 __all__ = ["FunctionVerdict", "Support", "function_refs"]
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
+from tf2npu.dtypes import DT_RESOURCE
 from tf2npu.graph.decisions import Diagnostics, Placement
 from tf2npu.graph.ir import Graph, Node
 from tf2npu.graph.placement.predicates import Support
 from tf2npu.graph.placement.propagation import OutEdges
-from tf2npu.graph.placement.tensors import DT_RESOURCE, EdgeTypes
+from tf2npu.graph.placement.tensors import EdgeTypes
 
 __all__ = ["CREATORS", "INITIALIZERS", "TableSplit", "find_table_splits", "report"]
 

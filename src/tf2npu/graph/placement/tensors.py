@@ -10,20 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from tf2npu.graph._opdef import (
-    REF_OFFSET,
-    attr_or_default,
-    flat_dtypes,
-    op_def_for,
-    output_layout,
-)
+from tf2npu.dtypes import DT_RESOURCE, DT_STRING, DT_VARIANT, REF_OFFSET
+from tf2npu.graph._opdef import attr_or_default, flat_dtypes, op_def_for, output_layout
 from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef
 
 __all__ = ["DT_RESOURCE", "DT_STRING", "DT_VARIANT", "EdgeTypes", "edge_kind", "input_is_ref"]
 
-DT_STRING = 7
-DT_RESOURCE = 20
-DT_VARIANT = 21
 _KINDS = {DT_STRING: "string", DT_RESOURCE: "resource", DT_VARIANT: "variant"}
 
 

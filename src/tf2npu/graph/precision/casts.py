@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from tf2npu.dtypes import DT_FLOAT
 from tf2npu.graph.decisions import PLACEMENT, PRECISION, SUPERSEDED, Placement, supersede
 from tf2npu.graph.ir import FunctionGraph, Graph, Node, TensorRef
 from tf2npu.graph.precision.classify import Judged
 from tf2npu.graph.precision.modes import Mode
-from tf2npu.graph.precision.signature import DT_FLOAT
 
 __all__ = ["CAST_PLACEMENT", "rewrite"]
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from tf2npu.dtypes import DT_BFLOAT16, DT_HALF
 from tf2npu.errors import UnknownNameError
-from tf2npu.graph.precision.signature import DT_BFLOAT16, DT_HALF
 
 __all__ = ["MODES", "Mode", "Policy", "mode_named"]
 

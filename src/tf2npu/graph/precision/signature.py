@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tf2npu.dtypes import DT_BFLOAT16, DT_FLOAT, DT_HALF, DT_RESOURCE
 from tf2npu.graph._opdef import op_def_for
 from tf2npu.graph.ir import Node, TensorRef
 
@@ -30,10 +31,6 @@ __all__ = [
 ]
 
 # ``DataType`` enum values of TensorFlow's types.proto (stable wire values).
-DT_FLOAT = 1
-DT_BFLOAT16 = 14
-DT_HALF = 19
-DT_RESOURCE = 20
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """The graph JSON of each GeOp (``atc --mode=5`` shape), built from the engine's decided IR.
 
-:func:`ge_graphs` gives one :class:`~tf2npu.debug.gegraph.GeGraph` per GeOp, in GeOp order:
+:func:`ge_graphs` gives one :class:`~tf2npu.artifacts.gegraph.GeGraph` per GeOp, in GeOp order:
 the GeOp's member nodes in execution order, each with its op type, its inputs, the dtype and
 shape of every input and output, and where it comes from, so a dump of a fused or cast op maps
 back to the user's ops:
@@ -27,9 +27,10 @@ from dataclasses import replace
 from typing import Any
 
 from tf2npu.artifacts.dump import ge_dtype
-from tf2npu.debug.gegraph import GeGraph, GeOp, TensorDesc
+from tf2npu.artifacts.gegraph import GeGraph, GeOp, TensorDesc
+from tf2npu.dtypes import DTYPES, base_dtype
 from tf2npu.errors import InternalError
-from tf2npu.graph._opdef import base_dtype, flat_dtypes, output_layout
+from tf2npu.graph._opdef import flat_dtypes, output_layout
 from tf2npu.graph.decisions import (
     CLUSTERS,
     DEVICE_FORM,
@@ -51,17 +52,10 @@ __all__ = [
     "ge_graphs",
 ]
 
-#: TensorFlow ``DataType`` enum values (types.proto) numpy has a dtype for → its name.
-_NUMPY_NAMES = {
-    1: "float32", 2: "float64", 3: "int32", 4: "uint8", 5: "int16", 6: "int8", 8: "complex64",
-    9: "int64", 10: "bool", 14: "bfloat16", 17: "uint16", 18: "complex128", 19: "float16",
-    22: "uint32", 23: "uint64",
-}  # fmt: skip
-#: The other ``DataType`` enum values → GE's names.
-_GE_NAMES = {
-    7: "DT_STRING", 11: "DT_QINT8", 12: "DT_QUINT8", 13: "DT_QINT32", 15: "DT_QINT16",
-    16: "DT_QUINT16", 20: "DT_RESOURCE", 21: "DT_VARIANT",
-}  # fmt: skip
+_NUMPY_NAMES = {n: d.numpy for n, d in DTYPES.items() if d.numpy}
+"""``DataType`` values numpy has a dtype for -> its name."""
+_GE_NAMES = {n: d.enum for n, d in DTYPES.items() if not d.numpy}
+"""The other ``DataType`` values -> GE's names (TF's enum names)."""
 UNDEFINED = "DT_UNDEFINED"
 #: The node attr TensorFlow writes with ``as_graph_def(add_shapes=True)``.
 OUTPUT_SHAPES = "_output_shapes"

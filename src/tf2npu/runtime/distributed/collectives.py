@@ -273,6 +273,15 @@ def all_reduce_gradient(op: Any, grad: Any) -> Any:
         return emit("HcomAllReduce", [grad], attrs, name="HcomAllReduce")[0]
 
 
+def _provide_gradients() -> None:
+    from tf2npu.graph.npu_ops.client import provide_gradient
+
+    provide_gradient("HcomAllReduce", all_reduce_gradient)
+
+
+_provide_gradients()
+
+
 def hcom_type(op: Any) -> str | None:
     """The HCCL op type ``op`` stands for (client ``_npu_op`` attr, or a lowered call's name)."""
     try:

@@ -37,7 +37,7 @@ from typing import IO, Any
 from tf2npu.atomic import write_text_atomic
 from tf2npu.config.cluster import ADDRESSES_VARIABLE, RankEntry
 from tf2npu.errors import Tf2NpuError
-from tf2npu.procs import die_with_parent
+from tf2npu.procs import GroupWatch, Terminated, die_with_parent
 
 __all__ = [
     "JOB_TIMEOUT_STATUS",
@@ -258,6 +258,7 @@ class _Rank:
             start_new_session=True,  # its own process group: stopping it stops its children
             preexec_fn=die_with_parent(),  # SIGKILL (the OOM killer's) of the launcher too
         )
+        self._watch = GroupWatch(self.process.pid)  # its group dies with the launcher too
         self._pump = threading.Thread(target=self._copy, args=(out,), daemon=True)
         try:
             self._pump.start()
@@ -294,6 +295,7 @@ class _Rank:
         """Wait for the output to drain, then read the error out of it."""
         self._pump.join(timeout=5)
         self.signal_group(signal.SIGKILL)  # anything the rank left behind in its group
+        self._watch.release()
         error = next(
             (line.strip() for line in reversed(self.tail) if _ERROR_LINE.match(line.strip())), ""
         )
@@ -584,16 +586,17 @@ def _total_collectives(ranks: Sequence[Mapping[str, Any]]) -> dict[str, dict[str
 
 
 def _forward_termination() -> Any:
-    """SIGTERM to the launcher becomes KeyboardInterrupt, so the ranks are stopped too."""
+    """SIGTERM and SIGHUP to the launcher become :class:`~tf2npu.procs.Terminated` (a
+    KeyboardInterrupt), so the ranks are stopped too and the exit status is 128 + the signal."""
     if threading.current_thread() is not threading.main_thread():
         return None
 
     def handler(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
+        raise Terminated(signum)
 
-    return signal.signal(signal.SIGTERM, handler)
+    return {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
 
 
 def _restore_termination(previous: Any) -> None:
-    if previous is not None:
-        signal.signal(signal.SIGTERM, previous)
+    for sig, handler in (previous or {}).items():
+        signal.signal(sig, handler)

@@ -397,6 +397,17 @@ def test_the_gradient_of_gamma_and_beta_feeds_the_optimizer(fx, monkeypatch) -> 
     )
     appliers = [u for u in graph.consumers(grad) if u.op == "ResourceApplyAdam"]
     assert len(appliers) == 2  # gamma's and beta's
+    # the gradient tensors TF built keep their names: each resolves to what replaced it
+    handed = {
+        old: new
+        for n in graph
+        if SUPERSEDED in n.meta and n.name.startswith("gradients/")
+        for old, new in n.meta[SUPERSEDED].outputs.items()
+    }
+    assert set(handed.values()) == {grad.output(1), grad.output(2), grad.output(0)}
+    for old in handed:
+        assert replacement_of(graph, old).node == grad.name
+    assert grad.origin[0] in {ref.node for ref in handed}  # named after a tensor it carries
     # x's whole gradient is pd_x: the AddN that summed the pattern's contributions is replaced
     assert any(str(r) == grad.name for u in graph.consumers(grad) for r in u.inputs)
     trained.assert_same()

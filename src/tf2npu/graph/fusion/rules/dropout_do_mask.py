@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from tf2npu.dtypes import DT_BOOL, DT_INT32
 from tf2npu.graph.fusion.attrs import AttrFactory
 from tf2npu.graph.fusion.consts import const_values, scalar_like, scalar_value
 from tf2npu.graph.fusion.pattern import Const, Match, Op, Var, dtype_of, match
@@ -21,8 +22,6 @@ from tf2npu.graph.fusion.rewrite import Fusion, NewNode, Prev
 from tf2npu.graph.fusion.rules._common import checked, static_shape
 from tf2npu.graph.ir import Graph, Node
 
-_DT_BOOL = 10
-_DT_INT32 = 3
 _TOL = 1e-3
 
 
@@ -74,7 +73,7 @@ def _valid(graph: Graph, m: Match) -> bool:
         return False
     cast = m.nodes.get("cast")
     src = cast.attrs.get("SrcT") if cast is not None else None
-    if cast is not None and (src is None or src.type != _DT_BOOL):
+    if cast is not None and (src is None or src.type != DT_BOOL):
         return False
     return _noise_shape_is_x(graph, m)
 
@@ -104,7 +103,7 @@ def _steps(graph: Graph, m: Match, dtype: int) -> list[NewNode]:
     gen_attrs = {
         "seed": make.integer(uniform.attrs["seed"].i if "seed" in uniform.attrs else 0),
         "seed2": make.integer(uniform.attrs["seed2"].i if "seed2" in uniform.attrs else 0),
-        "Tshape": make.dtype(shape_type.type if shape_type is not None else _DT_INT32),
+        "Tshape": make.dtype(shape_type.type if shape_type is not None else DT_INT32),
     }
     return [
         NewNode("keep_prob", "Const", (), keep_prob, ("output",)),

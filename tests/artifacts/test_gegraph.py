@@ -1,4 +1,4 @@
-"""The graph JSON model (tf2npu.debug.gegraph)."""
+"""The graph JSON model (tf2npu.artifacts.gegraph)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tf2npu.debug import gegraph
-from tf2npu.debug.gegraph import GeGraph, GeOp, TensorDesc
+from tf2npu.artifacts import gegraph
+from tf2npu.artifacts.gegraph import GeGraph, GeOp, TensorDesc
 
 FUSED = GeOp(
     name="dense/BiasAdd_fused",
