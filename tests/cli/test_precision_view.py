@@ -26,6 +26,9 @@ def test_groups_by_dtype_and_reason_lowered_first_and_names_the_mixlist_ops() ->
             row("l0/bmm", "BatchMatMulV2", "float16", "allow_list"),
             row("l1/sm", "SoftmaxV2", "float32", "mixlist_deny"),
             row("loss", "ReduceSumD", "float32", "deny_list"),
+            row("w", "VariableV2", "float32", "no_lowered_input"),
+            row("c", "Const", "float32", "no_lowered_input"),
+            row("apply", "ApplyGradientDescent", "float32", "variable_dtype"),
         ],
     }
     assert lines(summary) == [
@@ -33,6 +36,11 @@ def test_groups_by_dtype_and_reason_lowered_first_and_names_the_mixlist_ops() ->
         ("", "float16, follows its lower-precision input: 1 (Add x1)"),
         ("", "float32, black list by modify_mixlist: 2 (SoftmaxV2 x2): l0/sm, l1/sm"),
         ("", "float32, deny list: 1 (ReduceSumD x1)"),
+        (
+            "",
+            "float32, nothing lowered them: 3 (no lower-precision input 2, float32 variable "
+            "reference 1)",
+        ),
     ]
 
 

@@ -6,6 +6,7 @@ named, since those are the ones the user chose::
 
     precision  float16, allow list: 4 (MatMulV2 x3, BatchMatMulV2 x1)
                float32, black list by modify_mixlist: 1 (SoftmaxV2 x1): l0/sm
+               float32, nothing lowered them: 37 (no lower-precision input 35, ...)
 """
 
 from __future__ import annotations
@@ -29,6 +30,12 @@ _TYPES_SHOWN = 4
 _OPS_SHOWN = 5
 
 
+#: float32 reasons shown on a row of their own; the other float32 groups (nothing asked for a
+#: lower dtype: no lower-precision input, a float32 kernel, the mode keeps float32, a float32
+#: variable reference, ...) share one row, so a run's summary stays a few lines.
+_OWN_ROW = NAMED_REASONS | {"deny_list", "deny_spread", "no_fp16_kernel", "no_bf16_kernel"}
+
+
 def precision_summary_rows(summary: Mapping[str, Any]) -> list[tuple[str, Text]]:
     """The summary's rows (none when no NPU session ran; "none judged" when no op was)."""
     if not summary.get("sessions"):
@@ -36,11 +43,19 @@ def precision_summary_rows(summary: Mapping[str, Any]) -> list[tuple[str, Text]]
     rows = precision_rows(dict(summary))
     if not rows:
         return [("precision", Text("no float op judged"))]
-    result = []
-    for index, (dtype, reason, members) in enumerate(precision_groups(rows)):
+    lines: list[Text] = []
+    rest: list[tuple[str, int]] = []
+    for dtype, reason, members in precision_groups(rows):
+        if dtype == "float32" and reason not in _OWN_ROW:
+            rest.append((members[0].reason_text, len(members)))
+            continue
         style = "yellow" if reason in NAMED_REASONS else ""
-        result.append(("precision" if index == 0 else "", Text(_group(dtype, members), style)))
-    return result
+        lines.append(Text(_group(dtype, members), style))
+    if rest:
+        total = sum(n for _, n in rest)
+        reasons = ", ".join(f"{text} {n}" for text, n in rest)
+        lines.append(Text(f"float32, nothing lowered them: {total} ({reasons})"))
+    return [("precision" if index == 0 else "", line) for index, line in enumerate(lines)]
 
 
 def _group(dtype: str, members: list[PrecisionRow]) -> str:
