@@ -474,6 +474,7 @@ def test_summary_shows_non_finite_values_and_loss_scaling():
 def test_help_lists_the_failure_keys(tmp_path):
     done = cli("run", "--help", cwd=tmp_path)
     assert "nonfinite" in done.stdout and "loss_scale" in done.stdout
+    assert "precision                   per user op the precision pass judged" in done.stdout
 
 
 NAN_SCRIPT = """\

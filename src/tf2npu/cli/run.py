@@ -86,6 +86,8 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
                               that were NaN/Inf, and the step they first were; a warning too
   loss_scale                  null, or {scale, skipped_steps, warmup} under
                               NPULossScaleOptimizer (warmup: the leading skipped steps)
+  precision                   per user op the precision pass judged: {op, op_type (GE),
+                              tf_type, dtype, reason, detail, where, graph}
   wall_seconds                how long the script ran
   options                     NpuOptimizer options the NPU sessions set (incl. --option)
   options_without_effect      those among them that change nothing off the device
