@@ -271,6 +271,7 @@ def _memcpy_rows(
     device), as GeOps exchange tensors through TensorFlow.
     """
     copies: dict[tuple[str, str, str], _Output] = {}
+    for_fetch = _fetch_only(ops)
     for name in runs:
         facts = ops.get(name)
         if facts is None or facts.kind == "feed":
@@ -282,9 +283,14 @@ def _memcpy_rows(
             reader = HOST if facts.kind == "fetch" else facts.geop
             if source.side == reader:
                 continue
-            session_io = source.fed or facts.kind == "fetch"
+            session_io = source.fed or facts.kind == "fetch" or (not reader and name in for_fetch)
             if source.side:  # leaves a GeOp
-                copies.setdefault((tensor, "DtoH", HOST), _io(source, session_io))
+                # A tensor the session fetches leaves its GeOp anyway: a host op reading it
+                # too (a summary of the fetched loss) costs no copy of its own.
+                key = (tensor, "DtoH", HOST)
+                known = copies.get(key)
+                if known is None or (session_io and not known.session_io):
+                    copies[key] = _io(source, session_io)
             if reader:  # enters a GeOp
                 copies.setdefault((tensor, "HtoD", reader), _io(source, session_io))
     rows = []
@@ -315,6 +321,17 @@ def _memcpy_rows(
             )
         )
     return rows
+
+
+def _fetch_only(ops: Mapping[str, OpFacts]) -> set[str]:
+    """The ops whose outputs only the session's fetches read: the cast back to float32 of a
+    fetched float16 loss, which the partition leaves outside the GeOp. The copy into such an
+    op carries a fetch, one the session needs whatever the graph; it is session I/O."""
+    readers: dict[str, set[str]] = {}
+    for facts in ops.values():
+        for tensor in facts.inputs:
+            readers.setdefault(tensor.rpartition(":")[0], set()).add(facts.kind)
+    return {name for name, kinds in readers.items() if kinds == {"fetch"}}
 
 
 def _io(source: _Output, session_io: bool) -> _Output:
