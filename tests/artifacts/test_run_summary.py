@@ -69,3 +69,46 @@ def test_the_object_round_trips_through_json() -> None:
 )  # fmt: skip
 def test_damaged_objects_read_as_absent_fields(value: object, expected: LossScale | None) -> None:
     assert LossScale.from_json(value) == expected
+
+
+# -- precision ------------------------------------------------------------------------------------
+
+ROW = {
+    "op": "bert/l0/MatMul",
+    "op_type": "MatMulV2",
+    "tf_type": "MatMul",
+    "dtype": "float16",
+    "reason": "allow_list",
+    "detail": "MatMul is in the allow list",
+    "where": "train.py:41 in layer",
+    "graph": 1,
+}
+
+
+def test_precision_row_round_trips_through_json() -> None:
+    from tf2npu.artifacts.run_summary import PrecisionRow
+
+    row = PrecisionRow.from_json(json.loads(json.dumps(ROW)))
+    assert row == PrecisionRow(
+        "bert/l0/MatMul", "MatMulV2", "MatMul", "float16", "allow_list",
+        "MatMul is in the allow list", "train.py:41 in layer", 1,
+    )  # fmt: skip
+    assert row.to_json() == ROW
+    assert row.lowered and row.reason_text == "allow list"
+
+
+def test_precision_rows_skip_what_is_not_a_row() -> None:
+    from tf2npu.artifacts.run_summary import PrecisionRow, precision_rows
+
+    damaged = [ROW, {"dtype": "float16"}, {"op": "x", "dtype": 3}, "row", None]
+    assert [r.op for r in precision_rows({"precision": damaged})] == ["bert/l0/MatMul"]
+    assert precision_rows({}) == []  # a summary written before the key existed
+    assert precision_rows({"precision": {"op": "x"}}) == []
+    assert precision_rows([ROW]) == []
+    # missing fields read as empty; a missing GE type falls back to the TF type
+    row = PrecisionRow.from_json({"op": "a", "dtype": "float32", "tf_type": "Exp", "graph": -1})
+    assert row == PrecisionRow("a", "Exp", "Exp", "float32", "", "", "", 0)
+    assert not row.lowered
+    assert PrecisionRow.from_json({"op": "a", "dtype": "float32", "reason": "new"}).reason_text == (
+        "new"
+    )

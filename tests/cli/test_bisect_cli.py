@@ -49,11 +49,18 @@ def lab(monkeypatch: pytest.MonkeyPatch) -> FakeLab:
     made: list[dict[str, Any]] = []
 
     def factory(
-        script: Path, args: tuple[str, ...], options: tuple[str, ...], *rest: Any, clean: Any
+        script: Path,
+        args: tuple[str, ...],
+        options: tuple[str, ...],
+        *rest: Any,
+        clean: Any,
+        faults: str = "",
     ) -> FakeLab:
         made.append({"script": script, "args": args, "options": options})
         if clean:
             made[-1]["clean"] = clean
+        if faults:
+            made[-1]["faults"] = faults
         return fake
 
     monkeypatch.setattr("tf2npu.debug.bisect_lab.ScriptLab", factory)
@@ -318,3 +325,64 @@ def test_a_signal_stops_bisect_and_its_trial(
     assert (ended.code, ended.left, ended.traceback) == (code, (), False), ended.err
     assert ended.err.endswith(message)
     assert not (tmp_path / "o" / "bisect_state.json").exists()  # the cut-off trial is not kept
+
+
+# -- drills and labels ----------------------------------------------------------------------------
+
+
+def test_inject_fault_reaches_every_trial_and_is_said(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    script: Path,
+    lab: FakeLab,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("TF2NPU_INJECT_FAULT", raising=False)
+    spec = "fusion:matmul_biasadd@l2/dense/MatMul=scale:2"
+    argv = ("fusion", "--inject-fault", spec, "--inject-fault", "op:x=nan")
+    code, _, err = bisect(capsys, *argv, "--out", str(tmp_path / "o"), "--", str(script))
+    assert code == 0
+    assert lab.made[0]["faults"] == f"{spec};op:x=nan"  # type: ignore[attr-defined]
+    assert f"FAULT INJECTION: every trial runs with --inject-fault {spec};op:x=nan\n" in err
+
+
+def test_a_bad_inject_fault_spec_is_a_usage_error_of_bisect(
+    capsys: pytest.CaptureFixture[str], script: Path
+) -> None:
+    code, _, err = bisect(
+        capsys, "fusion", "--inject-fault", "fusion:nosuch=nan", "--", str(script)
+    )
+    assert code == 2
+    assert "--inject-fault" in err and "nosuch" in err
+    assert "usage: tf2npu [-h]" not in err  # not the top-level usage
+
+
+def test_an_inherited_inject_fault_variable_is_said(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    script: Path,
+    lab: FakeLab,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TF2NPU_INJECT_FAULT", "op:x=nan")
+    code, _, err = bisect(capsys, "fusion", "--out", str(tmp_path / "o"), "--", str(script))
+    assert code == 0
+    assert "TF2NPU_INJECT_FAULT=op:x=nan is set in the environment" in err
+    assert "faults" not in lab.made[0]  # type: ignore[attr-defined]
+    code, _, err = bisect(
+        capsys, "fusion", "--inject-fault", "op:y=nan", "--out", str(tmp_path / "p"), "--",
+        str(script),
+    )  # fmt: skip
+    assert "(instead of the inherited TF2NPU_INJECT_FAULT=op:x=nan)" in err
+
+
+def test_no_two_trials_share_a_label(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, script: Path, lab: FakeLab
+) -> None:
+    for kind in ("fusion", "precision"):
+        code, stdout, _ = bisect(
+            capsys, kind, "--json", "--out", str(tmp_path / kind), "--", str(script)
+        )
+        assert code == 0
+        labels = [trial["label"] for trial in json.loads(stdout)["trials"]]
+        assert len(set(labels)) == len(labels), labels

@@ -28,6 +28,7 @@ SUMMARY_KEYS = {
     "steps": int,
     "nonfinite": (dict, type(None)),
     "loss_scale": (dict, type(None)),
+    "precision": list,
     "wall_seconds": float,
     "options": dict,
     "options_without_effect": list,
@@ -142,6 +143,14 @@ def test_report_dir_that_cannot_be_created_is_a_usage_error(tmp_path, capsys, no
     blocker = write(tmp_path / "file", "")
     assert main(["run", "--report-dir", str(blocker / "r"), str(script)]) == 2
     assert f"--report-dir '{blocker / 'r'}' cannot be created" in capsys.readouterr().err
+    assert not (tmp_path / "ran.marker").exists()
+
+
+def test_export_graph_into_a_file_is_a_usage_error(tmp_path, capsys, no_tf):
+    script = write(tmp_path / "t.py", MARKER_SCRIPT)
+    blocker = write(tmp_path / "file", "")
+    assert main(["run", "--export-graph", str(blocker), str(script)]) == 2
+    assert f"--export-graph '{blocker}' is a file; give a folder" in capsys.readouterr().err
     assert not (tmp_path / "ran.marker").exists()
 
 
@@ -265,6 +274,10 @@ SUMMARY = {
     "steps": 100,
     "nonfinite": None,
     "loss_scale": None,
+    "precision": [
+        {"op": "d/MatMul", "op_type": "MatMulV2", "dtype": "float16", "reason": "allow_list"},
+        {"op": "d/sm", "op_type": "SoftmaxV2", "dtype": "float32", "reason": "mixlist_deny"},
+    ],
     "wall_seconds": 12.346,
     "options": {"profiling_mode": True, "precision_mode": "allow_mix_precision"},
     "options_without_effect": ["profiling_mode"],
@@ -289,6 +302,8 @@ def test_summary_table_shows_every_counter():
         "casts inserted 7",
         "fusions gelu x1, layer_norm x3",
         "steps 100",
+        "precision float16, allow list: 1 (MatMulV2 x1)",
+        "float32, black list by modify_mixlist: 1 (SoftmaxV2 x1): d/sm",
         "wall time 12.35 s",
         "options profiling_mode=true, precision_mode=allow_mix_precision",
         "without effect here profiling_mode",
@@ -459,6 +474,7 @@ def test_summary_shows_non_finite_values_and_loss_scaling():
 def test_help_lists_the_failure_keys(tmp_path):
     done = cli("run", "--help", cwd=tmp_path)
     assert "nonfinite" in done.stdout and "loss_scale" in done.stdout
+    assert "precision                   per user op the precision pass judged" in done.stdout
 
 
 NAN_SCRIPT = """\

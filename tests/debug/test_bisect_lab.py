@@ -15,7 +15,7 @@ from tf2npu.debug.bisect_metric import FusionInstance, LoweredNode
 def test_a_plain_trial_only_records_and_is_deterministic(tmp_path: Path) -> None:
     options, env = overrides(Config(), tmp_path, ["enable_dump=false"])
     assert options == ("enable_dump=false", "deterministic=1")
-    assert env == {"TF2NPU_RECORD": "1", "TF2NPU_RECORD_PRECISION": "1"}
+    assert env == {"TF2NPU_RECORD": "1"}
     assert list(tmp_path.iterdir()) == []
 
 
@@ -94,15 +94,22 @@ def test_read_instances(tmp_path: Path) -> None:
     )
 
 
-def test_read_lowered(tmp_path: Path) -> None:
-    path = tmp_path / "precision_lowered.json"
-    path.write_text(json.dumps([
-        {"graph": 1, "node": "s", "type": "Sum", "ge_type": "ReduceSumD", "dtype": "float16",
-         "reason": "gray", "where": "t.py:1 in f"},
-    ]))  # fmt: skip
+def test_read_lowered_reads_the_summary_precision_rows(tmp_path: Path) -> None:
+    path = tmp_path / "run_summary.json"
+    assert read_lowered(path) == ()  # no summary: nothing lowered
+    path.write_text(json.dumps({"precision": [
+        {"op": "s", "op_type": "ReduceSumD", "tf_type": "Sum", "dtype": "float16",
+         "reason": "follows_lowered", "where": "t.py:1 in f", "graph": 1},
+        {"op": "k", "op_type": "Exp", "tf_type": "Exp", "dtype": "float32",
+         "reason": "deny_list", "where": "", "graph": 1},
+        {"op_type": "Exp", "dtype": "float16"},  # no op name: skipped
+        "damaged",
+    ]}))  # fmt: skip
     assert read_lowered(path) == (LoweredNode("s", "Sum", "ReduceSumD", "t.py:1 in f"),)
-    path.write_text("{}")
-    with pytest.raises(ValueError, match="expected a JSON list, got dict"):
+    path.write_text("[]")  # not a summary object
+    assert read_lowered(path) == ()
+    path.write_text("{")
+    with pytest.raises(ValueError, match="Expecting"):
         read_lowered(path)
 
 

@@ -119,6 +119,35 @@ def test_the_graph_jsons_can_be_given_with_f_and_cf(tmp_path: Path) -> None:
     )  # fmt: skip
     assert all(p.right is not None for p in given.units[0].pairs)
     assert given.units[0].graph_json is None  # not from the tree
+    assert given.notes == ()
+
+
+def test_f_and_cf_in_msaccucmps_sense_go_to_the_dump_they_name(tmp_path: Path) -> None:
+    """Seed 001's order: the fusions-off dump first, -f the fusions-on graph, -cf the off one."""
+    on, off = write_fused_npu(tmp_path / "on", mode="output"), write_unfused_npu(tmp_path / "off")
+    graphs = tmp_path / "graphs"
+    graphs.mkdir()
+    for name, folder in (("on.json", on), ("off.json", off)):
+        (folder.parent / "ge_proto_00000001_Build.json").rename(graphs / name)
+    plan = plan_compare(
+        tmp_path / "off", tmp_path / "on",
+        graph_json=graphs / "on.json", close_graph_json=graphs / "off.json",
+    )  # fmt: skip
+    [note] = plan.notes
+    assert note.startswith(f"-f {str(graphs / 'on.json')!r} names the ops of GOLDEN_DUMP")
+    got = [(p.tensor_index, p.right.names if p.right else None) for p in plan.units[0].pairs]
+    assert got == [
+        ("x:output:0", ("x",)),
+        ("x_cast:output:0", ("x_cast",)),
+        ("dense/MatMul:output:0", None),  # inside the fusion: no fused-side tensor
+        ("dense/BiasAdd:output:0", ("dense/fused",)),  # the fused op carries BiasAdd's tensor
+        ("dense/Relu:output:0", ("dense/Relu",)),
+    ]
+    swapped_back = plan_compare(
+        tmp_path / "off", tmp_path / "on",
+        graph_json=graphs / "off.json", close_graph_json=graphs / "on.json",
+    )  # fmt: skip
+    assert swapped_back.notes == ()  # given as NPU_DUMP's and GOLDEN_DUMP's: kept
 
 
 def test_without_a_graph_json_ops_match_golden_by_name_and_inputs_do_not(tmp_path: Path) -> None:

@@ -58,6 +58,71 @@ def test_memcpy_rows_are_one_per_crossing_tensor_and_side(tmp_path: Path) -> Non
     assert all(r.task_type == MEMCPY and r.duration_us == 0.0 for r in copies)
 
 
+def test_a_fetched_tensor_a_host_op_also_reads_is_no_copy_of_its_own(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from tf2npu.debug.profile import OpFacts, OpRun
+    from tf2npu.debug.profile_advice import Evidence, advise
+
+    profile = sample(tmp_path)
+    # a host op (a summary of the fetched sum) reads the fetch's tensor before the fetch does
+    summary = OpFacts("summary", "ScalarSummary", "", "", inputs=("rs/_tf2npu_fp16:0",),
+                      ai_core=False, order=9, session=1)  # fmt: skip
+    profile.ops[1]["summary"] = summary
+    iterations = []
+    for it in profile.iterations:
+        runs = list(it.ops)
+        fetch = runs[-1]
+        runs.insert(-1, OpRun("summary", fetch.start_ns - 1 * 1000, 1000, 2))
+        iterations.append(replace(it, ops=tuple(runs)))
+    profile.iterations = iterations
+    copies = [r for r in _second(op_rows(profile)) if r.is_memcpy]
+    fetched = [r for r in copies if r.origin == "rs/_tf2npu_fp16:0"]
+    assert [(r.direction, r.session_io) for r in fetched] == [("DtoH", True)]
+    rows = [r for r in op_rows(profile) if r.iteration > 1]
+    steps = [s for s in step_rows(profile, op_rows(profile)) if not s.warmup]
+    (copy,) = [f for f in advise(Evidence(profile, rows, steps)) if f.id == "host_device_copy"]
+    assert "rs/_tf2npu_fp16" not in copy.cause  # the MatMul's copy to the PyFunc stays
+    assert copy.where.node == "mm"
+
+
+def _fetch_through_a_host_cast(profile, *, also_read: bool = False):  # type: ignore[no-untyped-def]
+    """The fetch reads a cast back to float32 that runs on the host (outside the GeOp)."""
+    from dataclasses import replace
+
+    from tf2npu.debug.profile import OpFacts, OpRun
+
+    ops = profile.ops[1]
+    ops["rs/_tf2npu_to_f32"] = OpFacts("rs/_tf2npu_to_f32", "Cast", "Cast", "",
+                                       inputs=("rs/_tf2npu_fp16:0",), order=9, session=1)  # fmt: skip
+    ops["_retval_rs_0_0"] = replace(ops["_retval_rs_0_0"], inputs=("rs/_tf2npu_to_f32:0",))
+    if also_read:  # and a host op of the model reads the cast too
+        ops["print"] = OpFacts("print", "Print", "", "", inputs=("rs/_tf2npu_to_f32:0",),
+                               order=10, session=1)  # fmt: skip
+    iterations = []
+    for it in profile.iterations:
+        runs = list(it.ops)
+        fetch = runs[-1]
+        runs.insert(-1, OpRun("rs/_tf2npu_to_f32", fetch.start_ns - 1000, 500, 2, ((),),
+                              ("DT_FLOAT",), (4,)))  # fmt: skip
+        if also_read:
+            runs.insert(-1, OpRun("print", fetch.start_ns - 400, 200, 2))
+        iterations.append(replace(it, ops=tuple(runs)))
+    profile.iterations = iterations
+    return profile
+
+
+def test_the_copy_into_a_host_cast_only_the_fetch_reads_is_session_io(tmp_path: Path) -> None:
+    profile = _fetch_through_a_host_cast(sample(tmp_path))
+    copies = [r for r in _second(op_rows(profile)) if r.is_memcpy]
+    fetched = [(r.direction, r.session_io) for r in copies if r.origin == "rs/_tf2npu_fp16:0"]
+    assert fetched == [("DtoH", True)]
+    profile = _fetch_through_a_host_cast(sample(tmp_path), also_read=True)
+    copies = [r for r in _second(op_rows(profile)) if r.is_memcpy]
+    fetched = [(r.direction, r.session_io) for r in copies if r.origin == "rs/_tf2npu_fp16:0"]
+    assert fetched == [("DtoH", False)]  # the model's own host op reads it: a real copy
+
+
 def test_step_rows_follow_the_msprof_definitions(tmp_path: Path) -> None:
     profile = sample(tmp_path)
     assert fp_bp_points(profile) == {2: ("mm", "gradients/rs_grad/Tile")}
@@ -104,9 +169,10 @@ def test_trace_has_a_process_per_geop_and_one_for_host_ops(tmp_path: Path) -> No
     profile = sample(tmp_path)
     rows = op_rows(profile)
     trace = trace_events(profile, rows, step_rows(profile, rows))
-    names = {e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "process_name"}
+    assert isinstance(trace, list)  # msprof's form: a top-level list of events
+    names = {e["args"]["name"] for e in trace if e["name"] == "process_name"}
     assert names == {"Iterations", "Host ops (AI CPU)", f"{GEOP} (device)", "Memcpy edges"}
-    ops = [e for e in trace["traceEvents"] if e["ph"] == "X" and e["name"] == "mm"]
+    ops = [e for e in trace if e["ph"] == "X" and e["name"] == "mm"]
     # µs from the first row: the copy of the feed, when the feed ended (1001 µs)
     assert [e["ts"] for e in ops] == [1.0, 501.0, 1001.0]
     json.dumps(trace)  # serialisable as it is

@@ -137,6 +137,20 @@ def test_seed_001_finds_the_fusion_that_breaks_accuracy(tmp_path: Path) -> None:
                       "--out", "cmp_bad")  # fmt: skip
     assert "made by fusion pass MatMulBiasAddFusionPass" in " ".join(summary.stdout.split())
 
+    # the seed's own msaccucmp order: the fusions-off dump first, -f the fusions-on graph and
+    # -cf the fusions-off one; each graph is used for the dump it names, and the pass is named
+    [on_graph] = (npu / "debug_1" / "graph").glob("ge_proto_*_Build.json")
+    [off_graph] = (npu / "debug_0" / "graph").glob("ge_proto_*_Build.json")
+    done = compare(tmp_path, str(npu / "debug_0" / "dump"), str(npu / "debug_1" / "dump"),
+                   "-f", str(on_graph), "-cf", str(off_graph), "--out", "cmp_seed", "--json")  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "names the ops of GOLDEN_DUMP" in done.stderr
+    report = json.loads(done.stdout)
+    first = report["first_divergence"]
+    assert [t["ground_truth"] for t in first["failed"]] == [[broken]]
+    assert first["counterpart_pass_name"] == "MatMulBiasAddFusionPass"
+    assert len(report["divergences"]) == 1, report["divergences"]  # no false difference starts
+
 
 def _rows(folder: Path) -> list[dict[str, str]]:
     import csv

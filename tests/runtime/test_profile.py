@@ -126,3 +126,23 @@ def test_names_tensorflow_makes_at_run_time_map_back() -> None:
     assert _session_tensor("_arg_x_0_0") == "x:0"
     assert _session_tensor("_retval_scope/loss_1_3") == "scope/loss:1"
     assert _label("b = Cast(a, c:1, ^d)") == ("Cast", ("a:0", "c:1"))
+
+
+def test_install_names_the_folder_as_msprof_and_writes_the_jobs_device_and_rank(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+    from types import SimpleNamespace
+
+    from tf2npu.artifacts import profile as layout
+    from tf2npu.runtime.profile import install
+
+    for name, value in {"RANK_SIZE": "2", "RANK_ID": "1", "ASCEND_DEVICE_ID": "3"}.items():
+        monkeypatch.setenv(name, value)
+    ctx = SimpleNamespace(lock=threading.Lock(), extra_instruments=[])
+    profile = install(ctx, tmp_path / "prof")  # type: ignore[arg-type]
+    profile.close()
+    assert layout.FOLDER_PATTERN.match(profile.directory.name), profile.directory.name
+    info = json.loads((profile.directory / "device_3" / "info.json.3").read_text())
+    assert info == {"devices": "3", "DeviceInfo": [{"id": 3}], "rank_id": 1}
+    assert raw.load(profile.directory).device_id == 3

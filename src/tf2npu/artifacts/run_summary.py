@@ -1,6 +1,9 @@
-"""``run_summary.json``'s ``loss_scale`` object: written by the runtime, read by doctor and the CLI.
+"""``run_summary.json``'s ``loss_scale`` and ``precision``: written by the runtime, read by doctor,
+bisect and the CLI.
 
-``null`` unless an ``NPULossScaleOptimizer`` step ran; else::
+``precision`` is a list of :class:`PrecisionRow` (one per user op the precision pass judged).
+
+``loss_scale`` is ``null`` unless an ``NPULossScaleOptimizer`` step ran; else::
 
     {"scale": 1024.0, "skipped_steps": 6,
      "warmup": {"skipped_steps": 5, "first_scale": 16384.0, "last_scale": 1024.0}}
@@ -17,10 +20,22 @@ applied) is not recorded as one.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LOSS_SCALE", "LossScale", "Warmup", "WarmupTracker"]
+__all__ = [
+    "LOSS_SCALE",
+    "NAMED_REASONS",
+    "PRECISION",
+    "REASONS",
+    "LossScale",
+    "PrecisionRow",
+    "Warmup",
+    "WarmupTracker",
+    "precision_groups",
+    "precision_rows",
+]
 
 LOSS_SCALE = "loss_scale"
 """The summary key."""
@@ -132,3 +147,134 @@ def _number(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if math.isfinite(value) else None
+
+
+PRECISION = "precision"
+"""The summary key of the per-op precision rows (:class:`PrecisionRow`)."""
+
+REASONS: dict[str, str] = {
+    "allow_list": "allow list",
+    "mixlist_allow": "white list by modify_mixlist",
+    "deny_list": "deny list",
+    "mixlist_deny": "black list by modify_mixlist",
+    "deny_spread": "follows a deny-list op",
+    "follows_lowered": "follows its lower-precision input",
+    "no_lowered_input": "no lower-precision input",
+    "no_fp32_kernel": "no float32 kernel",
+    "fp32_kernel": "has a float32 kernel",
+    "force_lower": "precision_mode forces it lower",
+    "origin_dtype": "precision_mode keeps float32",
+    "keep_dtype_scope": "keep_dtype_scope",
+    "keep_fp32": "kept float32 by a bisect trial",
+    "control_flow": "control flow forwards its dtype",
+    "no_fp16_kernel": "no float16 kernel",
+    "no_bf16_kernel": "no bfloat16 kernel",
+    "unknown_signature": "signature unknown",
+    "list_dtype": "takes a dtype list",
+    "fixed_dtype": "float32 by op definition",
+    "variable_dtype": "float32 variable reference",
+    "dtype_not_allowed": "dtype excluded by the op",
+}
+"""The reason codes the precision pass records (``graph/precision/classify.py`` and
+``signature.py``), with the words the terminal summary uses. A code not listed here (a blocker
+of the signature reader) is shown as it is."""
+
+
+@dataclass(frozen=True, slots=True)
+class PrecisionRow:
+    """One user op whose dtype the precision pass decided, as ``run_summary.json`` lists it::
+
+        {"op": "bert/l0/MatMul", "op_type": "MatMulV2", "tf_type": "MatMul",
+         "dtype": "float16", "reason": "allow_list", "detail": "MatMul is in the allow list",
+         "where": "train.py:41 in layer", "graph": 1}
+
+    ``op`` is the user's node name, ``op_type`` the GE type (the name a ``modify_mixlist``
+    uses), ``tf_type`` the TensorFlow op type, ``dtype`` the dtype it runs in, ``reason`` a code
+    of :data:`REASONS` and ``detail`` the pass's sentence. ``where`` is the script line that
+    created the op, recorded for the ops that run in a lower dtype in a recorded run
+    (``--record``, bisect trials; ``""`` otherwise or when unknown); ``graph`` the number of
+    the session graph compile.
+    """
+
+    op: str
+    op_type: str
+    tf_type: str
+    dtype: str
+    reason: str
+    detail: str = ""
+    where: str = ""
+    graph: int = 0
+
+    @property
+    def lowered(self) -> bool:
+        """Runs in a dtype lower than float32 (the ops ``bisect precision`` works on)."""
+        return self.dtype in ("float16", "bfloat16")
+
+    @property
+    def reason_text(self) -> str:
+        """The reason in words (the code itself when it is not one of :data:`REASONS`)."""
+        return REASONS.get(self.reason, self.reason)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "op_type": self.op_type,
+            "tf_type": self.tf_type,
+            "dtype": self.dtype,
+            "reason": self.reason,
+            "detail": self.detail,
+            "where": self.where,
+            "graph": self.graph,
+        }
+
+    @classmethod
+    def from_json(cls, value: object) -> PrecisionRow | None:
+        """The row in ``value``; None when it is no object or lacks a string ``op``/``dtype``."""
+        if not isinstance(value, dict):
+            return None
+        op, dtype = value.get("op"), value.get("dtype")
+        if not isinstance(op, str) or not op or not isinstance(dtype, str) or not dtype:
+            return None
+        tf_type = _text(value.get("tf_type"))
+        return cls(
+            op,
+            _text(value.get("op_type")) or tf_type,
+            tf_type,
+            dtype,
+            _text(value.get("reason")),
+            _text(value.get("detail")),
+            _text(value.get("where")),
+            _count(value.get("graph")) or 0,
+        )
+
+
+def precision_rows(summary: object) -> list[PrecisionRow]:
+    """The precision rows of a read ``run_summary.json`` (rows not of this shape are skipped;
+    none for a summary without the key, written before it existed)."""
+    if not isinstance(summary, dict):
+        return []
+    rows = summary.get(PRECISION)
+    if not isinstance(rows, list):
+        return []
+    found = (PrecisionRow.from_json(row) for row in rows)
+    return [row for row in found if row is not None]
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+NAMED_REASONS = frozenset({"mixlist_allow", "mixlist_deny", "keep_dtype_scope", "keep_fp32"})
+"""Reasons that are the user's own choice (a list edit, a scope, a trial): reports name the ops."""
+
+
+def precision_groups(
+    rows: Iterable[PrecisionRow],
+) -> list[tuple[str, str, list[PrecisionRow]]]:
+    """``(dtype, reason, rows)`` per dtype and reason: lower dtypes first, then larger groups
+    (what the terminal summary and the ``graph inspect`` page count)."""
+    groups: dict[tuple[str, str], list[PrecisionRow]] = {}
+    for row in rows:
+        groups.setdefault((row.dtype, row.reason), []).append(row)
+    order = sorted(groups.items(), key=lambda kv: (kv[0][0] == "float32", -len(kv[1]), kv[0]))
+    return [(dtype, reason, members) for (dtype, reason), members in order]

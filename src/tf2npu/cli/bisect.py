@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from tf2npu.cli import exit_codes
 from tf2npu.cli.npu_flags import add_option_flag
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
+from tf2npu.config.env import INJECT_FAULT_ENV
 from tf2npu.debug.bisect_metric import DEFAULT_TOLERANCES
 from tf2npu.errors import UsageError
 from tf2npu.procs import signals_stop_children
@@ -115,7 +116,7 @@ def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
         f"%(prog)s [-h]{' [--mode MODE]' if kind == 'precision' else ''} "
         "[--metric {loss,variables}] [--tolerance T]\n"
         "          [--out DIR] [--option KEY=VALUE ...] [--clean DIR ...] [--timeout S] [--json]\n"
-        "          -- SCRIPT [ARGS]"
+        "          [--inject-fault SPEC ...] -- SCRIPT [ARGS]"
     )
     parser.add_argument(
         "script_argv",
@@ -162,6 +163,15 @@ def _add_common(parser: argparse.ArgumentParser, kind: str) -> None:
         "for the first trial, then 4x the first's time, at least 300)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object (keys above)")
+    parser.add_argument(
+        "--inject-fault",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="a drill: every trial corrupts this fused node or op on purpose, as "
+        "`tf2npu run --inject-fault SPEC` does (fusion:RULE[@ROOT]=KIND or op:NODE=KIND, KIND "
+        f"nan, bias:EPS or scale:F); repeat for several; wins over {INJECT_FAULT_ENV}",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -215,6 +225,11 @@ def _check_args(args: argparse.Namespace) -> None:
         raise UsageError(f"--timeout {args.timeout:g}: give seconds > 0, e.g. --timeout 600")
     values = from_cli(args.option)
     check_option_files(values)
+    if args.inject_fault:
+        from tf2npu.config.faults import parse_faults
+        from tf2npu.graph.fusion import known_rules
+
+        parse_faults(args.inject_fault, known_rules(), "--inject-fault")
     for key in _SELF_SET[args.kind]:
         if key in values:
             raise UsageError(
@@ -267,8 +282,13 @@ def _bisect(args: argparse.Namespace, script: Path, script_args: tuple[str, ...]
     }
     if args.kind == "precision":
         identity["mode"] = args.mode
+    if args.inject_fault:
+        identity["inject_fault"] = list(args.inject_fault)
     clean = tuple(path.resolve() for path in args.clean)
-    lab = ScriptLab(script, script_args, tuple(args.option), metric, args.timeout, clean=clean)
+    faults = _faults(args.inject_fault)
+    lab = ScriptLab(
+        script, script_args, tuple(args.option), metric, args.timeout, clean=clean, faults=faults
+    )
     bench = Bench(lab, Store(out, identity), progress=lambda t: _progress(t, metric))
     print(f"tf2npu bisect: {TrialTimeout(args.timeout).describe()}", file=sys.stderr)
     known = known_rules()
@@ -281,6 +301,30 @@ def _bisect(args: argparse.Namespace, script: Path, script_args: tuple[str, ...]
     else:
         print("\n".join(text_lines(data)))
     return exit_codes.OK if data["found"] else exit_codes.FINDINGS
+
+
+def _faults(flags: list[str], env: dict[str, str] | None = None) -> str:
+    """The fault specs every trial runs with (``""``: none), said on stderr: a drill's numbers
+    are wrong on purpose, and an inherited variable is easy to forget."""
+    import os
+
+    inherited = (os.environ if env is None else env).get(INJECT_FAULT_ENV, "").strip()
+    if flags:
+        specs = ";".join(flags)
+        note = f" (instead of the inherited {INJECT_FAULT_ENV}={inherited})" if inherited else ""
+        print(
+            f"tf2npu bisect: FAULT INJECTION: every trial runs with --inject-fault {specs}{note}",
+            file=sys.stderr,
+        )
+        return specs
+    if inherited:
+        print(
+            f"tf2npu bisect: FAULT INJECTION: {INJECT_FAULT_ENV}={inherited} is set in the "
+            "environment, so every trial corrupts these ops on purpose (a drill); unset it "
+            f"(env -u {INJECT_FAULT_ENV} tf2npu bisect ...) for a real bisection",
+            file=sys.stderr,
+        )
+    return ""
 
 
 def _search(

@@ -151,6 +151,8 @@ def run(args: argparse.Namespace) -> int:
         graph_json=args.graph_json,
         close_graph_json=args.close_fusion_graph_json,
     )
+    for note in plan.notes:
+        print(f"tf2npu compare: note: {note}", file=sys.stderr)
     overflow = args.overflow_detection or args.advisor
     report = compare_plan(plan, algorithms, tolerances, overflow_detection=overflow)
     csvs = write_csvs(report, args.out, stamp)

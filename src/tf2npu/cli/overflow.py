@@ -50,6 +50,7 @@ with msaccucmp first.
 """
 EPILOG = f"""\
 examples:
+  mkdir -p ovf                             dump_path must exist
   tf2npu run --option enable_dump_debug=true --option dump_path=ovf train.py
   tf2npu overflow ovf                      the first overflowing op
   tf2npu overflow ovf -n 5 --out report/   the first five; files into report/

@@ -31,6 +31,7 @@ from tf2npu.cli.console import make_console
 from tf2npu.cli.engine_flags import add_engine_flags, engine_overrides
 from tf2npu.cli.npu_flags import add_option_flag, add_shorthands, check_option_files, cli_items
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
+from tf2npu.cli.precision_view import precision_summary_rows
 from tf2npu.cli.script_argv import FLAGS_KEY, record_flags, warn_misplaced
 from tf2npu.config.faults import INJECT_FAULT_ENV, FaultSpec
 from tf2npu.config.options import OPTIONS, Value
@@ -85,6 +86,8 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
                               that were NaN/Inf, and the step they first were; a warning too
   loss_scale                  null, or {scale, skipped_steps, warmup} under
                               NPULossScaleOptimizer (warmup: the leading skipped steps)
+  precision                   per user op the precision pass judged: {op, op_type (GE),
+                              tf_type, dtype, reason, detail, where, graph}
   wall_seconds                how long the script ran
   options                     NpuOptimizer options the NPU sessions set (incl. --option)
   options_without_effect      those among them that change nothing off the device
@@ -134,7 +137,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "                  [--fusion-instances FILE] [--keep-fp32 FILE] [--inject-fault SPEC]\n"
         "                  [--dump DIR [--dump-step STEPS] [--dump-mode MODE] [--dump-data D]]\n"
         "                  [--profile DIR [--profile-steps STEPS]]\n"
-        "                  [--deterministic] [--record]\n"
+        "                  [--deterministic] [--record] [--export-graph DIR]\n"
         "                  [--ranks N] [--rank-table FILE] [--job-timeout S] [--grace S]\n"
         "                  [--report-dir DIR] [--quiet] [--verbose] SCRIPT [ARGS ...]"
     )
@@ -206,6 +209,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="write steps.jsonl (every fetched float scalar, per run) and variables.npz (the "
         "trainable variables at the end) into the report folder; also TF2NPU_RECORD=1",
+    )
+    repro.add_argument(
+        "--export-graph",
+        metavar="DIR",
+        type=path_arg,
+        help="write each NPU session's graph as DIR/session_N.pb, the file `tf2npu graph "
+        "inspect` reads (no export_meta_graph in the script needed)",
     )
     prof = parser.add_argument_group(
         "profiling (docs/profile.md; tf2npu profile runs and analyses)"
@@ -301,6 +311,11 @@ def run(args: argparse.Namespace) -> int:
 
         check_output_dir(plan.profile, "--profile")
         install(runtime.context(), plan.profile, steps=plan.profile_steps)
+    if args.export_graph is not None:
+        from tf2npu.runtime.graph_export import GraphExport
+
+        check_output_dir(args.export_graph, "--export-graph")
+        runtime.context().extra_instruments.append(GraphExport(args.export_graph.resolve()))
     if plan.golden_dump is not None:
         from tf2npu.runtime.dump import golden_dump
 
@@ -647,6 +662,7 @@ def _rows(summary: dict[str, Any], plan: RunPlan) -> list[tuple[str, Text]]:
         ("casts inserted", Text(str(summary["casts_inserted"]))),
         ("fusions", Text(_listing(f"{rule} x{n}" for rule, n in fusions.items()))),
         ("steps", Text(str(summary["steps"]))),
+        *precision_summary_rows(summary),
         *_failure_rows(summary),
         *_determinism_rows(summary.get("deterministic")),
         *_override_rows(summary),

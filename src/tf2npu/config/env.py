@@ -13,7 +13,6 @@ variable                               set by                          read by
 ``TF2NPU_INJECT_FAULT=SPEC``           the user (bisect drills)        ``config.faults``
 ``TF2NPU_RECORD=1``                    ``run --record``, trials        ``runtime.record``
 ``TF2NPU_MAX_STEPS=N``                 ``verify --steps``              ``runtime.record``
-``TF2NPU_RECORD_PRECISION=1``          ``bisect`` trials               ``runtime.precision_record``
 ``TF2NPU_DROPOUT_OFF=1``               ``verify`` (dropout off)        ``runtime.dropout``
 ``TF2NPU_CLUSTER=host:port,...``       ``run --ranks``                 ``config.cluster``
 ``TF2NPU_SWEEP_TAG=CASE``              the hostile-input test sweeps   ``testing.hostile``
@@ -30,7 +29,6 @@ __all__ = [
     "KEEP_FP32_ENV",
     "MAX_STEPS_ENV",
     "RECORD_ENV",
-    "RECORD_PRECISION_ENV",
     "SWEEP_TAG_ENV",
 ]
 
@@ -44,8 +42,6 @@ RECORD_ENV = "TF2NPU_RECORD"
 """Record fetched scalars and variables per step (:mod:`tf2npu.runtime.record`)."""
 MAX_STEPS_ENV = "TF2NPU_MAX_STEPS"
 """Stop the run after this many steps (:mod:`tf2npu.runtime.record`)."""
-RECORD_PRECISION_ENV = "TF2NPU_RECORD_PRECISION"
-"""Record which nodes were lowered to float16 (:mod:`tf2npu.runtime.precision_record`)."""
 DROPOUT_OFF_ENV = "TF2NPU_DROPOUT_OFF"
 """Dropout becomes the identity, in TF's and the NPU's ops (:mod:`tf2npu.runtime.dropout`)."""
 ADDRESSES_VARIABLE = "TF2NPU_CLUSTER"

@@ -21,6 +21,7 @@ whose fix restores the metric when several candidates may be needed.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import shutil
@@ -277,6 +278,7 @@ class Bench:
             evidence = self.lab.load(folder, record.status, record.seconds)
             trial = Trial(record.label, config, folder, evidence, resumed=True)
         else:  # new, or finished before but its folder was deleted since: (re-)run it
+            label = self._distinct(label) if record is None else record.label
             number, relative = (
                 self.store.next_folder(label) if record is None else (record.number, record.folder)
             )
@@ -291,6 +293,14 @@ class Bench:
         self.trials.append(trial)
         self.progress(trial)
         return trial
+
+    def _distinct(self, label: str) -> str:
+        """``label``, or ``label-2``, ``label-3``, ... when a trial of this bisection (or one
+        stored before) has it: two trials never share a label in the progress and the report."""
+        taken = {t.label for t in self.trials} | {r.label for r in self.store.records.values()}
+        if label not in taken:
+            return label
+        return next(f"{label}-{n}" for n in itertools.count(2) if f"{label}-{n}" not in taken)
 
     @property
     def runs(self) -> int:

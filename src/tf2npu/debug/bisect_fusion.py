@@ -93,11 +93,13 @@ def bisect_fusion(
     if stop is not None:
         return stop
     judge = Judge(metric, tolerance, off.evidence)
-    rule = halve(rules, lambda part: _fixed(bench, judge, "rules-off", [(r, "") for r in part]))
+    rule = halve(
+        rules, lambda part: _fixed(bench, judge, f"rules-off-{len(part)}", [(r, "") for r in part])
+    )
     members = grown(tuple(i for i in instances if i.rule == rule))
     culprit = halve(
         tuple(members),
-        lambda part: _fixed(bench, judge, f"{rule}-off", _off(rule, part, members)),
+        lambda part: _fixed(bench, judge, f"{rule}-off-{len(part)}", _off(rule, part, members)),
     )
     limit = bound(len(rules), len(members))
     if _fixed(bench, judge, "verify", _off(rule, [culprit], members)):

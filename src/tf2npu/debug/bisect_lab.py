@@ -12,7 +12,8 @@ environment variables the engine reads (docs/debugging.md#bisect):
 * the precision mode → ``--option precision_mode``.
 
 Every trial runs with ``deterministic=1`` (unless the user's ``--option`` says otherwise), so
-two runs of one configuration give the same numbers, and with ``TF2NPU_RECORD_PRECISION=1``.
+two runs of one configuration give the same numbers. The lowered nodes a trial's precision mode
+chose are read from ``precision`` in its ``run_summary.json`` (every run records them).
 """
 
 from __future__ import annotations
@@ -26,12 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tf2npu.config.env import (
-    FUSION_INSTANCES_ENV,
-    KEEP_FP32_ENV,
-    RECORD_ENV,
-    RECORD_PRECISION_ENV,
-)
+from tf2npu.artifacts.run_summary import precision_rows
+from tf2npu.config.env import FUSION_INSTANCES_ENV, INJECT_FAULT_ENV, KEEP_FP32_ENV, RECORD_ENV
 from tf2npu.debug.bisect import Config
 from tf2npu.debug.bisect_metric import Evidence, FusionInstance, LoweredNode, Metric
 
@@ -50,7 +47,6 @@ MIXLIST = "modify_mixlist.json"
 KEEP_FP32 = "keep_fp32.json"
 FUSION_INSTANCES = "fusion_instances.json"
 """What ``tf2npu run --record`` writes: the fusion instances the engine applied."""
-LOWERED = "precision_lowered.json"
 SUMMARY = "run_summary.json"
 
 
@@ -70,6 +66,9 @@ class ScriptLab:
     clean: tuple[Path, ...] = ()
     """Folders removed before each trial (the script's checkpoint folder: a trial must not
     resume from the previous trial's checkpoint)."""
+    faults: str = ""
+    """``bisect --inject-fault`` specs (``;``-joined), given to every trial as
+    ``TF2NPU_INJECT_FAULT`` (``""``: the trials inherit this process's variable, if any)."""
 
     def run(self, config: Config, folder: Path) -> Evidence:
         from tf2npu.debug import trials
@@ -77,6 +76,8 @@ class ScriptLab:
         for path in self.clean:
             shutil.rmtree(path, ignore_errors=True)
         options, env = overrides(config, folder, self.options)
+        if self.faults:
+            env[INJECT_FAULT_ENV] = self.faults
         trial = trials.Trial(
             script=self.script,
             args=self.args,
@@ -108,7 +109,7 @@ class ScriptLab:
             loss=tuple(_finite(v) for v in _losses(records, steps)),
             variables=variables,
             instances=read_instances(folder / FUSION_INSTANCES),
-            lowered=read_lowered(folder / LOWERED),
+            lowered=read_lowered(folder / SUMMARY),
             seconds=seconds,
             extras=_summary_extras(folder / SUMMARY),
         )
@@ -129,7 +130,7 @@ def overrides(
     """The ``--option`` items and environment of one trial; writes its override files."""
     user = _option_map(user_options)
     options = list(user_options)
-    env = {RECORD_ENV: "1", RECORD_PRECISION_ENV: "1"}
+    env = {RECORD_ENV: "1"}
     if "deterministic" not in user:
         options.append("deterministic=1")
     if config.precision_mode:
@@ -195,15 +196,15 @@ def read_instances(path: Path) -> tuple[FusionInstance, ...]:
 
 
 def read_lowered(path: Path) -> tuple[LoweredNode, ...]:
-    """The lowered nodes of ``precision_lowered.json`` (none when the file is missing)."""
+    """The lowered nodes of ``precision`` in ``run_summary.json`` (none when the file is
+    missing), in the order the run compiled them."""
+    if not path.exists():
+        return ()
+    summary = json.loads(path.read_text(encoding="utf-8"))
     return tuple(
-        LoweredNode(
-            str(row["node"]),
-            str(row["type"]),
-            str(row.get("ge_type") or row["type"]),
-            row.get("where") or None,
-        )
-        for row in _rows(path)
+        LoweredNode(row.op, row.tf_type or row.op_type, row.op_type, row.where or None)
+        for row in precision_rows(summary)
+        if row.lowered
     )
 
 

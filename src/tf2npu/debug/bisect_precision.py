@@ -106,9 +106,8 @@ def bisect_precision(bench: Bench, metric: Metric, tolerance: float, mode: str) 
         )
 
     def restores(part: Sequence[str]) -> bool:
-        return bench.trial("types-fp32", Config(precision_mode=mode, black_list=tuple(part))).judge(
-            judge
-        )
+        config = Config(precision_mode=mode, black_list=tuple(part))
+        return bench.trial(f"types-fp32-{len(part)}", config).judge(judge)
 
     if not restores(types):
         return PrecisionResult(
@@ -149,7 +148,8 @@ def _nodes(
 
     def restores(part: Sequence[LoweredNode]) -> bool:
         keep = tuple(n.node for n in part)
-        return bench.trial("nodes-fp32", Config(precision_mode=mode, keep_fp32=keep)).judge(judge)
+        config = Config(precision_mode=mode, keep_fp32=keep)
+        return bench.trial(f"nodes-fp32-{len(keep)}", config).judge(judge)
 
     if not restores(lowered):
         return (), (

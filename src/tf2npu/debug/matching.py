@@ -161,6 +161,8 @@ class Plan:
     left: Path
     right: Path
     units: tuple[Unit, ...]
+    notes: tuple[str, ...] = ()
+    """What the plan decided that the user should know (a graph JSON given to the other side)."""
 
 
 # -- trees -----------------------------------------------------------------------------------
@@ -595,6 +597,15 @@ def plan_compare(
     given = _read_graphs(graph_json, "-f") if graph_json is not None else None
     close = _read_graphs(close_graph_json, "-cf") if close_graph_json is not None else None
     mode = cast(Mode, f"{left.kind}-vs-{right.kind}")
+    notes: tuple[str, ...] = ()
+    if mode == "npu-vs-npu" and given is not None and close is not None:
+        if _swap_graphs(left, right, given, close):
+            given, close = close, given
+            notes = (
+                f"-f {str(graph_json)!r} names the ops of GOLDEN_DUMP and -cf "
+                f"{str(close_graph_json)!r} those of NPU_DUMP (msaccucmp's -f is the "
+                "fusions-on graph, whichever side it is): each is used for the dump it names",
+            )
     units: list[Unit] = []
     for left_dirs, right_dirs in _pair_steps(left, right):
         if mode == "golden-vs-golden":
@@ -611,9 +622,32 @@ def plan_compare(
                     _NpuPool(others, close) if right.kind == "npu" else _GoldenPool(others)
                 )
                 units.append(_npu_unit(d, given, counterpart))
-    plan = Plan(mode, left_root, right_root, tuple(units))
+    plan = Plan(mode, left_root, right_root, tuple(units), notes)
     _check_matches(plan, left, right)
     return plan
+
+
+def _swap_graphs(left: Tree, right: Tree, given: list[GeGraph], close: list[GeGraph]) -> bool:
+    """Whether ``-f`` (``given``) describes the second tree and ``-cf`` (``close``) the first.
+
+    msaccucmp reads ``-f`` as the fusions-on graph and ``-cf`` as the fusions-off one whatever
+    the order of ``-m`` and ``-g`` (seed 001 gives the fusions-off dump first); the graph whose
+    op names cover more of a tree's dump files is that tree's.
+    """
+    left_ops, right_ops = _file_ops(left), _file_ops(right)
+    on, off = _graph_ops(given), _graph_ops(close)
+    return len(left_ops & off) > len(left_ops & on) and len(right_ops & on) > len(right_ops & off)
+
+
+def _file_ops(tree: Tree) -> set[str]:
+    """The op names (as in file names) of a tree's first step, every model's folder of it."""
+    for dirs in tree.steps.values():
+        return {name for step in dirs for name in _npu_files(step)}
+    return set()
+
+
+def _graph_ops(graphs: list[GeGraph]) -> set[str]:
+    return {sanitize(op.name) for graph in graphs for op in graph.ops}
 
 
 def _same_run(step: StepDir, others: list[StepDir]) -> list[StepDir]:

@@ -3,8 +3,9 @@
 The run instrument (:mod:`tf2npu.runtime.profile`) writes this while the script runs; every
 table, the timeline, the advice and the page are computed from it afterwards
 (:func:`tf2npu.debug.profile_report.analyse`), so a profile folder can be analysed again offline
-(``tf2npu profile --from DIR``). The layout follows msprof's: ``PROF_<time>/device_<id>/data/``
-holds the raw files, ``PROF_<time>/mindstudio_profiler_output/`` the tables.
+(``tf2npu profile --from DIR``). The layout is msprof's (:mod:`tf2npu.artifacts.profile`, its one
+home): ``PROF_<pid>_<time>_<id>/device_<n>/data/`` holds the raw files, ``device_<n>/info.json.<n>``
+the device facts, ``mindstudio_profiler_output/`` the tables.
 
 Raw files (JSON lines, appended as the run goes, so a crashed run leaves what it traced):
 
@@ -29,6 +30,19 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tf2npu.artifacts.profile import (
+    COMPILES,
+    DATA_DIR,
+    ITERATIONS,
+    META,
+    OPS,
+    OUTPUT_DIR,
+    PROF_PREFIX,
+    device_dir,
+    info_json,
+    info_name,
+    table_stamp,
+)
 from tf2npu.atomic import write_text_atomic
 from tf2npu.config.jsonfile import parse_json, short_repr
 from tf2npu.errors import ConfigError
@@ -52,13 +66,6 @@ __all__ = [
     "load",
 ]
 
-OPS = "ops.jsonl"
-ITERATIONS = "iterations.jsonl"
-COMPILES = "compiles.jsonl"
-META = "meta.json"
-OUTPUT_DIR = "mindstudio_profiler_output"
-DATA_DIR = "data"
-PROF_PREFIX = "PROF_"
 
 HOST = ""
 """The GeOp of a host op."""
@@ -300,7 +307,7 @@ class RawProfile:
     models: dict[int, ModelInfo] = field(default_factory=dict)
     compiles: list[CompileRecord] = field(default_factory=list)
     timestamp: str = ""
-    """The ``<time>`` of ``PROF_<time>`` (``%Y%m%d%H%M%S``), used in the table file names."""
+    """The 14-digit ``<time>`` (``%Y%m%d%H%M%S``) of the table file names."""
 
     @property
     def output_dir(self) -> Path:
@@ -320,10 +327,13 @@ class RawProfile:
 class RawWriter:
     """Appends a profile's raw files (one writer per profile folder, any thread)."""
 
-    def __init__(self, directory: Path, device_id: int) -> None:
+    def __init__(self, directory: Path, device_id: int, rank_id: int | None = None) -> None:
         self.directory = directory
-        self.data = directory / f"device_{device_id}" / DATA_DIR
+        device = directory / device_dir(device_id)
+        self.data = device / DATA_DIR
         self.data.mkdir(parents=True, exist_ok=True)
+        info = json.dumps(info_json(device_id, rank_id), indent=1) + "\n"
+        write_text_atomic(device / info_name(device_id), info)
         self._files: dict[str, Any] = {}
 
     def add_ops(self, ops: Iterable[OpFacts]) -> None:
@@ -400,7 +410,7 @@ def _profile(root: Path, data: Path, meta: dict[str, Any]) -> RawProfile:
         spec=meta.get("spec", {}),
         options=meta.get("options", {}),
         models={int(k): ModelInfo.from_json(v) for k, v in meta.get("models", {}).items()},
-        timestamp=str(meta.get("timestamp") or root.name.removeprefix(PROF_PREFIX)),
+        timestamp=str(meta.get("timestamp") or table_stamp(root.name)),
     )
     for item in _lines(data / OPS):
         op = OpFacts.from_json(item)

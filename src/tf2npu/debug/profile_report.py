@@ -1,12 +1,12 @@
 """Analyse a profile folder: tables, timeline, advice and page from the raw data (TF-free).
 
->>> # analysis = analyse("prof/PROF_20240101120000"); write_outputs(analysis)
+>>> # analysis = analyse("prof/PROF_000001_20240101120000000_AB"); write_outputs(analysis)
 
-Written into ``PROF_<time>/``:
+Written into ``PROF_<pid>_<time>_<id>/`` (names from :mod:`tf2npu.artifacts.profile`):
 
 * ``mindstudio_profiler_output/op_summary_<time>.csv``, ``op_statistic_<time>.csv`` (unless
   ``task_trace`` is ``off``), ``step_trace_<time>.csv`` (unless ``training_trace`` is ``off``),
-  ``trace_view.json`` (open it in Perfetto or ``chrome://tracing``);
+  ``trace_view.json``, a top-level list of events (open it in Perfetto or ``chrome://tracing``);
 * ``advice.md`` and ``advice.json`` (:mod:`tf2npu.debug.profile_advice`);
 * ``profile.html`` (:mod:`tf2npu.debug.profile_page`).
 """
@@ -20,13 +20,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tf2npu.artifacts.profile import (
+    OP_STATISTIC,
+    OP_STATISTIC_COLUMNS,
+    OP_SUMMARY,
+    OP_SUMMARY_COLUMNS,
+    STEP_TRACE,
+    STEP_TRACE_COLUMNS,
+    TRACE_VIEW,
+    table_name,
+)
 from tf2npu.atomic import write_text_atomic
 from tf2npu.debug import profile as raw
 from tf2npu.debug.profile_advice import Evidence, advise, to_json, to_markdown
 from tf2npu.debug.profile_tables import (
-    OP_STATISTIC_COLUMNS,
-    OP_SUMMARY_COLUMNS,
-    STEP_TRACE_COLUMNS,
     OpRow,
     StatRow,
     StepRow,
@@ -43,7 +50,6 @@ __all__ = ["ADVICE_JSON", "ADVICE_MD", "PAGE", "TRACE_VIEW", "Analysis", "analys
 ADVICE_MD = "advice.md"
 ADVICE_JSON = "advice.json"
 PAGE = "profile.html"
-TRACE_VIEW = "trace_view.json"
 
 
 @dataclass
@@ -131,13 +137,13 @@ def write_outputs(analysis: Analysis) -> list[Path]:
     device = profile.device_id
     written = []
     if profile.spec.get("task_trace", "l1") != "off":
-        summary = out / f"op_summary_{stamp}.csv"
+        summary = out / table_name(OP_SUMMARY, stamp)
         write_csv(summary, OP_SUMMARY_COLUMNS, (r.cells(device) for r in analysis.rows))
-        statistic = out / f"op_statistic_{stamp}.csv"
+        statistic = out / table_name(OP_STATISTIC, stamp)
         write_csv(statistic, OP_STATISTIC_COLUMNS, (s.cells(device) for s in analysis.stats))
         written += [summary, statistic]
     if profile.spec.get("training_trace", "on") != "off":
-        written.append(_write_steps(out / f"step_trace_{stamp}.csv", analysis.steps, device))
+        written.append(_write_steps(out / table_name(STEP_TRACE, stamp), analysis.steps, device))
     trace = out / TRACE_VIEW
     events = trace_events(profile, analysis.rows, analysis.steps)
     write_text_atomic(trace, json.dumps(events, separators=(",", ":")))

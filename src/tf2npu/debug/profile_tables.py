@@ -29,6 +29,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tf2npu.artifacts.profile import (
+    NA,
+    OP_STATISTIC_COLUMNS,
+    OP_SUMMARY_COLUMNS,
+    STEP_TRACE_COLUMNS,
+)
 from tf2npu.atomic import write_text_atomic
 from tf2npu.debug.profile import HOST, Iteration, OpFacts, OpRun, RawProfile
 
@@ -47,30 +53,6 @@ __all__ = [
     "write_csv",
 ]
 
-OP_SUMMARY_COLUMNS = (
-    "Device_id", "Model ID", "Task ID", "Stream ID", "Op Name", "OP Type", "OP State",
-    "Task Type", "Task Start Time(us)", "Task Duration(us)", "Task Wait Time(us)", "Block Num",
-    "Mix Block Num", "HF32 Eligible", "Input Shapes", "Input Data Types", "Input Formats",
-    "Output Shapes", "Output Data Types", "Output Formats", "Context ID",
-    # ours, after msprof's (no PMU columns off the device)
-    "Iteration ID", "GeOp", "Origin Ops", "Precision", "Fused By", "Host Reason", "Source",
-    "Bytes",
-)  # fmt: skip
-"""msprof's columns in its order (``Model Name``/``Infer ID`` are hidden by default there too),
-then ours."""
-OP_STATISTIC_COLUMNS = (
-    "Device_id", "OP Type", "Core Type", "Count", "Total Time(us)", "Avg Time(us)",
-    "Min Time(us)", "Max Time(us)", "Ratio(%)",
-)  # fmt: skip
-STEP_TRACE_COLUMNS = (
-    "Device_id", "Iteration ID", "FP Start(us)", "BP End(us)", "Iteration End(us)",
-    "Iteration Time(us)", "FP to BP Time(us)", "Iteration Refresh(us)", "Data Aug Bound(us)",
-    "Model ID", "Reduce Start(us)", "Reduce Duration(us)",
-    # ours
-    "Train", "GetNext Time(us)", "Input Time(us)", "Host-Device Copies",
-    "Host-Device Copy Bytes",
-)  # fmt: skip
-NA = "N/A"
 
 AI_CORE = "AI_CORE"
 AI_CPU = "AI_CPU"
@@ -289,6 +271,7 @@ def _memcpy_rows(
     device), as GeOps exchange tensors through TensorFlow.
     """
     copies: dict[tuple[str, str, str], _Output] = {}
+    for_fetch = _fetch_only(ops)
     for name in runs:
         facts = ops.get(name)
         if facts is None or facts.kind == "feed":
@@ -300,9 +283,14 @@ def _memcpy_rows(
             reader = HOST if facts.kind == "fetch" else facts.geop
             if source.side == reader:
                 continue
-            session_io = source.fed or facts.kind == "fetch"
+            session_io = source.fed or facts.kind == "fetch" or (not reader and name in for_fetch)
             if source.side:  # leaves a GeOp
-                copies.setdefault((tensor, "DtoH", HOST), _io(source, session_io))
+                # A tensor the session fetches leaves its GeOp anyway: a host op reading it
+                # too (a summary of the fetched loss) costs no copy of its own.
+                key = (tensor, "DtoH", HOST)
+                known = copies.get(key)
+                if known is None or (session_io and not known.session_io):
+                    copies[key] = _io(source, session_io)
             if reader:  # enters a GeOp
                 copies.setdefault((tensor, "HtoD", reader), _io(source, session_io))
     rows = []
@@ -333,6 +321,17 @@ def _memcpy_rows(
             )
         )
     return rows
+
+
+def _fetch_only(ops: Mapping[str, OpFacts]) -> set[str]:
+    """The ops whose outputs only the session's fetches read: the cast back to float32 of a
+    fetched float16 loss, which the partition leaves outside the GeOp. The copy into such an
+    op carries a fetch, one the session needs whatever the graph; it is session I/O."""
+    readers: dict[str, set[str]] = {}
+    for facts in ops.values():
+        for tensor in facts.inputs:
+            readers.setdefault(tensor.rpartition(":")[0], set()).add(facts.kind)
+    return {name for name, kinds in readers.items() if kinds == {"fetch"}}
 
 
 def _io(source: _Output, session_io: bool) -> _Output:
@@ -554,8 +553,9 @@ def _last_backward(ops: Sequence[OpFacts]) -> str:
 
 def trace_events(
     profile: RawProfile, rows: Sequence[OpRow], steps: Sequence[StepRow]
-) -> dict[str, Any]:
-    """The Chrome trace (``trace_view.json``): ``ts``/``dur`` in µs from the first traced op."""
+) -> list[dict[str, Any]]:
+    """The Chrome trace (``trace_view.json``) as msprof writes it, a top-level list of events:
+    ``ts``/``dur`` in µs from the first traced op."""
     origin = min((row.start_us for row in rows), default=0.0)
     pids = {"Iterations": 1, "Host ops (AI CPU)": 2}
     for geop in sorted({row.geop for row in rows if row.geop and not row.is_memcpy}):
@@ -579,7 +579,7 @@ def trace_events(
         events.append(_event(row, pid, tid, origin))
     for step in steps:
         events.extend(_step_events(step, pids["Iterations"], origin))
-    return {"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"origin_us": origin}}
+    return events
 
 
 def _thread_of(profile: RawProfile) -> dict[tuple[int, int, str], int]:

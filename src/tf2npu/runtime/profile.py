@@ -7,7 +7,8 @@ duration, its thread and its outputs' shapes, dtypes and bytes. Each node is map
 the graph engine decided for it (from the compile the mirror imported: its GeOp or host
 placement, the precision decision, the fusion rule that made it, the user's ops it stands for)
 and to the line of the user's script that created it. That raw data goes to
-``<output>/PROF_<time>/device_<id>/data/`` as it comes (:mod:`tf2npu.debug.profile`); at exit the
+``<output>/PROF_<pid>_<time>_<id>/device_<n>/data/`` as it comes (the folder layout's home is
+:mod:`tf2npu.artifacts.profile`) (:mod:`tf2npu.debug.profile`); at exit the
 TF-free analysis writes msprof's tables, a timeline, the advice and a page next to it
 (:mod:`tf2npu.debug.profile_report`).
 
@@ -23,6 +24,8 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import secrets
+import string
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -30,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tf2npu.artifacts.profile import folder_name
 from tf2npu.config.dump_steps import DumpSteps
 from tf2npu.config.profiling import ProfilingSpec, parse_options
 from tf2npu.debug import profile as raw
@@ -53,6 +57,7 @@ __all__ = ["OpProfile", "install", "session_profile"]
 _LOG = logging.getLogger("tf2npu.runtime")
 _ARG, _RETVAL = "_arg_", "_retval_"
 _TIME_FORMAT = "%Y%m%d%H%M%S"
+_ID_LETTERS = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +85,8 @@ def session_profile(options: NpuOptions, ctx: RuntimeContext) -> RunInstrument |
     spec = parse_options(options.profiling_options)
     output = _output(spec, ctx)
     if _find(ctx, output) is None:
-        install(ctx, output, spec=spec, device_id=options.env.device_id)
+        env = options.env
+        install(ctx, output, spec=spec, device_id=env.device_id, rank_id=env.rank_id)
     return None
 
 
@@ -90,15 +96,27 @@ def install(
     *,
     steps: str = "",
     spec: ProfilingSpec | None = None,
-    device_id: int = 0,
+    device_id: int | None = None,
+    rank_id: int | None = None,
 ) -> OpProfile:
     """Add the profile writing to ``output`` to ``ctx`` (``tf2npu run --profile``): it traces
-    the runs of each signature that ``steps`` selects (``dump_step`` syntax, "" = all)."""
+    the runs of each signature that ``steps`` selects (``dump_step`` syntax, "" = all).
+
+    ``device_id`` / ``rank_id`` None: the job's, from the environment (``ASCEND_DEVICE_ID``,
+    ``RANK_ID``, as the session's options read them).
+    """
     path = Path(output).absolute()
     found = _find(ctx, path)
     if found is not None:
         return found
-    profile = OpProfile(path, spec or ProfilingSpec(output=os.fspath(path)), steps, device_id)
+    if device_id is None or rank_id is None:
+        from tf2npu.config.cluster import Cluster
+
+        cluster = Cluster.from_env(os.environ)
+        device_id = cluster.device_id if device_id is None else device_id
+        rank_id = cluster.rank if rank_id is None else rank_id
+    spec = spec or ProfilingSpec(output=os.fspath(path))
+    profile = OpProfile(path, spec, steps, device_id, rank_id)
     with ctx.lock:
         ctx.extra_instruments.append(profile)
     return profile
@@ -121,17 +139,26 @@ class OpProfile(RunInstrument):
     """Traces the selected runs of profiled sessions (see the module docstring)."""
 
     def __init__(
-        self, output: Path, spec: ProfilingSpec, steps: str = "", device_id: int = 0
+        self,
+        output: Path,
+        spec: ProfilingSpec,
+        steps: str = "",
+        device_id: int = 0,
+        rank_id: int | None = None,
     ) -> None:
         self.output = output
         self.spec = spec
         self.steps = DumpSteps.parse(steps)
         self.steps_text = steps
         self.device_id = device_id
-        self.timestamp = time.strftime(_TIME_FORMAT)
-        self.directory = _fresh(output / f"{raw.PROF_PREFIX}{self.timestamp}")
+        self.rank_id = rank_id
+        now = time.time()
+        self.timestamp = time.strftime(_TIME_FORMAT, time.localtime(now))
+        started = f"{self.timestamp}{int(now * 1000) % 1000:03d}"
+        token = "".join(secrets.choice(string.ascii_uppercase) for _ in range(_ID_LETTERS))
+        self.directory = _fresh(output / folder_name(os.getpid(), started, token))
         self.analysis: Analysis | None = None
-        self._writer = raw.RawWriter(self.directory, device_id)
+        self._writer = raw.RawWriter(self.directory, device_id, rank_id)
         self._lock = threading.Lock()
         self._decided: dict[int, dict[str, _Decided]] = {}
         self._known: dict[int, set[str]] = {}
@@ -278,6 +305,7 @@ class OpProfile(RunInstrument):
             {
                 "timestamp": self.timestamp,
                 "device_id": self.device_id,
+                "rank_id": self.rank_id,
                 "spec": self.spec.to_json(),
                 "steps": self.steps_text,
                 "options": self._options,

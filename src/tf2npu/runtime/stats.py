@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tf2npu.artifacts.run_summary import LossScale, WarmupTracker
+from tf2npu.artifacts.run_summary import LossScale, PrecisionRow, WarmupTracker
 from tf2npu.config.names import closest
 from tf2npu.config.options import OPTIONS, NpuOptions, Value
 
@@ -69,6 +69,9 @@ class RunStats:
     written_defaults: set[tuple[str, Value]] = field(default_factory=set)
     """Options and values an API wrote though the user did not set them (``NPUEstimator``
     writes every option, with ``NPURunConfig``'s defaults): left out of :attr:`options`."""
+    precision: dict[str, PrecisionRow] = field(default_factory=dict)
+    """Per user op, the dtype the precision pass gave it in its latest compile
+    (:mod:`tf2npu.runtime.precision_record`), in the order first compiled."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add_session(self, *, npu: bool) -> None:
@@ -111,6 +114,12 @@ class RunStats:
         for v in self._latest.values():
             total.update(v[3])
         return +total
+
+    def record_precision(self, rows: Iterable[PrecisionRow]) -> None:
+        """One compile's precision rows; an op compiled again keeps its latest row."""
+        with self._lock:
+            for row in rows:
+                self.precision[row.op] = row
 
     def add_steps(self, count: int) -> None:
         with self._lock:
@@ -170,6 +179,7 @@ class RunStats:
                         self.loss_scale, self.skipped_steps, self.warmup.warmup
                     ).to_json()
                 ),
+                "precision": [row.to_json() for row in self.precision.values()],
                 "wall_seconds": round(wall_seconds, 3),
                 "options": dict(sorted(self.options.items())),
                 "options_without_effect": sorted(self.options_without_effect),

@@ -21,6 +21,25 @@ def test_the_seed_000_case_04_row() -> None:
     assert '{"black-list": {"to-add": ["ReduceSumD"]}}' in found.fix
 
 
+OURS = """\
+Device_id,Op Name,OP Type,Task Type,Block Num,Input Data Types,Precision
+0,rs/_tf2npu_fp16,ReduceSumD,AI_CORE,N/A,DT_FLOAT16;DT_INT32,float32->float16
+0,rs/_tf2npu_fp16,ReduceSumD,AI_CORE,N/A,DT_FLOAT16;DT_INT32,float32->float16
+0,rs32,ReduceSumD,AI_CORE,N/A,DT_FLOAT;DT_INT32,
+0,rs_dev,ReduceSumD,AI_CORE,8,DT_FLOAT16;DT_INT32,
+"""
+"""A profile off the device (block dims not measured, N/A) and one device row that has 8."""
+
+
+def test_an_unmeasured_block_dim_is_judged_by_the_ops_float16_dtype_once_per_op() -> None:
+    [found] = op_summary_findings(OURS, "op_summary.csv")
+    assert found.where == Where(node="rs/_tf2npu_fp16", op_type="ReduceSumD")
+    assert found.evidence == (
+        "op_summary.csv:2: ReduceSumD inputs DT_FLOAT16;DT_INT32, lowered float32->float16; "
+        "block dim not measured (N/A): the float16 ReduceSum kernel runs on one core"
+    )
+
+
 def test_text_that_is_no_table_gives_nothing() -> None:
     assert op_summary_findings("loss 0.5\nReduceSum,1,DT_FLOAT16\n", "log") == []
     assert op_summary_findings("", "log") == []

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,7 @@ from tf2npu.findings import Severity, Where
 from tf2npu.migrate.tables.hazards import BY_ID as HAZARDS
 
 SRC = Path(__file__).resolve().parents[3] / "src" / "tf2npu"
+ROOT = SRC.parents[1]
 GROUPS = {"node", "op_type", "file", "line"}
 
 
@@ -122,3 +126,38 @@ def test_docs_list_every_symptom() -> None:
     docs = (SRC.parents[1] / "docs" / "doctor.md").read_text(encoding="utf-8")
     missing = [s.id for s in SYMPTOMS if f"| `{s.id}` |" not in docs]
     assert missing == [], "add these rows to docs/doctor.md's symptom table"
+
+
+OVERFLOW_SCRIPT = """\
+import numpy as np
+import tensorflow as tf
+from npu_bridge.npu_init import *
+
+x = tf.placeholder(tf.float32, [2], name="x")
+with tf.Session(config=npu_config_proto()) as sess:
+    print(sess.run(tf.square(x) * 2, {x: [1.0, 2.0]}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.tf
+def test_the_overflow_commands_doctor_and_the_readme_print_work_as_printed(
+    tmp_path: Path,
+) -> None:
+    fix = BY_ID["nonfinite_loss"].fix
+    run, _, then = fix.partition("): ")[2].partition(", then ")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme[readme.index("### Find what breaks accuracy") :]
+    lines = [line.split("#")[0].strip() for line in block.splitlines()]
+    readme_run = lines[lines.index("mkdir -p ovf") + 1].replace(".venv/bin/", "")
+    (tmp_path / "train.py").write_text(OVERFLOW_SCRIPT, encoding="utf-8")
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "TF_ENABLE_ONEDNN_OPTS": "0"}
+    for command in (run.replace("SCRIPT", "train.py"), f"mkdir -p ovf && {readme_run}"):
+        for step in (command, then):
+            done = subprocess.run(
+                ["bash", "-c", step], cwd=tmp_path, env=env, capture_output=True, text=True,
+                timeout=600,
+            )  # fmt: skip
+            assert done.returncode == 0, f"{step}: {done.stderr}"
+        assert "no overflow found in ovf" in done.stdout

@@ -416,15 +416,15 @@ MOVE_SOFTMAX_TO_DENY = '{"black-list": {"to-add": ["SoftmaxV2"]}}'  # the GE op 
 @pytest.mark.parametrize(
     ("mixlist", "expected"),
     [
-        (MOVE_MATMUL_TO_DENY, {"mm1": "deny_list", "rs": "deny_spread", "l2": "deny_list"}),
+        (MOVE_MATMUL_TO_DENY, {"mm1": "mixlist_deny", "rs": "deny_spread", "l2": "deny_list"}),
         (REMOVE_MATMUL_FROM_ALLOW, {"mm1": "no_lowered_input", "rs": "no_lowered_input"}),
         (
             MOVE_L2LOSS_TO_ALLOW,
-            {"mm1": "allow_list", "l2": "allow_list", "add": "follows_lowered"},
+            {"mm1": "allow_list", "l2": "mixlist_allow", "add": "follows_lowered"},
         ),
         (
             MOVE_SOFTMAX_TO_DENY,
-            {"ba": "follows_lowered", "sm": "deny_list", "l2": "deny_list"},
+            {"ba": "follows_lowered", "sm": "mixlist_deny", "l2": "deny_list"},
         ),
     ],
 )
@@ -444,7 +444,7 @@ def test_modify_mixlist_file_is_read_by_the_engine_config(tmp_path: object) -> N
     )
     b = mixed_graph()
     run(b.g, EngineConfig.build(options))
-    assert slug(b.g, "mm1") == "deny_list"
+    assert slug(b.g, "mm1") == "mixlist_deny"
     assert added(b.g) == []
 
 

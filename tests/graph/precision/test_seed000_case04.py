@@ -65,7 +65,9 @@ def test_the_engine_lowers_the_sum_after_a_float16_matmul(tmp_path: Path) -> Non
 def test_the_mixlist_puts_reducesumd_back_in_float32(tmp_path: Path) -> None:
     assert decided(tmp_path, mixlist=True) == {
         "mm": PrecisionDecision("float32", "float16", "allow_list: MatMul is in the allow list"),
-        "total": PrecisionDecision("float32", "float32", "deny_list: Sum is in the deny list"),
+        "total": PrecisionDecision(
+            "float32", "float32", "mixlist_deny: Sum is in the deny list by modify_mixlist"
+        ),
     }
 
 

@@ -56,11 +56,16 @@ def test_errors_and_warnings_come_first(summary: GraphSummary) -> None:
 def test_has_the_tables(summary: GraphSummary) -> None:
     page = render_html(summary)
     for heading in ("<h2>GeOps</h2>", "<h2>Host ops (4)</h2>",
-                    "<h2>Casts (precision changes: 1; casts inserted: 2)</h2>",
+                    "<h2>Precision (2 user ops judged, 1 in a lower dtype; casts inserted: 2)"
+                    "</h2>",
                     "<h2>Fusions (1 applied)</h2>", "<h2>Fusion instances (1)</h2>",
                     "<h2>Options without effect here</h2>"):  # fmt: skip
         assert heading in page, heading
-    assert "<td>mm_orig</td><td>float32</td><td>float16</td><td>allow_list</td>" in page
+    # by the user's op names (not the float16 clone mm_orig/_tf2npu_fp16), GE types, reasons
+    assert "<td>mm_orig</td><td>MatMulV2</td><td>float16</td><td>allow list</td><td></td>" in page
+    assert "<td>relu</td><td>Relu</td><td>float32</td><td>deny list</td>" in page
+    assert '<td>float16</td><td>allow list</td><td class="n">1</td><td>MatMulV2 x1</td>' in page
+    assert "_tf2npu_fp16</td>" not in page
     assert '<td>gelu</td><td class="n">0</td>' in page
     assert "<td>matmul_biasadd</td><td>relu</td><td>relu, mm_orig</td>" in page
     assert "<td>PyFunc: not in the device op library</td>" in page

@@ -24,6 +24,9 @@ _BLOCK_DIM = ("Block Dim", "Block Num", "block_dim")
 _OP_TYPE = ("OP Type", "op_type", "Type")
 _OP_NAME = ("Op Name", "op_name", "Name")
 _INPUT_TYPES = ("Input Data Types", "input_data_type")
+_PRECISION = ("Precision",)
+"""tf2npu's op_summary column: ``float32->float16`` when the precision pass lowered the op."""
+_NOT_MEASURED = frozenset({"", "N/A", "NA", "NOT MEASURED"})
 _LOSS_SCALE = re.compile(r"loss scale value\s*=\s*(?P<value>[0-9.eE+-]+)")
 _MIN_SERIES = 3
 _GRAPH_ID = re.compile(
@@ -34,24 +37,43 @@ _GRAPH_ID = re.compile(
 def op_summary_findings(text: str, name: str) -> list[Finding]:
     """``reduce_sum_fp16`` for each float16 ReduceSum on one core in an ``op_summary`` CSV.
 
-    ``text`` that is not such a table (no op type or block dim column) gives nothing.
+    A device's table measures the block dim: a float16 ReduceSum at ``1`` is the symptom. A
+    table that did not measure it (``N/A`` or empty, as a profile off the device writes) is
+    judged by what it does know, the op's dtypes: a ReduceSum the device runs in float16 is
+    the kernel that takes one core (seed 000 case 04), so it is reported with that said in the
+    evidence; one finding per op. ``text`` that is not such a table (no op type or block dim
+    column) gives nothing.
     """
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines[:50]) if _is_header(line)), None)
     if start is None:
         return []
     found = []
+    seen: set[tuple[str, str]] = set()
     rows = csv.DictReader(io.StringIO("\n".join(lines[start:])))
     for number, row in enumerate(rows, start + 2):
         op_type = _cell(row, _OP_TYPE)
-        if (
-            op_type.startswith("ReduceSum")
-            and _cell(row, _BLOCK_DIM) == "1"
-            and "FLOAT16" in _cell(row, _INPUT_TYPES).upper()
-        ):
-            where = Where(node=_cell(row, _OP_NAME), op_type=op_type)
-            evidence = f"{name}:{number}: {op_type} block dim 1, inputs {_cell(row, _INPUT_TYPES)}"
-            found.append(BY_ID["reduce_sum_fp16"].finding(where, evidence))
+        inputs = _cell(row, _INPUT_TYPES)
+        if not op_type.startswith("ReduceSum") or "FLOAT16" not in inputs.upper():
+            continue
+        block = _cell(row, _BLOCK_DIM)
+        if block == "1":
+            evidence = f"{name}:{number}: {op_type} block dim 1, inputs {inputs}"
+        elif block.upper() in _NOT_MEASURED:
+            precision = _cell(row, _PRECISION)
+            lowered = f", lowered {precision}" if precision else ""
+            evidence = (
+                f"{name}:{number}: {op_type} inputs {inputs}{lowered}; block dim not measured "
+                f"({block or 'empty'}): the float16 ReduceSum kernel runs on one core"
+            )
+        else:
+            continue
+        op_name = _cell(row, _OP_NAME)
+        if (op_name, op_type) in seen:
+            continue
+        seen.add((op_name, op_type))
+        where = Where(node=op_name, op_type=op_type)
+        found.append(BY_ID["reduce_sum_fp16"].finding(where, evidence))
     return found
 
 

@@ -870,8 +870,9 @@ _ARTIFACTS: tuple[Symptom, ...] = (
         "nonfinite_loss",
         WARNING,
         "a scalar the script fetched (a loss) became NaN or Inf",
-        "find the first overflowing op: tf2npu run --option enable_dump_debug=true --option "
-        "dump_path=ovf --option dump_debug_mode=all SCRIPT, then tf2npu overflow ovf",
+        "find the first overflowing op (dump_path must be an existing folder): mkdir -p ovf && "
+        "tf2npu run --option enable_dump_debug=true --option dump_path=ovf --option "
+        "dump_debug_mode=all SCRIPT, then tf2npu overflow ovf",
         "debug-tools.md §5.1; " + _RUNTIME + "run_summary.json nonfinite)",
         checks=("run_summary",),
     ),

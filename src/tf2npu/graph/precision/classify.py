@@ -4,7 +4,8 @@ One walk over the nodes. A node's verdict depends on its own facts (op library, 
 class, signature, ``_keep_dtype``) and, under the mixed lists only, on the verdicts of its float
 producers; walking in topological order makes those known first, so the rules stay linear:
 
-* allow → lower; deny → float32, and the float32 spreads forward through gray and clear
+* allow → lower; deny → float32 (``mixlist_allow`` / ``mixlist_deny`` when ``modify_mixlist``
+  put the op type there), and the float32 spreads forward through gray and clear
   consumers (recorded as ``deny_from``, the deny node it came from);
 * gray and clear → lower when a float input comes from a lowered node (a deny spread wins over
   that), else float32. A clear op between two lowered ops is thus lowered too: no cast
@@ -131,16 +132,28 @@ def _wanted(
             return Verdict(True, "no_fp32_kernel", f"{node.op} has no float32 kernel")
         known = "has a float32 kernel" if fp32 else "has no known float32 gap"
         return Verdict(False, "fp32_kernel", f"{node.op} {known}")
-    return _mixed(node, sig, cfg.precision_class(node.op), mode.tag, judged)
+    cls = cfg.precision_class(node.op)
+    by_mixlist = cls is not cfg.ops.get(node.op).precision
+    return _mixed(node, sig, cls, mode.tag, judged, by_mixlist=by_mixlist)
 
 
 def _mixed(
-    node: Node, sig: FloatSignature, cls: PrecisionClass, tag: str, judged: dict[str, Judged]
+    node: Node,
+    sig: FloatSignature,
+    cls: PrecisionClass,
+    tag: str,
+    judged: dict[str, Judged],
+    *,
+    by_mixlist: bool = False,
 ) -> Verdict:
+    # by_mixlist: modify_mixlist put the op type in this class (its own list says otherwise)
+    edited = " by modify_mixlist" if by_mixlist else ""
     if cls is PrecisionClass.DENY:
-        return Verdict(False, "deny_list", f"{node.op} is in the deny list", node.name)
+        slug = "mixlist_deny" if by_mixlist else "deny_list"
+        return Verdict(False, slug, f"{node.op} is in the deny list{edited}", node.name)
     if cls is PrecisionClass.ALLOW:
-        return Verdict(True, "allow_list", f"{node.op} is in the allow list")
+        slug = "mixlist_allow" if by_mixlist else "allow_list"
+        return Verdict(True, slug, f"{node.op} is in the allow list{edited}")
     lowered_from = deny_from = ""
     inputs = node.inputs
     for position in sig.inputs:

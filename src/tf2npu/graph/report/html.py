@@ -13,9 +13,10 @@ side, the rest are summed into one box, and their lines go to it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from html import escape
 
+from tf2npu.artifacts.run_summary import NAMED_REASONS, PrecisionRow, precision_groups
 from tf2npu.graph.report.page import ROWS_SHOWN, document, table
 from tf2npu.graph.report.summary import GraphSummary
 from tf2npu.graph.report.text import mode_label, timings_line, totals_line
@@ -60,16 +61,7 @@ def _sections(summary: GraphSummary) -> list[str]:
             [[h.name, h.type, h.reason, h.code, h.message] for h in summary.host_ops],
         )
     )
-    out.append(
-        f"<h2>Casts (precision changes: {len(summary.precision):,}; "
-        f"casts inserted: {summary.casts_inserted:,})</h2>"
-    )
-    out.append(
-        table(
-            ["node", "before", "after", "reason"],
-            [[name, d.before, d.after, d.reason] for name, d in summary.precision.items()],
-        )
-    )
+    out.extend(_precision(summary))
     out.append(f"<h2>Fusions ({summary.fusions_applied:,} applied)</h2>")
     out.append(table(["rule", "applied"], [[r, n] for r, n in summary.fusions.items()]))
     out.append(f"<h2>Fusion instances ({len(summary.fusion_instances):,})</h2>")
@@ -83,6 +75,40 @@ def _sections(summary: GraphSummary) -> list[str]:
         out.append("<h2>Options without effect here</h2>")
         out.append(table(["option", "why"], [list(row) for row in summary.no_effect]))
     return out
+
+
+def _precision(summary: GraphSummary) -> list[str]:
+    """Per user op: counts by dtype and reason, then the ops that changed dtype or whose dtype
+    the user chose (a ``modify_mixlist`` edit, ``keep_dtype_scope``), by the user's names."""
+    rows = summary.precision_ops
+    lowered = sum(row.lowered for row in rows)
+    out = [
+        f"<h2>Precision ({len(rows):,} user ops judged, {lowered:,} in a lower dtype; "
+        f"casts inserted: {summary.casts_inserted:,})</h2>"
+    ]
+    groups = precision_groups(rows)
+    out.append(
+        table(
+            ["dtype", "reason", "ops", "op types"],
+            [
+                [dtype, members[0].reason_text, len(members), _types(members)]
+                for dtype, reason, members in groups
+            ],
+        )
+    )
+    shown = [r for r in rows if r.lowered or r.reason in NAMED_REASONS or "deny" in r.reason]
+    out.append(
+        table(
+            ["op", "GE type", "dtype", "reason", "why"],
+            [[r.op, r.op_type, r.dtype, r.reason_text, r.detail] for r in shown],
+        )
+    )
+    return out
+
+
+def _types(members: Sequence[PrecisionRow]) -> str:
+    counts = Counter(row.op_type for row in members).most_common()
+    return ", ".join(f"{name} x{count}" for name, count in counts)
 
 
 def _diagnostics(summary: GraphSummary) -> list[str]:

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tf2npu.artifacts.run_summary import PrecisionRow
 from tf2npu.config.validate import no_effect_report
 from tf2npu.graph.decisions import (
     CLUSTER,
@@ -106,6 +107,8 @@ class GraphSummary:
     partitioned: bool = True
     fusion_instances: tuple[FusionInstance, ...] = ()
     """Every fusion applied, in the order the pass applied them (function bodies included)."""
+    precision_ops: tuple[PrecisionRow, ...] = ()
+    """Per user op the precision pass judged, its dtype and reason (:mod:`.precision`)."""
 
     @property
     def fusions_applied(self) -> int:
@@ -179,6 +182,8 @@ def _diagnostic_json(d: Diagnostic) -> dict[str, str]:
 
 def summarize(run: EngineRun, graph_label: str = "") -> GraphSummary:
     """Count what ``run`` decided. One walk over the top-level nodes: O(nodes)."""
+    from tf2npu.graph.report.precision import user_precision
+
     graph, cfg = run.graph, run.config
     stats = run.pipeline.stats
     clusters: list[Cluster] | None = graph.meta.get(CLUSTERS)
@@ -216,6 +221,7 @@ def summarize(run: EngineRun, graph_label: str = "") -> GraphSummary:
         skipped_passes=tuple(run.pipeline.skipped),
         partitioned=partitioned,
         fusion_instances=tuple(graph.meta.get(FUSION_INSTANCES, ())),
+        precision_ops=tuple(user_precision(graph)),
     )
 
 

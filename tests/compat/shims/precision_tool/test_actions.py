@@ -185,11 +185,13 @@ def test_estimator_notes_name_what_estimator_dump_config_ignores():
 
 
 def test_switch_file_note_only_for_a_file_that_switches_nothing(tmp_path):
-    assert _actions.switch_file_note(FUSION_SWITCH) == (
-        f"tf2npu: precision_tool: {FUSION_SWITCH} switches no fusion pass; edit it to turn "
-        'passes off, e.g. {"Switch": {"GraphFusion": {"matmul_biasadd": "off"}, "UBFusion": {}}} '
-        "(the passes that fired are in run_summary.json under fusions)"
-    )
+    note = _actions.switch_file_note(FUSION_SWITCH)
+    assert note is not None
+    assert note.startswith(f"tf2npu: precision_tool: {FUSION_SWITCH} switches no fusion pass")
+    assert "edit it to" not in note and "do not edit it" in note  # it is inside our install
+    assert 'NPURunConfig(fusion_switch_file="fusion_switch.cfg")' in note
+    assert 'parameter_map["fusion_switch_file"].s = tf.compat.as_bytes("fusion_switch.cfg")' in note
+    assert "tf2npu run --fusion-switch-file fusion_switch.cfg" in note
     assert _actions.switch_file_note(FUSION_OFF) is None
     edited = tmp_path / "edited.cfg"
     edited.write_text('{"Switch": {"GraphFusion": {"matmul_biasadd": "off"}, "UBFusion": {}}}')

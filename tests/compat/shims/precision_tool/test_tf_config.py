@@ -185,7 +185,8 @@ def test_fusion_switch_notes_that_the_shipped_template_switches_nothing(tf_confi
     captured = capsys.readouterr()
     assert captured.out == f"[PrecisionTool] Set fusion switch file: {FUSION_SWITCH}\n"
     assert captured.err.startswith(
-        f"tf2npu: precision_tool: {FUSION_SWITCH} switches no fusion pass; edit it"
+        f"tf2npu: precision_tool: {FUSION_SWITCH} switches no fusion pass; it is part of the "
+        "tf2npu install, so do not edit it: write your own switch file"
     )
 
 

@@ -180,7 +180,12 @@ def switch_file_note(path: str) -> str | None:
     if not empty:
         return None
     return (
-        f"tf2npu: precision_tool: {path} switches no fusion pass; edit it to turn passes off, "
-        'e.g. {"Switch": {"GraphFusion": {"matmul_biasadd": "off"}, "UBFusion": {}}} '
-        "(the passes that fired are in run_summary.json under fusions)"
+        f"tf2npu: precision_tool: {path} switches no fusion pass; it is part of the tf2npu "
+        "install, so do not edit it: write your own switch file, e.g. fusion_switch.cfg holding "
+        '{"Switch": {"GraphFusion": {"matmul_biasadd": "off"}, "UBFusion": {}}}, and set it '
+        "instead of the 'fusion_switch' action: custom_op.parameter_map"
+        '["fusion_switch_file"].s = tf.compat.as_bytes("fusion_switch.cfg"), '
+        'NPURunConfig(fusion_switch_file="fusion_switch.cfg"), or tf2npu run '
+        "--fusion-switch-file fusion_switch.cfg (the passes that fired are in "
+        "run_summary.json under fusions)"
     )
