@@ -354,20 +354,39 @@ def test_run_verify_runs_fusions_off_when_keep_origin_dtype_fails(
     assert "keep-origin-dtype-fusions-off" in report_json(checks, runs, _plan(tmp_path))["runs"]
 
 
+def _tree(root: Path, *names: str) -> None:
+    for name in names:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("") if "." in path.name else path.mkdir(exist_ok=True)
+
+
 def test_migrated_runs_start_where_the_original_runs_do_in_their_tree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     original = tmp_path / "deepfm" / "example" / "main.py"
     migrated = tmp_path / "m" / "deepfm" / "example" / "main.py"
+    files = ("example/main.py", "example/config.py", "example/data/train.csv", "DeepFM.py")
+    _tree(tmp_path / "deepfm", *files, "example/tf2npu-run/run_summary.json")
+    _tree(tmp_path / "m" / "deepfm", *files)
     assert migrated_cwd(original.parent, original, migrated) == migrated.parent
     assert migrated_cwd(tmp_path / "deepfm", original, migrated) == tmp_path / "m" / "deepfm"
     # the caller's folder outside the original's tree, or a tree of another shape: unchanged
     assert migrated_cwd(tmp_path / "elsewhere", original, migrated) is None
     assert migrated_cwd(tmp_path / "deepfm", original, tmp_path / "m" / "main.py") is None
     assert migrated_cwd(tmp_path, original, tmp_path / "x" / "example" / "main.py") is None
-    (tmp_path / "deepfm" / "example").mkdir(parents=True)
     monkeypatch.chdir(tmp_path / "deepfm" / "example")
     trials = VerifyPlan(original, migrated, tmp_path / "out").trials()
     assert trials["original-1"].cwd is None
     assert trials["keep-origin-dtype"].cwd == migrated.parent
     assert trials["precision-mode"].cwd == migrated.parent
+
+
+def test_a_single_migrated_file_runs_in_the_callers_folder(tmp_path: Path) -> None:
+    # tf2npu migrate train.py -o npu/train.py: ./data is only beside the original
+    _tree(tmp_path, "train.py", "data/x.csv", "npu/train.py")
+    assert migrated_cwd(tmp_path, tmp_path / "train.py", tmp_path / "npu" / "train.py") is None
+    # a folder migrated elsewhere without the data the script reads
+    _tree(tmp_path / "m", "train.py")
+    assert migrated_cwd(tmp_path, tmp_path / "train.py", tmp_path / "m" / "train.py") is None
+    assert migrated_cwd(tmp_path, tmp_path / "train.py", tmp_path / "gone" / "train.py") is None

@@ -92,7 +92,10 @@ def migrated_cwd(cwd: Path, original: Path, migrated: Path) -> Path | None:
     A script run as its README says (``cd example && python main.py``, reading ``./data`` and
     importing ``..``) needs its own tree's folder: with ``cwd`` the original's folder or one above
     it, the migrated runs start at the same place in the migrated tree (the original's folder
-    relative to ``cwd`` ends the migrated's folder). None (the caller's folder) otherwise.
+    relative to ``cwd`` ends the migrated's folder), when that place is a copy of ``cwd`` (a
+    whole-folder ``tf2npu migrate``: every entry of ``cwd`` is there, tf2npu's own report folders
+    aside). None (the caller's folder) otherwise: ``tf2npu migrate train.py -o npu/train.py``
+    copies one file, so its ``./data`` is only in the caller's folder.
     """
     here = cwd.resolve()
     try:
@@ -104,7 +107,13 @@ def migrated_cwd(cwd: Path, original: Path, migrated: Path) -> Path | None:
     if depth and folder.parts[-depth:] != inside.parts:
         return None
     root = folder.parents[depth - 1] if depth else folder
-    return None if root == here else root
+    if root == here or not root.is_dir():
+        return None
+    copied = {entry.name for entry in root.iterdir()}
+    for entry in here.iterdir():
+        if entry.name not in copied and not entry.name.startswith((".", "tf2npu-")):
+            return None
+    return root
 
 
 @dataclass(frozen=True)
