@@ -23,8 +23,6 @@ from tf2npu.migrate.report.terminal import print_summary
 from tf2npu.migrate.tree import Plan, WriteError, make_plan, migrate_tree, tasks
 from tf2npu.migrate.walk import Kind
 
-NAME = "migrate"
-HELP = "rewrite TF 1.x scripts to the Ascend npu_bridge API, with a report set"
 DESCRIPTION = """\
 Rewrite TensorFlow 1.15 training scripts (Estimator, Sess.run, Keras, Horovod, TPUEstimator with
 use_tpu=False) to the Ascend TF adapter API, keeping everything outside the edited spans
