@@ -53,6 +53,7 @@ class ModuleIndex:
     """id(statement) -> scope it executes in, for every statement."""
     withs: list[ast.With] = field(default_factory=list)
     functions: list[ast.FunctionDef] = field(default_factory=list)
+    _nodes: tuple[ast.AST, ...] | None = field(default=None, repr=False)
 
     @classmethod
     def build(cls, tree: ast.Module) -> ModuleIndex:
@@ -62,6 +63,16 @@ class ModuleIndex:
         return index
 
     # -- queries ----------------------------------------------------------------------------
+    def nodes(self) -> tuple[ast.AST, ...]:
+        """Every node of the tree in ``ast.walk`` order, walked once and kept.
+
+        Rules that scan the whole module (the Horovod family, ``entry_point``, project facts)
+        share this one walk instead of each running ``ast.walk`` again.
+        """
+        if self._nodes is None:
+            self._nodes = tuple(ast.walk(self.tree))
+        return self._nodes
+
     def calls_to(self, *names: str) -> list[Ref]:
         """Call references whose callee is one of ``names`` (canonical), in source order."""
         found = [ref for name in names for ref in self.calls.get(name, ())]

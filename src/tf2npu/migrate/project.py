@@ -69,7 +69,7 @@ def module_holders(tree: ast.Module, index: ModuleIndex | None = None) -> list[t
     index = index if index is not None else ModuleIndex.build(tree)
     resolver = index.resolver
     found: dict[str, str] = {}
-    for stmt in ast.walk(tree):
+    for stmt in index.nodes():
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
             continue
         target, value = stmt.targets[0], stmt.value
