@@ -7,7 +7,14 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from tf2npu.artifacts.xlsx import Sheet, Value, column_letter, sheet_xml, write_workbook
+from tf2npu.artifacts.xlsx import (
+    Sheet,
+    Value,
+    column_letter,
+    escape,
+    sheet_xml,
+    write_workbook,
+)
 
 
 @pytest.mark.parametrize(("index", "letters"), [(1, "A"), (7, "G"), (26, "Z"), (27, "AA"),
@@ -77,3 +84,13 @@ def test_a_workbook_needs_sheets_with_distinct_names(tmp_path: Path) -> None:
         write_workbook(tmp_path / "a.xlsx", [])
     with pytest.raises(ValueError, match=r"sheet names \['s', 's'\] repeat"):
         write_workbook(tmp_path / "a.xlsx", [Sheet("s", [("a",)]), Sheet("s", [("b",)])])
+
+
+def test_escape() -> None:
+    assert escape('a<b & "c">') == 'a&lt;b &amp; "c"&gt;'
+    assert escape('a<b & "c">', quote=True) == "a&lt;b &amp; &quot;c&quot;&gt;"
+
+
+def test_a_sheet_name_with_xml_characters_reads_back(tmp_path: Path) -> None:
+    write_workbook(tmp_path / "a.xlsx", [Sheet('a&"b"', [("x",)])])
+    assert openpyxl.load_workbook(tmp_path / "a.xlsx").sheetnames == ['a&"b"']
