@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from tf2npu.atomic import write_text_atomic
 from tf2npu.cli import exit_codes
@@ -219,6 +218,9 @@ def _run_with_progress(
 ) -> MigrationReport:
     if plan.single_file or not console.is_terminal:
         return migrate_tree(plan, options, jobs=args.jobs, diff=args.diff)
+    # Only a terminal gets a progress bar: rich.progress is imported for it alone.
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
     total = sum(1 for task in tasks(plan) if task.kind is not Kind.EMPTY_FOLDER)
     columns = (
         TextColumn("migrating"),
