@@ -247,7 +247,7 @@ class _ScopeBuilder(ast.NodeVisitor):
         scope.add(name, Binding(order=self.r._next(), **kw))  # type: ignore[arg-type]
 
     def _bind_target(self, target: ast.expr) -> None:
-        for node in ast.walk(target):
+        for node in walk(target):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 self._bind(node.id, opaque=True)
             elif isinstance(node, ast.Starred) and isinstance(node.value, ast.Name):

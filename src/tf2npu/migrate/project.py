@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TypeGuard
 
 from tf2npu.migrate.index import ModuleIndex
-from tf2npu.migrate.names import canonical
+from tf2npu.migrate.names import canonical, walk
 
 MAX_BYTES = 4 * 1024 * 1024
 """Files above this size are not read for project facts (the engine does not migrate them)."""
@@ -67,7 +67,7 @@ def module_holders(tree: ast.Module, index: ModuleIndex | None = None) -> list[t
     The assignment may be at module level or in a function that declares the name ``global``.
     ``index`` is the tree's index when the caller has one already.
     """
-    nodes = index.nodes() if index is not None else ast.walk(tree)
+    nodes = index.nodes() if index is not None else walk(tree)
     aliases = [stmt for stmt in nodes if _name_to_name(stmt)]
     if not aliases:  # most files: no `a = b` at all, so no index to build for them
         return []
