@@ -31,6 +31,7 @@ def test_the_fixture_is_hostile(bench, hostile):
     assert os.fsdecode(b"odd/caf\xe9.py") in before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_whole_run_keeps_every_guarantee(bench, hostile, jobs):
     base, before = hostile

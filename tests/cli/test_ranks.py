@@ -197,6 +197,7 @@ def test_sigkill_of_the_launcher_kills_every_rank(tmp_path: Path) -> None:
     assert commands(ended.left) == []
 
 
+@pytest.mark.slow
 def test_a_taken_base_port_is_named(tmp_path: Path) -> None:
     script = tmp_path / "train.py"
     script.write_text(

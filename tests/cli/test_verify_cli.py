@@ -218,6 +218,7 @@ time.sleep(300)
     ],
     ids=["ctrl-c", "sigterm", "sighup"],
 )
+@pytest.mark.slow
 def test_a_signal_stops_verify_and_its_trials(
     tmp_path: Path, signum: int, code: int, message: str
 ) -> None:

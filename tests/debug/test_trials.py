@@ -131,6 +131,7 @@ def test_the_default_timeout_follows_the_reference_run(
         assert timeouts.describe() == text
 
 
+@pytest.mark.slow
 def test_what_the_script_left_running_is_stopped_with_the_trial(tmp_path: Path) -> None:
     marker = f"tf2npu-test-{os.getpid()}-leftover"
     script = tmp_path / "leaves.py"

@@ -44,6 +44,7 @@ def test_imports_engine_finds_every_spelling(source: str, lines: list[int]) -> N
     assert imports_engine(source) == lines
 
 
+@pytest.mark.slow
 def test_no_pass_or_helper_imports_the_engine() -> None:
     modules = sorted(p for package in BELOW_ENGINE for p in (GRAPH / package).rglob("*.py"))
     assert GRAPH / "passes" / "precision.py" in modules  # the scan sees the packages

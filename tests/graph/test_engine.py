@@ -118,6 +118,7 @@ def test_mixed_compute_keeps_the_input_path_on_the_host_with_reasons(bert_def: o
     assert CLUSTER in fused[0].meta
 
 
+@pytest.mark.slow
 def test_mix_precision_puts_matmuls_in_fp16_and_the_gray_softmax_follows(bert_def: object) -> None:
     graph = run(bert_def, mix_compile_mode=True, precision_mode="allow_mix_precision").graph
     decided = {n.name: n.meta[PRECISION] for n in graph if PRECISION in n.meta}
@@ -145,6 +146,7 @@ def test_full_offload_keeps_exactly_one_geop(bert_def: object) -> None:
     }
 
 
+@pytest.mark.slow
 def test_fusion_still_applies_after_precision_lowered_the_matmuls(bert_def: object) -> None:
     """The cast back that keeps ``MatMul``'s float32 name fetchable must not block fusion."""
     for mode in ("must_keep_origin_dtype", "allow_mix_precision"):

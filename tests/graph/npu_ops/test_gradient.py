@@ -57,6 +57,7 @@ def test_integer_inputs_get_no_gradient_and_unused_outputs_count_as_zero() -> No
     assert len(functions) == 1
 
 
+@pytest.mark.slow
 def test_a_gathered_output_gives_an_indexed_slices_gradient_made_dense() -> None:
     # The gradient of tf.gather(outputs[0], T - 1) (an RNN's last step) is IndexedSlices.
     xs = RNG.standard_normal((3, 2, 3)).astype(np.float32)

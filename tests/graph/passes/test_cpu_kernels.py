@@ -169,6 +169,7 @@ def test_float32_fused_ops_stay_fused_and_run(build: Any) -> None:
     np.testing.assert_allclose(got, execute(graph_def, "out:0", {"x:0": x}), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_bert_training_step_runs_in_mixed_precision() -> None:
     from tf2npu.testing.bert_graph import build_bert_graph, feed_for
 

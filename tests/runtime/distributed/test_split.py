@@ -50,6 +50,7 @@ def test_plan_needs_one_kind_per_size() -> None:
     st.lists(st.integers(0, 10_000), max_size=40),
     st.lists(st.floats(0.5, 50), min_size=1, max_size=5),
 )
+@pytest.mark.slow
 def test_every_gradient_travels_exactly_once_in_order(
     sizes: list[int], shares: list[float]
 ) -> None:

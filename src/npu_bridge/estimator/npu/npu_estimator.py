@@ -40,9 +40,9 @@ from npu_bridge.estimator.npu.npu_config import NPURunConfig
 from tf2npu.config import cluster as _cluster
 from tf2npu.config.proto import npu_parameter_values, write_parameter_map
 from tf2npu.config.sources import NPU_OPTIMIZER as _NPU_OPTIMIZER
-from tf2npu.config.sources import from_run_config
+from tf2npu.config.sources import from_run_config as _from_run_config
 from tf2npu.runtime.loop import LOOP_OP as _LOOP_OP
-from tf2npu.runtime.stats import run_stats
+from tf2npu.runtime.stats import run_stats as _run_stats
 
 __all__ = ["DEFAULT_JOB_ID", "NPUEstimator", "NPUEstimatorSpec"]
 
@@ -328,10 +328,10 @@ def _session_config_with_npu(config: NPURunConfig) -> NPURunConfig:
     values = npu_parameter_values(config._npu_arguments, os.environ)
     write_parameter_map(custom, values)
     # The map holds every option, as the adapter's: the run summary lists only the user's.
-    given = from_run_config(config.npu_arguments)
+    given = _from_run_config(config.npu_arguments)
     if "enable_data_pre_proc" not in config.npu_arguments:
         given.pop("enable_data_pre_proc", None)  # NPURunConfig's own default
-    run_stats().note_written_defaults({k: v for k, v in values.items() if k not in given})
+    _run_stats().note_written_defaults({k: v for k, v in values.items() if k not in given})
     return config
 
 

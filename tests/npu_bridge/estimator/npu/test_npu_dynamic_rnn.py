@@ -30,6 +30,7 @@ def _run(fetches, copies=()):
         return session.run(fetches)
 
 
+@pytest.mark.slow
 def test_dynamic_rnn_equals_tf_dynamic_rnn_with_basic_lstm_cell() -> None:
     with tf.Graph().as_default():
         x = tf.constant(X)
@@ -49,6 +50,7 @@ def test_dynamic_rnn_equals_tf_dynamic_rnn_with_basic_lstm_cell() -> None:
     np.testing.assert_allclose(c[-1], want.c, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_dynamic_gru_v2_equals_keras_gru_with_reset_after() -> None:
     with tf.Graph().as_default():
         x = tf.constant(X)
