@@ -324,3 +324,12 @@ def test_empty_module() -> None:
     assert index.refs == []
     assert dict(index.method_calls) == {}
     assert index.functions == []
+
+
+def test_nodes_is_every_node_in_ast_walk_order_walked_once() -> None:
+    tree = ast.parse("import tensorflow as tf\nx = tf.add(1, y)\n")
+    index = ModuleIndex.build(tree)
+    nodes = index.nodes()
+    assert [type(n).__name__ for n in nodes] == [type(n).__name__ for n in ast.walk(tree)]
+    assert [type(n).__name__ for n in nodes][:4] == ["Module", "Import", "Assign", "alias"]
+    assert index.nodes() is nodes

@@ -7,7 +7,7 @@ import ast
 import pytest
 
 from tf2npu.migrate.index import ModuleIndex
-from tf2npu.migrate.names import Resolver, canonical, is_tf_api
+from tf2npu.migrate.names import Resolver, canonical, child_nodes, is_tf_api, walk
 
 
 def calls(src: str) -> list[tuple[int, str | None]]:
@@ -381,3 +381,27 @@ def test_canonical(path: str, expected: str) -> None:
 )
 def test_is_tf_api(name: str, expected: bool) -> None:
     assert is_tf_api(name) is expected
+
+
+CHILDREN_CASES = [
+    "x = f(a, *b, k=1, **c)[0].y",
+    "def g(a, b=1, *c, d, e=2, **f) -> int:\n    '''doc'''\n    return lambda q: q\n",
+    "class C(B, metaclass=M):\n    @dec(1)\n    def m(self): pass\n",
+    "with a as b, c:\n    try:\n        pass\n    except E as e:\n        raise\n    finally:\n        del x\n",
+    "match p:\n    case [1, *rest] if rest:\n        pass\n    case {'k': v, **kw}:\n        pass\n",
+    "y = [i for i in range(3) if i] + {k: v for k, v in d}.get(1, f'{z!r:>4}')",
+]
+
+
+@pytest.mark.parametrize("source", CHILDREN_CASES)
+def test_child_nodes_and_walk_match_the_ast_module(source: str) -> None:
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        assert child_nodes(node) == list(ast.iter_child_nodes(node))
+    assert walk(tree) == list(ast.walk(tree))
+
+
+def test_child_nodes_of_a_leaf_is_empty() -> None:
+    name = ast.parse("x").body[0].value  # type: ignore[attr-defined]
+    assert child_nodes(name) == [name.ctx]
+    assert child_nodes(name.ctx) == []

@@ -69,3 +69,16 @@ def test_migrating_a_tree_rewrites_uses_through_another_files_holder(tmp_path):
     wrapper = (tmp_path / "out" / "utils" / "wrapper.py").read_text()
     assert "horovod" not in wrapper and "holder = True" in wrapper
     assert "return get_rank_id()" in wrapper
+
+
+def test_a_file_without_name_to_name_assignments_builds_no_index(monkeypatch):
+    from tf2npu.migrate import project
+
+    def no_index(tree):
+        raise AssertionError("ModuleIndex.build called")
+
+    monkeypatch.setattr(project.ModuleIndex, "build", no_index)
+    tree = ast.parse("import horovod.tensorflow as hvd\nhvd.init()\nx = hvd.rank()\n")
+    assert module_holders(tree) == []
+    with pytest.raises(AssertionError, match=r"ModuleIndex\.build called"):
+        module_holders(ast.parse("import horovod.tensorflow as hvd\nH = hvd\n"))

@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from tf2npu.debug.bisect_metric import Metric
     from tf2npu.debug.bisect_report import KnownRules
 
-NAME = "bisect"
-HELP = "find the fusion instance, or the ops that need float32, that break a training run"
 DESCRIPTION = """\
 Run a script many times, each time in a fresh `tf2npu run` process with one engine override,
 and narrow down what makes it train differently:

@@ -21,8 +21,6 @@ if TYPE_CHECKING:  # numpy: imported when the command runs, not for every tf2npu
     from tf2npu.debug.advisor import Advice
     from tf2npu.debug.compare import CompareReport, Divergence, TensorDiff
 
-NAME = "compare"
-HELP = "compare two tensor dumps (NPU vs golden, or fusion on vs off) as msaccucmp does"
 DESCRIPTION = """\
 Compare the tensors of NPU_DUMP with those of GOLDEN_DUMP, as Ascend's msaccucmp does, and
 say which tensors agree. NPU_DUMP is the side under test; GOLDEN_DUMP the reference. Either may

@@ -17,8 +17,6 @@ from tf2npu.findings import Severity
 if TYPE_CHECKING:
     from tf2npu.debug.doctor.logtext import Log
 
-NAME = "doctor"
-HELP = "diagnose a failed run from its log, report folder or script: the cause and the fix"
 DESCRIPTION = """\
 Read what a failed (or slow, or diverging) TF-on-Ascend run left behind and say what went
 wrong: for each known symptom its id, the cause in one sentence, the fix as the exact change

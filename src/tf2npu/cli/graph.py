@@ -24,8 +24,6 @@ from tf2npu.errors import UsageError
 if TYPE_CHECKING:
     from tf2npu.graph.ir import Graph
 
-NAME = "graph"
-HELP = "run the graph engine on a TF graph: placement, precision, fusions, GeOps"
 DESCRIPTION = """\
 Run tf2npu's graph engine (the pass pipeline that re-implements the Ascend adapter's graph
 rewriting) over a TF 1.x graph file and report what it decided: which nodes run on the NPU and

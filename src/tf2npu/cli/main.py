@@ -3,26 +3,33 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
 from tf2npu import __version__
-from tf2npu.cli import (
-    bisect,
-    compare,
-    doctor,
-    exit_codes,
-    graph,
-    migrate,
-    overflow,
-    profile,
-    run,
-    verify,
-)
+from tf2npu.cli import exit_codes
 from tf2npu.errors import Tf2NpuError
 
-COMMANDS = (migrate, graph, run, compare, overflow, verify, bisect, doctor, profile)
-"""Subcommand modules; each has NAME, HELP, add_arguments(parser) and run(args) -> int."""
+COMMANDS = {
+    "migrate": "rewrite TF 1.x scripts to the Ascend npu_bridge API, with a report set",
+    "graph": "run the graph engine on a TF graph: placement, precision, fusions, GeOps",
+    "run": "run a TF 1.15 training script (original or migrated) on TF 2.15, with a run summary",
+    "compare": "compare two tensor dumps (NPU vs golden, or fusion on vs off) as msaccucmp does",
+    "overflow": "list the first ops that overflowed in an overflow dump, and how to fix them",
+    "verify": (
+        "check that a migrated script trains like the original (loss per step, final variables)"
+    ),
+    "bisect": "find the fusion instance, or the ops that need float32, that break a training run",
+    "doctor": "diagnose a failed run from its log, report folder or script: the cause and the fix",
+    "profile": (
+        "profile a TF 1.15 script's NPU sessions (msprof-style tables, timeline, advice, page)"
+    ),
+}
+"""Subcommand name -> its one-line help. The command's module is ``tf2npu.cli.<name>``; it has
+DESCRIPTION, EPILOG, add_arguments(parser) and run(args) -> int. Modules are imported only for
+the commands a parser is built with, so ``tf2npu migrate`` does not pay for TF-side imports."""
+
 
 DESCRIPTION = """\
 tf2npu moves TensorFlow 1.x training scripts onto Huawei Ascend NPUs.
@@ -45,16 +52,33 @@ Exit codes: 0 ok, 1 some file failed or a finding is at error level, 2 bad usage
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_in(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` names: its first item that is not an option, if a command."""
+    for item in argv:
+        if item == "--" or not item.startswith("-"):
+            return item if item in COMMANDS else None
+    return None
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full parser; with ``only``, just that command gets its options (and its import).
+
+    The other commands are still listed (same top-level help, same "invalid choice" errors) but
+    their modules are not imported.
+    """
     parser = argparse.ArgumentParser(
         prog="tf2npu", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"tf2npu {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in COMMANDS:
+    for name, help_text in COMMANDS.items():
+        if only is not None and name != only:
+            sub.add_parser(name, help=help_text)
+            continue
+        command = importlib.import_module(f"tf2npu.cli.{name}")
         child = sub.add_parser(
-            command.NAME,
-            help=command.HELP,
+            name,
+            help=help_text,
             description=command.DESCRIPTION,
             epilog=command.EPILOG,
             formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -65,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    chosen = command_in(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(only=chosen)
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()

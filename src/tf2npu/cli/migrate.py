@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from tf2npu.atomic import write_text_atomic
 from tf2npu.cli import exit_codes
@@ -23,8 +22,6 @@ from tf2npu.migrate.report.terminal import print_summary
 from tf2npu.migrate.tree import Plan, WriteError, make_plan, migrate_tree, tasks
 from tf2npu.migrate.walk import Kind
 
-NAME = "migrate"
-HELP = "rewrite TF 1.x scripts to the Ascend npu_bridge API, with a report set"
 DESCRIPTION = """\
 Rewrite TensorFlow 1.15 training scripts (Estimator, Sess.run, Keras, Horovod, TPUEstimator with
 use_tpu=False) to the Ascend TF adapter API, keeping everything outside the edited spans
@@ -221,6 +218,9 @@ def _run_with_progress(
 ) -> MigrationReport:
     if plan.single_file or not console.is_terminal:
         return migrate_tree(plan, options, jobs=args.jobs, diff=args.diff)
+    # Only a terminal gets a progress bar: rich.progress is imported for it alone.
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
     total = sum(1 for task in tasks(plan) if task.kind is not Kind.EMPTY_FOLDER)
     columns = (
         TextColumn("migrating"),

@@ -30,8 +30,6 @@ from tf2npu.errors import UsageError
 if TYPE_CHECKING:
     from tf2npu.debug.overflow import OverflowReport
 
-NAME = "overflow"
-HELP = "list the first ops that overflowed in an overflow dump, and how to fix them"
 DESCRIPTION = """\
 Read an overflow dump (what a run writes with enable_dump_debug=True, or precision_tool's
 action='overflow' into precision_data/overflow/dump) and list the first N ops that overflowed,

@@ -15,8 +15,6 @@ from tf2npu.cli.npu_flags import add_option_flag
 from tf2npu.cli.paths import check_output_dir, path_arg
 from tf2npu.errors import UsageError
 
-NAME = "profile"
-HELP = "profile a TF 1.15 script's NPU sessions (msprof-style tables, timeline, advice, page)"
 DESCRIPTION = """\
 Run SCRIPT as `tf2npu run` would, tracing the first N runs of each run signature of its NPU
 sessions with TensorFlow's FULL_TRACE step statistics, and map every op back to what the graph

@@ -46,8 +46,6 @@ from tf2npu.errors import ConfigError, UsageError
 from tf2npu.runtime.script import run_script
 from tf2npu.runtime.tflog import quiet_tensorflow
 
-NAME = "run"
-HELP = "run a TF 1.15 training script (original or migrated) on TF 2.15, with a run summary"
 DESCRIPTION = """\
 Run a TensorFlow 1.15-style training script, original or migrated to npu_bridge, on the
 installed TensorFlow 2.15, as `python SCRIPT ARGS` would run it, then print a run summary.

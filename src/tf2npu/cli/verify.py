@@ -29,8 +29,6 @@ from tf2npu.debug.verify import (
 from tf2npu.errors import UsageError
 from tf2npu.procs import signals_stop_children
 
-NAME = "verify"
-HELP = "check that a migrated script trains like the original (loss per step, final variables)"
 DESCRIPTION = """\
 Run the ORIGINAL script and its MIGRATED version and check that they train alike.
 

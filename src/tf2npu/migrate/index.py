@@ -12,7 +12,7 @@ import ast
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from tf2npu.migrate.names import Resolver, Scope, _dotted, is_tf_api
+from tf2npu.migrate.names import Resolver, Scope, _dotted, child_nodes, is_tf_api, walk
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +53,7 @@ class ModuleIndex:
     """id(statement) -> scope it executes in, for every statement."""
     withs: list[ast.With] = field(default_factory=list)
     functions: list[ast.FunctionDef] = field(default_factory=list)
+    _nodes: tuple[ast.AST, ...] | None = field(default=None, repr=False)
 
     @classmethod
     def build(cls, tree: ast.Module) -> ModuleIndex:
@@ -62,6 +63,16 @@ class ModuleIndex:
         return index
 
     # -- queries ----------------------------------------------------------------------------
+    def nodes(self) -> tuple[ast.AST, ...]:
+        """Every node of the tree in ``ast.walk`` order, walked once and kept.
+
+        Rules that scan the whole module (the Horovod family, ``entry_point``, project facts)
+        share this one walk instead of each running ``ast.walk`` again.
+        """
+        if self._nodes is None:
+            self._nodes = tuple(walk(self.tree))
+        return self._nodes
+
     def calls_to(self, *names: str) -> list[Ref]:
         """Call references whose callee is one of ``names`` (canonical), in source order."""
         found = [ref for name in names for ref in self.calls.get(name, ())]
@@ -137,13 +148,13 @@ class ModuleIndex:
                 self.method_calls[func.attr].append(MethodCall(node, func.attr, func.value, scope))
             elif isinstance(func, ast.Attribute):
                 self._maybe_method(node, func, scope)
-            rest = [(a, scope, "") for a in ast.iter_child_nodes(node) if a is not func]
+            rest = [(a, scope, "") for a in child_nodes(node) if a is not func]
             return [(func, scope, "call"), *rest]
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             return self._scoped_children(node, scope)
         if isinstance(node, ast.With):
             self.withs.append(node)
-        return [(child, scope, "") for child in ast.iter_child_nodes(node)]
+        return [(child, scope, "") for child in child_nodes(node)]
 
     def _maybe_method(self, call: ast.Call, func: ast.Attribute, scope: Scope) -> None:
         """A dotted callee whose receiver is a local variable (``ds.batch``): a method call."""
@@ -185,7 +196,7 @@ class ModuleIndex:
         for deco in getattr(node, "decorator_list", ()):
             if isinstance(deco, ast.Call):
                 out.append((deco.func, scope, "decorator"))
-                out += [(a, scope, "") for a in ast.iter_child_nodes(deco) if a is not deco.func]
+                out += [(a, scope, "") for a in child_nodes(deco) if a is not deco.func]
                 self.parents[id(deco)] = node
             else:
                 out.append((deco, scope, "decorator"))

@@ -15,9 +15,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TypeGuard
 
 from tf2npu.migrate.index import ModuleIndex
-from tf2npu.migrate.names import canonical
+from tf2npu.migrate.names import canonical, walk
 
 MAX_BYTES = 4 * 1024 * 1024
 """Files above this size are not read for project facts (the engine does not migrate them)."""
@@ -66,15 +67,16 @@ def module_holders(tree: ast.Module, index: ModuleIndex | None = None) -> list[t
     The assignment may be at module level or in a function that declares the name ``global``.
     ``index`` is the tree's index when the caller has one already.
     """
+    nodes = index.nodes() if index is not None else walk(tree)
+    aliases = [stmt for stmt in nodes if _name_to_name(stmt)]
+    if not aliases:  # most files: no `a = b` at all, so no index to build for them
+        return []
     index = index if index is not None else ModuleIndex.build(tree)
     resolver = index.resolver
     found: dict[str, str] = {}
-    for stmt in ast.walk(tree):
-        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
-            continue
+    for stmt in aliases:
         target, value = stmt.targets[0], stmt.value
-        if not (isinstance(target, ast.Name) and isinstance(value, ast.Name)):
-            continue
+        assert isinstance(target, ast.Name) and isinstance(value, ast.Name)
         scope = index.scope_at(stmt)
         if scope is not resolver.module and target.id not in scope.globals:
             continue
@@ -83,3 +85,13 @@ def module_holders(tree: ast.Module, index: ModuleIndex | None = None) -> list[t
         if prefix in ("hvd", "hvd.keras"):
             found[target.id] = prefix
     return sorted(found.items())
+
+
+def _name_to_name(node: ast.AST) -> TypeGuard[ast.Assign]:
+    """``a = b``: one plain name assigned another (the only holder assignments looked for)."""
+    return (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Name)
+    )

@@ -11,6 +11,7 @@ the horovod rule rewrites like any other, and the module passed as an argument b
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from tf2npu.migrate.context import FileContext
@@ -47,7 +48,7 @@ def find_handles(
     file that imports Horovod (``module_names`` not empty). ``holders`` are the project's
     globals holding Horovod (:func:`tf2npu.migrate.project.horovod_holders`).
     """
-    found = Handles(parents=parent_map(ctx.tree))
+    found = Handles(parents=parent_map(ctx.index.nodes()))
     if module_names:
         _parameters(ctx, module_names, found)
     if module_names:  # only a file that imports Horovod can hold it
@@ -60,7 +61,7 @@ def find_handles(
 
 def _parameters(ctx: FileContext, module_names: dict[str, str], found: Handles) -> None:
     candidates = {**{CONVENTIONAL: "hvd"}, **module_names}
-    for func in ast.walk(ctx.tree):
+    for func in ctx.index.nodes():
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             continue
         args = func.args
@@ -80,7 +81,7 @@ def _check_global(ctx: FileContext, name: str, prefix: str, found: Handles) -> N
     """A module global assigned the Horovod module (and maybe stand-ins): every load of it."""
     resolver, parents = ctx.index.resolver, found.parents
     uses = []
-    for node in ast.walk(ctx.tree):
+    for node in ctx.index.nodes():
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
             home = resolver.bindings_of(name, _innermost(ctx, parents, node, resolver.module))
             if home is not None and home[0] is resolver.module:
@@ -155,7 +156,7 @@ def _foreign_holder_refs(
     """
     table = [h.rsplit("=", 1) for h in holders if "=" in h]
     refs: list[Ref] = []
-    for node in ast.walk(ctx.tree):
+    for node in ctx.index.nodes():
         if not isinstance(node, ast.Attribute) or not isinstance(node.ctx, ast.Load):
             continue
         parent = parents.get(id(node))
@@ -211,9 +212,9 @@ def _innermost(
     return default
 
 
-def parent_map(tree: ast.AST) -> dict[int, ast.AST]:
-    """id(node) -> parent, for every node of ``tree``."""
-    return {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+def parent_map(nodes: Iterable[ast.AST]) -> dict[int, ast.AST]:
+    """id(node) -> parent, for every child of ``nodes`` (all of a tree's: ``index.nodes()``)."""
+    return {id(c): p for p in nodes for c in ast.iter_child_nodes(p)}
 
 
 def _attribute_ref(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from typing import ClassVar
 
 from tf2npu.migrate.context import FileContext
@@ -23,9 +24,9 @@ AT_EXIT = [
 _WHY = "HCCL must be initialised before the rank queries and collectives run"
 
 
-def _calls_init_resource(tree: ast.Module) -> bool:
+def _calls_init_resource(nodes: Iterable[ast.AST]) -> bool:
     """True when the file already initialises the NPU resources itself (or was migrated)."""
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Name) and func.id == "init_resource":
@@ -96,7 +97,7 @@ class EntryPoint(Rule):
             or migrated_here
             or (distributed and (ctx.index.uses("tf") or ctx.index.uses("hvd")))
         )
-        if not wanted or _calls_init_resource(ctx.tree):
+        if not wanted or _calls_init_resource(ctx.index.nodes()):
             return
         block = main_block(ctx)
         if block is not None:

@@ -174,7 +174,7 @@ class Horovod(Rule):
         refs = [r for r in ctx.index.refs if _is_hvd(r.name)]
         imports = [
             node
-            for node in ast.walk(ctx.tree)
+            for node in ctx.index.nodes()
             if isinstance(node, (ast.Import, ast.ImportFrom))
             and any(horovod for _, horovod in import_names(node))
         ]
@@ -491,7 +491,7 @@ class _Migration:
     def _module_arguments(self, ambiguous: set[str]) -> None:
         """The Horovod module passed to a call becomes ``True`` (handles only test it)."""
         ctx, resolver = self.ctx, self.ctx.index.resolver
-        for node in ast.walk(ctx.tree):
+        for node in ctx.index.nodes():
             if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
                 continue
             if node.id in ambiguous or id(node) in self.handles.plain:
@@ -584,7 +584,7 @@ class _Migration:
             if root is not None:
                 by_root[id(root)] = ref
         left: list[tuple[ast.AST, str]] = []
-        for node in ast.walk(ctx.tree):
+        for node in ctx.index.nodes():
             if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
                 continue
             use = by_root.get(id(node))

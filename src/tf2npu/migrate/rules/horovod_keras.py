@@ -69,7 +69,7 @@ class HorovodKeras(Rule):
             return  # the horovod rule reports every use
         imports = [
             s
-            for s in ast.walk(ctx.tree)
+            for s in ctx.index.nodes()
             if isinstance(s, (ast.Import, ast.ImportFrom)) and _imports_horovod(s)
         ]
         standalone = standalone_keras(imports)
