@@ -24,11 +24,12 @@ class NotRegularFile(OSError):
     """A path that names a FIFO, a device, a socket or a folder where a file was expected."""
 
 
-def kind_of(mode: int) -> str:
-    """What a non-regular ``st_mode`` is, in words (``a FIFO``, ``a character device``)."""
+def kind_of(mode: int, *, fifo: str = "a FIFO") -> str:
+    """What a non-regular ``st_mode`` is, in words (``a FIFO``, ``a character device``);
+    ``fifo`` is the words for a FIFO."""
     for test, words in (
         (stat.S_ISDIR, "a folder"),
-        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISFIFO, fifo),
         (stat.S_ISCHR, "a character device"),
         (stat.S_ISBLK, "a block device"),
         (stat.S_ISSOCK, "a socket"),

@@ -12,7 +12,8 @@ import argparse
 from collections.abc import Mapping
 from pathlib import Path
 
-from tf2npu.config.faults import INJECT_FAULT_ENV, FaultSpec, parse_faults
+from tf2npu.config.env import INJECT_FAULT_ENV
+from tf2npu.config.faults import FaultSpec, parse_faults
 from tf2npu.config.overrides import (
     FUSION_INSTANCES_ENV,
     KEEP_FP32_ENV,

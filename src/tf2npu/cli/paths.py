@@ -7,9 +7,9 @@ unwritable folder is reported in one line at once, not as a traceback after a lo
 from __future__ import annotations
 
 import argparse
-import stat
 from pathlib import Path
 
+from tf2npu import fs
 from tf2npu.atomic import probe_writable
 from tf2npu.errors import UsageError
 
@@ -23,17 +23,7 @@ def path_arg(text: str) -> Path:
 
 def kind_of(path: Path) -> str:
     """What a non-regular file is, in words: ``a folder``, ``a FIFO (named pipe)``, ..."""
-    mode = path.stat().st_mode
-    for test, words in (
-        (stat.S_ISDIR, "a folder"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return words
-    return "not a regular file"
+    return fs.kind_of(path.stat().st_mode, fifo="a FIFO (named pipe)")
 
 
 def check_input_file(path: Path, what: str, fix: str) -> None:

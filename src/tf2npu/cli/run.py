@@ -33,7 +33,8 @@ from tf2npu.cli.npu_flags import add_option_flag, add_shorthands, check_option_f
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.cli.precision_view import precision_summary_rows
 from tf2npu.cli.script_argv import FLAGS_KEY, record_flags, warn_misplaced
-from tf2npu.config.faults import INJECT_FAULT_ENV, FaultSpec
+from tf2npu.config.env import INJECT_FAULT_ENV
+from tf2npu.config.faults import FaultSpec
 from tf2npu.config.options import OPTIONS, Value
 from tf2npu.config.overrides import EngineOverrides
 from tf2npu.config.sources import (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from tf2npu.errors import Tf2NpuError
@@ -12,6 +13,7 @@ __all__ = [
     "LIBRARY_PACKAGES",
     "LoopError",
     "created_at",
+    "first_created_at",
     "is_library_file",
     "library_roots",
 ]
@@ -48,6 +50,16 @@ def created_at(op: Any) -> str:
         filename = str(frame.filename)
         if not is_library_file(filename, roots):
             return f"{filename}:{frame.lineno} in {frame.name}"
+    return ""
+
+
+def first_created_at(graph: Any, names: Sequence[str]) -> str:
+    """:func:`created_at` of the first of ``names`` that is an op of the client ``graph``."""
+    for name in names:
+        try:
+            return created_at(graph.get_operation_by_name(name))
+        except (KeyError, ValueError):
+            continue
     return ""
 
 

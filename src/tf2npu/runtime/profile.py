@@ -37,6 +37,7 @@ from tf2npu.artifacts.profile import folder_name
 from tf2npu.config.dump_steps import DumpSteps
 from tf2npu.config.profiling import ProfilingSpec, parse_options
 from tf2npu.debug import profile as raw
+from tf2npu.runtime.errors import first_created_at
 from tf2npu.runtime.instruments import (
     CompileEvent,
     RunHook,
@@ -213,7 +214,7 @@ class OpProfile(RunInstrument):
         summary = event.summary
         diagnostics = tuple(
             {"code": d.code, "severity": d.severity, "node": d.node, "message": d.message,
-             "fix": d.fix, "where": _where(session.graph, (d.node,)) if d.node else ""}
+             "fix": d.fix, "where": first_created_at(session.graph, (d.node,)) if d.node else ""}
             for d in (*summary.warnings, *summary.infos)
         )  # fmt: skip
         record = raw.CompileRecord(event.graph_num, session.key, len(summary.geops), diagnostics)
@@ -447,7 +448,7 @@ def _facts(
         ge_type=info.ge_op or device_type,
         geop=geop,
         origin=origin,
-        where=_where(session.graph, origin or (name,)),
+        where=first_created_at(session.graph, origin or (name,)),
         precision=decided.precision if decided is not None else "",
         precision_reason=decided.precision_reason if decided is not None else "",
         fused_by=decided.fused_by if decided is not None else "",
@@ -480,7 +481,7 @@ def _rewritten(
         ge_type=info.ge_op or op_type,
         geop=decided.geop,
         origin=decided.origin or (base,),
-        where=_where(session.graph, decided.origin or (base,)),
+        where=first_created_at(session.graph, decided.origin or (base,)),
         precision=decided.precision,
         precision_reason=decided.precision_reason,
         host_reason=decided.host_reason,
@@ -571,18 +572,6 @@ def _static_shape(tensor: Any) -> tuple[int, ...] | None:
     if shape.rank is None:
         return None
     return tuple(-1 if d is None else int(d) for d in shape.as_list())
-
-
-def _where(client: Any, names: Sequence[str]) -> str:
-    """Where the user's script created the first of ``names`` that is a client op."""
-    from tf2npu.runtime.errors import created_at
-
-    for name in names:
-        try:
-            return created_at(client.get_operation_by_name(name))
-        except (KeyError, ValueError):
-            continue
-    return ""
 
 
 def _library() -> Any:

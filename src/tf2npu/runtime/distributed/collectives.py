@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from tf2npu.config import cluster as cluster_lib
-from tf2npu.config.cluster import ADDRESSES_VARIABLE, Cluster
+from tf2npu.config.cluster import Cluster
+from tf2npu.config.env import ADDRESSES_VARIABLE
 from tf2npu.errors import Tf2NpuError
 from tf2npu.graph.npu_ops.hcom import KEY_BASE, KEY_SPAN
 from tf2npu.runtime.distributed.world import WORLD_GROUP_KEY, device_of

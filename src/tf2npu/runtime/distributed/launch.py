@@ -4,7 +4,7 @@
 (so every rank runs the script exactly as a one-rank ``tf2npu run`` does) with the environment a
 real Ascend cluster gives a process: ``RANK_ID``, ``RANK_SIZE``, ``DEVICE_ID``,
 ``RANK_TABLE_FILE``, ``JOB_ID``; plus the gRPC address of every rank on 127.0.0.1
-(:data:`~tf2npu.config.cluster.ADDRESSES_VARIABLE`) for TensorFlow's collective runtime.
+(:data:`~tf2npu.config.env.ADDRESSES_VARIABLE`) for TensorFlow's collective runtime.
 
 The launcher is the job's watchdog, because some hangs ignore every timeout TensorFlow offers
 (a rank waiting for a step id from a dead leader retries forever). When a rank exits non-zero
@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from tf2npu.atomic import write_text_atomic
-from tf2npu.config.cluster import ADDRESSES_VARIABLE, RankEntry
+from tf2npu.config.cluster import RankEntry
+from tf2npu.config.env import ADDRESSES_VARIABLE
 from tf2npu.errors import Tf2NpuError
 from tf2npu.procs import GroupWatch, Terminated, die_with_parent
 

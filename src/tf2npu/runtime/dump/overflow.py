@@ -14,6 +14,7 @@ from tf2npu.artifacts import dump as dumpfile
 from tf2npu.artifacts import gegraph
 from tf2npu.runtime.dump.select import DumpModel, DumpTensor
 from tf2npu.runtime.dump.writer import DumpWriter
+from tf2npu.runtime.errors import first_created_at
 
 _FP16_MAX = 65504.0
 _STATUS_FLOAT_OVERFLOW = 0x20
@@ -38,7 +39,7 @@ def check_overflow(
         if not model.graph_written:
             writer.put_graph(model, values)
         op = model.graph.ops[task]
-        record = opdebug_record(model, op, step, bad[0][1], created_at(client, op.origins))
+        record = opdebug_record(model, op, step, bad[0][1], first_created_at(client, op.origins))
         writer.put_overflow(model, step, tensors, values, stamp + task, record)
 
 
@@ -54,18 +55,6 @@ def _overflowed(value: Any) -> bool:
     if not np.isfinite(array).all():
         return True
     return array.dtype == np.float16 and array.size > 0 and float(np.abs(array).max()) >= _FP16_MAX
-
-
-def created_at(client: Any, names: Sequence[str]) -> str:
-    """Where the user's script created the first of ``names`` that is a client op."""
-    from tf2npu.runtime.errors import created_at
-
-    for name in names:
-        try:
-            return created_at(client.get_operation_by_name(name))
-        except (KeyError, ValueError):
-            continue
-    return ""
 
 
 def opdebug_record(
