@@ -15,25 +15,9 @@ from tf2npu.artifacts import dump as dumpfile
 from tf2npu.artifacts import gegraph
 from tf2npu.cli.main import main
 from tf2npu.testing.hostile import run_tf2npu
+from tf2npu.testing.scripts import DENSE_TRAINING
 
 EXE = Path(sys.executable).with_name("tf2npu")
-
-SCRIPT = """\
-import numpy as np
-import tensorflow as tf
-from npu_bridge.npu_init import *
-
-x = tf.placeholder(tf.float32, [4, 3], name="x")
-w = tf.Variable(np.arange(6, dtype=np.float32).reshape(3, 2) / 10, name="w")
-b = tf.Variable([0.5, -0.5], name="b")
-y = tf.nn.relu(tf.nn.bias_add(tf.matmul(x, w), b), name="y")
-loss = tf.reduce_mean(tf.square(y), name="loss")
-train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
-with tf.Session(config=npu_config_proto()) as sess:
-    sess.run(tf.global_variables_initializer())
-    for _ in range(3):
-        print(sess.run([loss, train], {x: np.ones([4, 3], np.float32)})[0])
-"""
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -68,7 +52,7 @@ def test_dump_flag_errors(tmp_path, capsys, argv, message):
 @pytest.mark.slow
 @pytest.mark.tf
 def test_dump_writes_the_device_layout_and_the_summary_counts_it(tmp_path):
-    (tmp_path / "train.py").write_text(SCRIPT)
+    (tmp_path / "train.py").write_text(DENSE_TRAINING)
     done = cli(
         "run", "--dump", "dumps", "--dump-step", "1", "--dump-mode", "all",
         "--report-dir", "r", "train.py", cwd=tmp_path,
@@ -91,7 +75,7 @@ def test_dump_writes_the_device_layout_and_the_summary_counts_it(tmp_path):
 @pytest.mark.slow
 @pytest.mark.tf
 def test_no_npu_dump_is_golden_and_changes_no_value(tmp_path):
-    (tmp_path / "train.py").write_text(SCRIPT)
+    (tmp_path / "train.py").write_text(DENSE_TRAINING)
     plain = cli("run", "--no-npu", "--report-dir", "r0", "train.py", cwd=tmp_path)
     done = cli(
         "run", "--no-npu", "--dump", "golden", "--report-dir", "r1", "train.py", cwd=tmp_path
@@ -111,7 +95,7 @@ def test_no_npu_dump_is_golden_and_changes_no_value(tmp_path):
 def test_dump_ge_graph_writes_the_graph_json_where_dump_graph_path_says(tmp_path):
     (tmp_path / "train.py").write_text(
         "import os\nos.environ['DUMP_GE_GRAPH'] = '2'\nos.environ['DUMP_GRAPH_PATH'] = 'g'\n"
-        + SCRIPT
+        + DENSE_TRAINING
     )
     done = cli("run", "--report-dir", "r", "train.py", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

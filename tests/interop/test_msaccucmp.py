@@ -17,24 +17,9 @@ from pathlib import Path
 import pytest
 
 from tf2npu.artifacts import dump as dumpfile
+from tf2npu.testing.scripts import DENSE_TRAINING
 
 EXE = Path(sys.executable).with_name("tf2npu")
-SCRIPT = """\
-import numpy as np
-import tensorflow as tf
-from npu_bridge.npu_init import *
-
-x = tf.placeholder(tf.float32, [4, 3], name="x")
-w = tf.Variable(np.arange(6, dtype=np.float32).reshape(3, 2) / 10, name="w")
-b = tf.Variable([0.5, -0.5], name="b")
-y = tf.nn.relu(tf.nn.bias_add(tf.matmul(x, w), b), name="y")
-loss = tf.reduce_mean(tf.square(y), name="loss")
-train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
-with tf.Session(config=npu_config_proto()) as sess:
-    sess.run(tf.global_variables_initializer())
-    for _ in range(3):
-        print(sess.run([loss, train], {x: np.ones([4, 3], np.float32)})[0])
-"""
 METRICS = (
     "CosineSimilarity", "MaxAbsoluteError", "AccumulatedRelativeError",
     "RelativeEuclideanDistance", "KullbackLeiblerDivergence", "MeanAbsoluteError",
@@ -78,7 +63,7 @@ def number(text: str) -> float | None:
 def dumps(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A mixed-precision NPU dump (inputs and outputs, step 1) and a golden dump of one script."""
     root = tmp_path_factory.mktemp("interop")
-    (root / "train.py").write_text(SCRIPT)
+    (root / "train.py").write_text(DENSE_TRAINING)
     npu = tf2npu(
         "run", "--dump", "npu", "--dump-step", "1", "--dump-mode", "all",
         "--option", "precision_mode=allow_mix_precision", "--report-dir", "r1", "train.py",
