@@ -107,13 +107,9 @@ def _layer_norm_grad(
     pd_x = rstd * (g - mean_g - xhat * mean_gx)
     pd_gamma = tf.reduce_sum(dyf * xhat, axis=leading)
     pd_beta = tf.reduce_sum(dyf, axis=leading)
-    outputs = [tf.cast(t, dtype) for t in (pd_x, pd_gamma, pd_beta)]
-    # One kernel on the device: no output exists before all are computed. Without the gate an
-    # inlined body hands pd_gamma to the optimizer while pd_x still reads gamma, and an in-place
-    # update of a TF1 ref variable (ApplyAdam) races with that read (what gate_gradients=GATE_OP
-    # prevents in TF's own gradient).
-    with tf.control_dependencies(outputs):
-        return tuple(tf.identity(t) for t in outputs)
+    # materialize gates the outputs together, as the device's one kernel: no pd_gamma reaches
+    # the optimizer while pd_x still reads gamma
+    return tuple(tf.cast(t, dtype) for t in (pd_x, pd_gamma, pd_beta))
 
 
 LAYER_NORM_GRAD = NpuOpDef(

@@ -137,7 +137,15 @@ def _trace(op: NpuOpDef, attrs: Mapping[str, Any], name: str) -> tuple[Any, list
     kwargs = op.body_kwargs(attrs)
 
     def call(*tensors: Any) -> Any:
-        return op.body(*tensors, **kwargs)
+        result = op.body(*tensors, **kwargs)
+        if not isinstance(result, (tuple, list)) or len(result) < 2:
+            return result
+        # One kernel on the device: no output exists before all are computed. An inlined body
+        # would hand one output on (a gradient to ApplyAdam) while another part still reads an
+        # input (the TF1 ref variable that update changes in place): gate them together, as
+        # gate_gradients=GATE_OP does in TF's own gradients.
+        with tf.control_dependencies(list(result)):
+            return tuple(tf.identity(t) for t in result)
 
     concrete = tf.function(call, autograph=False).get_concrete_function(*specs)
     fd = concrete.function_def
