@@ -20,6 +20,7 @@ from tf2npu.debug.verify import (
     needs_fusions_off,
     report_json,
     run_verify,
+    scalar_scales,
     verdict,
     write_report,
 )
@@ -93,6 +94,31 @@ def test_float16_sized_differences_pass_the_precision_check_only(tmp_path: Path)
     assert checks["precision_mode"]["passed"]
     off = _run(tmp_path / "x", "precision-mode", [2.0, 1.5, 1.3, 1.0])  # 8% at step 3
     assert _judge(tmp_path / "x", precision_mode=off)["precision_mode"]["first_divergent_step"] == 3
+
+
+def test_a_loss_crossing_zero_is_judged_by_its_median_magnitude(tmp_path: Path) -> None:
+    critic = [4.0, -3.0, 0.01, 2.0]  # a WGAN critic loss: median magnitude 2.5
+    originals = {name.replace("-", "_"): _run(tmp_path, name, critic) for name in NAMES[:3]}
+    rounded = _run(tmp_path, "precision-mode", [4.0, -3.0, 0.04, 2.0])  # 0.03 off near 0
+    checks = _judge(tmp_path, precision_mode=rounded, **originals)
+    assert checks["precision_mode"]["passed"]  # 0.03 <= 2% of 2.5, though 300% of 0.01
+    off = _run(tmp_path / "x", "precision-mode", [4.0, -3.0, 0.2, 2.0])  # 0.19 off
+    originals = {name.replace("-", "_"): _run(tmp_path / "x", name, critic) for name in NAMES[:3]}
+    check = _judge(tmp_path / "x", precision_mode=off, **originals)["precision_mode"]
+    assert not check["passed"] and check["first_divergent_step"] == 3
+
+
+def test_a_loss_near_zero_gets_no_fixed_absolute_slack(tmp_path: Path) -> None:
+    tiny = [4e-4, 3e-4, 2e-4, 1e-4]  # a loss already trained down: median 2.5e-4
+    originals = {name.replace("-", "_"): _run(tmp_path, name, tiny) for name in NAMES[:3]}
+    fourfold = _run(tmp_path, "precision-mode", [4e-4, 3e-4, 8e-4, 1e-4])
+    check = _judge(tmp_path, precision_mode=fourfold, **originals)["precision_mode"]
+    assert not check["passed"] and check["first_divergent_step"] == 3  # passed with 1e-3 slack
+
+
+def test_scalar_scales_are_the_median_finite_magnitudes(tmp_path: Path) -> None:
+    run = _run(tmp_path, "original-1", [-2.0, None, 1.0, 5.0])
+    assert scalar_scales(run) == {"loss:0": 2.0}
 
 
 def test_a_variable_beyond_tolerance_is_named(tmp_path: Path) -> None:

@@ -40,7 +40,8 @@ Four recorded runs (each `tf2npu run --record` in a fresh process, two at a time
                            but no dtype change. Must match within max(1e-5, 2 x noise floor)
                            relative (1e-5 when the runs are deterministic)
   precision-mode           the migrated script in its own precision mode (or --option
-                           precision_mode=...): float16 rounding allowed, |x-y| <= 2% |y| + 1e-3
+                           precision_mode=...): float16 rounding allowed, |x-y| <= 2% max(|y|, m),
+                           m the scalar's median magnitude over the original's steps
 
 Each check compares every float scalar the scripts fetch per training step (the loss they
 print) and the trainable variables at the end, and names the first step and the first variable

@@ -9,7 +9,9 @@ Four recorded trials (:mod:`tf2npu.debug.trials`), each a fresh ``tf2npu run`` s
    original within ``max(1e-5, 2 x noise floor)`` relative (1e-5 when the runs are deterministic
    and the floor is 0);
 4. the migrated script with its own precision mode (or the one ``--option`` gives): float16
-   rounding allowed, ``|x - y| <= rtol*|y| + 1e-3`` with ``rtol`` 2% by default.
+   rounding allowed, ``|x - y| <= rtol*max(|y|, m)`` with ``rtol`` 2% by default and ``m``
+   the median magnitude of that scalar over the original's steps (so a loss that crosses or
+   nears 0 is judged against the size it has, not by a fixed slack).
 
 Each check compares the scalars the scripts fetched per training step (the loss they print) and
 the trainable variables at the end, and names the first step and the first variable that
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -39,7 +42,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXACT_TOLERANCE",
-    "LOSS_ATOL",
     "PRECISION_TOLERANCE",
     "RUN_DIR",
     "VARIABLE_TOLERANCE",
@@ -53,6 +55,7 @@ __all__ = [
     "needs_fusions_off",
     "report_json",
     "run_verify",
+    "scalar_scales",
     "verdict",
     "write_report",
 ]
@@ -61,9 +64,6 @@ EXACT_TOLERANCE = 1e-5
 """Relative agreement the ``must_keep_origin_dtype`` run needs when the runs are deterministic."""
 PRECISION_TOLERANCE = 0.02
 """Default relative tolerance of the run in the script's precision mode (2% of the loss)."""
-LOSS_ATOL = 1e-3
-"""Absolute slack of the precision check: about two float16 units (2^-11) of a loss near 1, so
-a loss that trains towards 0 is not judged by its relative error alone."""
 VARIABLE_TOLERANCE = 1e-3
 """How far the ``must_keep_origin_dtype`` run's final variables may be from the original's,
 relative to the model's largest variable magnitude: the reordered float32 sums of fused ops,
@@ -254,14 +254,28 @@ def _series(steps: Sequence[StepRecord]) -> list[StepRecord]:
     return [r for r in evaluation if r.signature == evaluation[-1].signature] if evaluation else []
 
 
+def scalar_scales(run: RunRecord) -> dict[str, float]:
+    """The median magnitude of each fetched scalar over ``run``'s compared steps: the size the
+    precision check measures a step's difference against when the step's own value is near 0
+    (a WGAN critic loss crossing 0, a loss trained down to 1e-4), where a relative error alone
+    fails every rounding and a fixed absolute slack passes every divergence."""
+    values: dict[str, list[float]] = {}
+    for record in _series(run.steps):
+        for name in record.scalars:
+            value = record.value(name)
+            if math.isfinite(value):
+                values.setdefault(name, []).append(abs(value))
+    return {name: statistics.median(found) for name, found in values.items()}
+
+
 def compare(
     reference: RunRecord,
     candidate: RunRecord,
-    within: Callable[[float, float], bool],
+    within: Callable[[str, float, float], bool],
     variable_tolerance: float = math.inf,
 ) -> Comparison:
-    """Compare ``candidate`` with ``reference``: ``within(x, y)`` says whether a fetched
-    scalar ``x`` agrees with its reference ``y``; variables agree within
+    """Compare ``candidate`` with ``reference``: ``within(name, x, y)`` says whether the fetched
+    scalar ``name``'s value ``x`` agrees with its reference ``y``; variables agree within
     ``variable_tolerance`` (see :func:`_compare_variables`)."""
     ref, cand = _series(reference.steps), _series(candidate.steps)
     notes = []
@@ -273,7 +287,7 @@ def compare(
     for index, (r, c) in enumerate(zip(ref, cand, strict=False)):
         for name, x, y in _pairs(r, c):
             worst = max(worst, _rel(x, y))
-            if first_step is None and not within(x, y):
+            if first_step is None and not within(name, x, y):
                 first_step, first_scalar = c.step or index + 1, name
     if first_step is None and len(ref) != len(cand):
         first_step = min(len(ref), len(cand)) + 1
@@ -436,7 +450,7 @@ def explain_with_fusions_off(check: Check, reference: RunRecord, off: RunRecord)
         check.notes.append(f"the run with every fusion off exited {off.result.status}: "
                            f"{off.result.failure()} (its output: {off.result.log})")  # fmt: skip
         return
-    without = compare(reference, off, lambda x, y: _rel(x, y) <= tolerance, variable_tolerance)
+    without = compare(reference, off, lambda _, x, y: _rel(x, y) <= tolerance, variable_tolerance)
     diff_on, diff_off = _worst(on), _worst(without)
     same = without.first_divergent_step is None and without.first_divergent_variable is None
     figures = f"fusion rounding: {diff_on:.3g}; with fusions off: {diff_off:.3g}"
@@ -506,7 +520,7 @@ def _require_original(run: RunRecord, script: Path) -> None:
 def judge(runs: Mapping[str, RunRecord], plan: VerifyPlan) -> list[Check]:
     """The three checks from the four runs' records."""
     first, second = runs["original-1"], runs["original-2"]
-    noise = compare(first, second, lambda x, y: True)
+    noise = compare(first, second, lambda _, x, y: True)
     floor = max(noise.max_rel_diff, noise.max_rel_diff_variables)
     if math.isinf(floor):
         floor = 0.0
@@ -516,15 +530,17 @@ def judge(runs: Mapping[str, RunRecord], plan: VerifyPlan) -> list[Check]:
     if plan.deterministic and floor > EXACT_TOLERANCE:
         noise_check.notes.append(_noisy_original(first, plan))
 
-    def exact(x: float, y: float) -> bool:
+    def exact(_: str, x: float, y: float) -> bool:
         return _rel(x, y) <= exact_tol
 
     rtol = max(plan.rtol, exact_tol)
+    scales = scalar_scales(first)
 
-    def loose(x: float, y: float) -> bool:
+    def loose(name: str, x: float, y: float) -> bool:
         if not (math.isfinite(x) and math.isfinite(y)):
             return _rel(x, y) == 0.0
-        return abs(x - y) <= rtol * abs(y) + LOSS_ATOL
+        scale = scales.get(name, scales.get(name.partition(" (vs ")[2].rstrip(")"), 0.0))
+        return abs(x - y) <= rtol * max(abs(y), scale, _TINY)
 
     checks = [noise_check]
     noisy = floor > EXACT_TOLERANCE
