@@ -593,7 +593,7 @@ def _check(
     name: str,
     reference: RunRecord,
     run: RunRecord,
-    judged: tuple[Callable[[float, float], bool], float, float],
+    judged: tuple[Callable[[str, float, float], bool], float, float],
     floor: float,
     plan: VerifyPlan,
 ) -> Check:
