@@ -274,9 +274,9 @@ def compare(
     within: Callable[[str, float, float], bool],
     variable_tolerance: float = math.inf,
 ) -> Comparison:
-    """Compare ``candidate`` with ``reference``: ``within(name, x, y)`` says whether the fetched
-    scalar ``name``'s value ``x`` agrees with its reference ``y``; variables agree within
-    ``variable_tolerance`` (see :func:`_compare_variables`)."""
+    """Compare ``candidate`` with ``reference``: ``within(name, x, y)`` says whether the
+    candidate's value ``x`` of the scalar the reference calls ``name`` agrees with the reference's
+    ``y``; variables agree within ``variable_tolerance`` (see :func:`_compare_variables`)."""
     ref, cand = _series(reference.steps), _series(candidate.steps)
     notes = []
     if len(ref) != len(cand):
@@ -285,10 +285,10 @@ def compare(
         )
     worst, first_step, first_scalar = 0.0, None, None
     for index, (r, c) in enumerate(zip(ref, cand, strict=False)):
-        for name, x, y in _pairs(r, c):
+        for label, name, x, y in _pairs(r, c):
             worst = max(worst, _rel(x, y))
             if first_step is None and not within(name, x, y):
-                first_step, first_scalar = c.step or index + 1, name
+                first_step, first_scalar = c.step or index + 1, label
     if first_step is None and len(ref) != len(cand):
         first_step = min(len(ref), len(cand)) + 1
     var_worst, first_var, var_notes = _compare_variables(
@@ -305,15 +305,16 @@ def compare(
     )
 
 
-def _pairs(r: StepRecord, c: StepRecord) -> list[tuple[str, float, float]]:
-    """The scalars both runs fetched in this step (by name; else the loss of each)."""
+def _pairs(r: StepRecord, c: StepRecord) -> list[tuple[str, str, float, float]]:
+    """The scalars both runs fetched in this step (by name; else the loss of each), as (label,
+    the reference's name, candidate value, reference value)."""
     common = [name for name in r.scalars if name in c.scalars]
     if common:
-        return [(name, c.value(name), r.value(name)) for name in common]
+        return [(name, name, c.value(name), r.value(name)) for name in common]
     r_name, c_name = loss_name([r]), loss_name([c])
     if r_name is None or c_name is None:
         return []
-    return [(f"{c_name} (vs {r_name})", c.value(c_name), r.value(r_name))]
+    return [(f"{c_name} (vs {r_name})", r_name, c.value(c_name), r.value(r_name))]
 
 
 def _compare_variables(
@@ -539,8 +540,7 @@ def judge(runs: Mapping[str, RunRecord], plan: VerifyPlan) -> list[Check]:
     def loose(name: str, x: float, y: float) -> bool:
         if not (math.isfinite(x) and math.isfinite(y)):
             return _rel(x, y) == 0.0
-        scale = scales.get(name, scales.get(name.partition(" (vs ")[2].rstrip(")"), 0.0))
-        return abs(x - y) <= rtol * max(abs(y), scale, _TINY)
+        return abs(x - y) <= rtol * max(abs(y), scales.get(name, 0.0), _TINY)
 
     checks = [noise_check]
     noisy = floor > EXACT_TOLERANCE
