@@ -194,13 +194,19 @@ def test_a_tensor_dump_is_not_an_overflow_dump(
     )
 
 
-def test_raw_records_must_be_converted(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    (tmp_path / "Opdebug.Node_OpDebug.0.3.1673383728094391.4.1.0.0").write_bytes(b"\x00")
+def test_a_raw_record_tf2npu_cannot_parse_is_named_with_the_way_out(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A device record in the protobuf layout (here: bytes of no TLV layout) needs CANN."""
+    path = tmp_path / "Opdebug.Node_OpDebug.0.3.1673383728094391.4.1.0.0"
+    path.write_bytes(b"\x00")
     code, _, err = overflow(capsys, str(tmp_path))
     assert code == 2
-    assert (
-        "holds 1 Opdebug file(s) not converted to JSON; convert them first: msaccucmp.py convert -d"
-        in err
+    assert " ".join(err.split()) == (
+        f"tf2npu overflow: error: overflow record {str(path)!r} is not a raw Opdebug record "
+        f"tf2npu can read ({path}: 1 bytes, too short for a raw dump file); a device record in "
+        "the protobuf layout needs CANN to parse: convert it with `msaccucmp.py convert -d FILE "
+        "-out DIR` where CANN is installed and give DIR, or remove the broken file"
     )
 
 

@@ -8,7 +8,8 @@ NPU side, as the device writes it (``dump_path`` option)::
     <dump_path>/<YYYYMMDDHHMMSS>/<device_id>/<model_name>/<model_id>/<step>/
         <OpType>.<op_name>.<task_id>.<stream_id>.<timestamp>      one raw file per op
         <OpType>.<op_name>.<task_id>.<stream_id>.<timestamp>.csv  (dump_data=stats)
-        Opdebug.Node_OpDebug.<task_id>.<stream_id>.<timestamp>.output.0.json  (overflow)
+        Opdebug.Node_OpDebug.<task_id>.<stream_id>.<timestamp>    (overflow: a raw record,
+                                                                    :mod:`tf2npu.artifacts.opdebug`)
     <dump_path>/graph/<YYYYMMDDHHMMSS>/<model_name>.json   each model's graph JSON
 
 A raw file holds the op's inputs and outputs together in the TLV ("nano") layout msaccucmp
@@ -905,9 +906,9 @@ class NpuTensor:
 
 def iter_npu_tensors(step: StepDir) -> Iterator[NpuTensor]:
     """Every tensor of an NPU step folder, raw and converted, by file name (a raw file in the
-    protobuf layout, which needs CANN to read, gives none)."""
+    protobuf layout, which needs CANN to read, gives none; an overflow record is no tensor)."""
     for name, parsed in iter_tensor_files(step):
-        if not isinstance(parsed, NpuFile):
+        if not isinstance(parsed, NpuFile) or name.startswith(OPDEBUG_PREFIX):
             continue
         path = step.path / name
         if parsed.ext == "raw":
