@@ -64,7 +64,7 @@ def test_find_step_dirs_reads_the_device_layout(tmp_path: Path) -> None:
     step.mkdir(parents=True)
     name = NpuFileName("Relu", "relu", 0, 0, 1)
     np.save(step / name.tensor("output", 0), np.zeros(2))
-    (model / dumpfile.graph_json_name(7)).write_text('{"graph": []}')
+    (model / "ge_proto_00000007_Build.json").write_text('{"graph": []}')  # an older dump's
     (tmp_path / "notes.txt").write_text("not a dump")
     [found] = dumpfile.find_step_dirs(tmp_path)
     assert found == dumpfile.StepDir(

@@ -67,7 +67,6 @@ __all__ = [
     "ge_dtype",
     "golden_key",
     "golden_name",
-    "graph_json_name",
     "iter_tensor_files",
     "numpy_dtype",
     "opdebug_name",
@@ -202,12 +201,6 @@ def parse_golden(filename: str) -> GoldenFile | None:
     if match is None or _NPU.match(filename.removesuffix(".npy")):
         return None
     return GoldenFile(match["name"], int(match["index"]), int(match["ts"]))
-
-
-def graph_json_name(graph_num: int) -> str:
-    """A compile's graph JSON in ``DUMP_GRAPH_PATH`` (``atc --mode=5`` of GE's
-    ``ge_proto_<n>_Build.txt``)."""
-    return f"ge_proto_{graph_num:08d}_Build.json"
 
 
 GRAPH_DIR = "graph"
