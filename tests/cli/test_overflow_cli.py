@@ -259,6 +259,8 @@ def test_help_teaches(capsys: pytest.CaptureFixture[str]) -> None:
 
 OUTPUT = NpuFileName("_FusedMatMul", "dense_fused", 1, 0, 1700000000000100).tensor("output", 0)
 FIRST = opdebug_name(1, 0, 1700000000000200)
+RAW_FIRST = FIRST.removesuffix(".output.0.json")
+"""The same record as the device's raw file: read instead of the converted one."""
 
 
 def _swap(path: Path, make: Any) -> None:
@@ -272,9 +274,10 @@ def _swap(path: Path, make: Any) -> None:
         (lambda d: _swap(d / STEP / OUTPUT, os.mkfifo), 0, f"{OUTPUT} cannot be read as .npy: a FIFO, not a regular file"),
         (lambda d: _swap(d / STEP / OUTPUT, lambda p: p.symlink_to("/dev/zero")), 0, f"{OUTPUT} cannot be read as .npy: a character device, not a regular file"),
         (lambda d: _swap(d / STEP / FIRST, os.mkfifo), 2, f"tf2npu overflow: error: overflow record '{{dump}}/{STEP}/{FIRST}' cannot be read (a FIFO, not a regular file); make it a readable file"),
+        (lambda d: os.mkfifo(d / STEP / RAW_FIRST), 2, f"tf2npu overflow: error: overflow record '{{dump}}/{STEP}/{RAW_FIRST}' cannot be read (a FIFO, not a regular file); make it a readable file"),
         (lambda d: (d / STEP / FIRST).write_text("[" * 100_000), 2, f"tf2npu overflow: error: overflow record '{{dump}}/{STEP}/{FIRST}' cannot be read as JSON (overflow record '{{dump}}/{STEP}/{FIRST}': the JSON nests too deep"),
     ],
-    ids=["fifo-tensor", "dev-zero-tensor", "fifo-record", "deep-record"],
+    ids=["fifo-tensor", "dev-zero-tensor", "fifo-record", "fifo-raw-record", "deep-record"],
 )  # fmt: skip
 def test_hostile_dumps(dump: Path, damage: Any, code: int, message: str) -> None:
     damage(dump)
