@@ -101,7 +101,9 @@ _NPU_VENDOR = re.compile(
 the names our writer gives, so a golden op name holding dots still reads as golden."""
 _GOLDEN = re.compile(r"^(?P<name>[.A-Za-z0-9_-]+)\.(?P<index>[0-9]+)\.(?P<ts>[0-9]{1,255})\.npy$")
 _GOLDEN_UNSAFE = re.compile(r"[^.A-Za-z0-9_-]")
-_GRAPH_JSON = re.compile(r"^ge_proto_([0-9]+)_Build\.json$")
+_GRAPH_JSON = re.compile(r"^ge_proto_([0-9]+)_Build(?:\.txt)?\.json$")
+"""A graph JSON beside step folders: atc's output as seed 001 names it, or as precision_tool
+does (``<GE's .txt>.json``)."""
 
 
 def sanitize(op_name: str) -> str:
@@ -221,7 +223,7 @@ def model_graph_json(dump_path: str | Path, time: str, model: str) -> Path:
 
 def graph_json_of(step: Path) -> Path | None:
     """The graph JSON of the model a step folder belongs to, or None: where the writer puts
-    it (:func:`model_graph_json`), else a ``ge_proto_*_Build.json`` beside the step folders
+    it (:func:`model_graph_json`), else a ``ge_proto_*_Build[.txt].json`` beside the step folders
     (older tf2npu dumps, hand-made trees) or in the folder itself."""
     parts = step.absolute().parts
     if len(parts) >= 6 and step.name.isdigit() and parts[-2].isdigit():
