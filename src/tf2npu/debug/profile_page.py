@@ -1,7 +1,7 @@
 """The profile as one self-contained HTML page, in the look of ``graph inspect --html`` (TF-free).
 
 Advice first, then two inline SVG charts (the ops taking the most time; each step split into
-input wait, forward-to-backward, refresh and the rest), then the tables. The only script makes
+input wait, device compute, host ops, copies and the rest), then the tables. The only script makes
 table columns sortable by a click; nothing is fetched.
 """
 
@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
+from tf2npu.debug.profile_phases import step_phases
 from tf2npu.debug.profile_tables import AI_CPU, OpRow, StatRow, StepRow
 from tf2npu.findings import Where
 from tf2npu.graph.report.page import document, table
@@ -63,7 +64,7 @@ def render_page(analysis: Analysis) -> str:
         "<h2>Top ops by time</h2>",
         _ops_chart(analysis.top_ops()),
         "<h2>Step breakdown</h2>",
-        _steps_chart([s for s in analysis.steps if s.train] or list(analysis.steps)),
+        _steps_chart(analysis),
         *_tables(analysis),
     ]
     return document(title, parts, script=_SORT_SCRIPT)
@@ -182,56 +183,63 @@ def _ops_chart(top: Sequence[tuple[str, float, OpRow]]) -> str:
     return "".join(items)
 
 
-def _steps_chart(steps: Sequence[StepRow]) -> str:
-    """One stacked bar per step: input wait, FP to BP, refresh, the rest."""
+def _steps_chart(analysis: Analysis) -> str:
+    """One stacked bar per step, its wall time split by what ran (:mod:`.profile_phases`).
+
+    The training steps after each signature's first run (which builds TensorFlow's executor),
+    else every training step, else every step."""
+    steps = [s for s in analysis.steps if s.train]
+    steps = [s for s in steps if not s.warmup] or steps or list(analysis.steps)
     if not steps:
         return '<p class="note">no step was traced</p>'
-    steps = steps[:CHART_STEPS]
-    longest = max(s.iteration_us for s in steps) or 1.0
-    height = len(steps) * (_BAR_H + _GAP) + 30
+    phases = step_phases(analysis.rows, steps[:CHART_STEPS])
+    longest = max(p.total_us for p in phases) or 1.0
+    height = len(phases) * (_BAR_H + _GAP) + 30
     span = _WIDTH - _LABEL - 110
     items = [
         f'<svg width="{_WIDTH}" height="{height}" viewBox="0 0 {_WIDTH} {height}" role="img" '
         'aria-label="step breakdown">'
     ]
-    for i, step in enumerate(steps):
+    for i, step in enumerate(phases):
         y = 10 + i * (_BAR_H + _GAP)
         items.append(
             f'<text class="label" x="{_LABEL - 6}" y="{y + 12}" text-anchor="end">'
             f"model {step.model} iteration {step.iteration}</text>"
         )
         x = float(_LABEL)
-        for css, part, value in _parts(step):
+        for (part, value), css in zip(step.parts(), _PHASE_CSS, strict=True):
             width = span * value / longest
             if width <= 0:
                 continue
+            share = 100 * value / (step.total_us or 1.0)
             items.append(
                 f'<rect class="{css}" x="{x:.1f}" y="{y}" width="{width:.1f}" '
-                f'height="{_BAR_H}"><title>{part}: {value:,.1f} µs</title></rect>'
+                f'height="{_BAR_H}"><title>{part}: {value:,.1f} µs ({share:.0f}%)</title></rect>'
             )
             x += width
         items.append(
-            f'<text class="label" x="{x + 6:.1f}" y="{y + 12}">{step.iteration_us:,.0f} µs</text>'
+            f'<text class="label" x="{x + 6:.1f}" y="{y + 12}">{step.total_us:,.0f} µs</text>'
         )
-    legend = [("bar-input", "input wait"), ("bar-fpbp", "FP to BP"),
-              ("bar-refresh", "refresh"), ("bar-copy", "other")]  # fmt: skip
-    items.append(_legend(height - 8, legend))
+    labels = [part for part, _ in phases[0].parts()]
+    items.append(_legend(height - 8, list(zip(_PHASE_CSS, labels, strict=True))))
     items.append("</svg>")
-    return "".join(items)
+    total = sum(p.total_us for p in phases) or 1.0
+    shares = ", ".join(
+        f"{label} {100 * sum(p.parts()[i][1] for p in phases) / total:.0f}%"
+        for i, label in enumerate(labels)
+    )
+    note = (
+        f"Over these {len(phases)} steps: {shares}. Each instant of a step goes to the first "
+        "of: input wait (the gap before the run, "
+        "GetNext), device compute (GeOp ops), host ops, copies; other is time no traced op ran "
+        "(TensorFlow's executor, feeds and fetches)."
+    )
+    if len(steps) < len(analysis.steps):
+        note += " First runs of each signature and runs that do not train are left out."
+    return "".join(items) + f'<p class="note">{escape(note)}</p>'
 
 
-def _parts(step: StepRow) -> list[tuple[str, str, float]]:
-    total = step.iteration_us
-    input_us = min(step.input_us, total)
-    fp_bp = min(step.fp_bp_us or 0.0, total - input_us)
-    refresh = min(step.refresh_us or 0.0, total - input_us - fp_bp)
-    rest = max(0.0, total - input_us - fp_bp - refresh)
-    return [
-        ("bar-input", "input wait", input_us),
-        ("bar-fpbp", "FP to BP", fp_bp),
-        ("bar-refresh", "refresh", refresh),
-        ("bar-copy", "other", rest),
-    ]
+_PHASE_CSS = ("bar-input", "bar-device", "bar-host", "bar-copy", "bar-other")
 
 
 def _legend(y: int, items: Sequence[tuple[str, str]]) -> str:

@@ -30,6 +30,7 @@ th { background: #f3f3f3; } td.n { text-align: right; }
 .info { color: #1565c0; }
 .bar-device { fill: #66bb6a; } .bar-host { fill: #ffa726; } .bar-copy { fill: #90a4ae; }
 .bar-input { fill: #ef5350; } .bar-fpbp { fill: #42a5f5; } .bar-refresh { fill: #ab47bc; }
+.bar-other { fill: #e0e0e0; stroke: #9e9e9e; stroke-width: 0.5; }
 """
 
 

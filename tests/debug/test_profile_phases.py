@@ -1,0 +1,60 @@
+"""A step's wall time split by what ran: literal spans, then the sample profile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.debug.profile_sample import write_sample
+
+from tf2npu.debug.profile_phases import split_step, step_phases
+from tf2npu.debug.profile_report import analyse
+from tf2npu.debug.profile_tables import StepRow
+
+
+def _step(start: float, end: float, gap: float = 0.0) -> StepRow:
+    return StepRow(1, 2, True, start, end, end - start + gap, None, None, gap, 0.0, 0, 0)
+
+
+def test_overlapping_ops_count_once_and_the_first_phase_wins() -> None:
+    spans = [("host", 0.0, 40.0), ("device", 10.0, 30.0), ("device", 20.0, 50.0)]
+    split = split_step(_step(0.0, 100.0, gap=5.0), spans)
+    assert (split.input_us, split.device_us, split.host_us, split.copy_us) == (5.0, 40.0, 10.0, 0)
+    assert split.other_us == 50.0 and split.total_us == 105.0
+
+
+def test_getnext_is_input_wait_even_while_device_ops_run() -> None:
+    split = split_step(_step(0.0, 10.0), [("device", 0.0, 10.0), ("input", 2.0, 6.0)])
+    assert (split.input_us, split.device_us, split.other_us) == (4.0, 6.0, 0.0)
+
+
+def test_spans_outside_the_step_are_clipped_or_dropped() -> None:
+    spans = [("device", -50.0, -10.0), ("host", 90.0, 150.0), ("device", -5.0, 5.0)]
+    split = split_step(_step(0.0, 100.0), spans)
+    assert (split.device_us, split.host_us, split.other_us) == (5.0, 10.0, 85.0)
+
+
+def test_an_empty_step_is_all_other() -> None:
+    split = split_step(_step(3.0, 3.0), [])
+    assert split.total_us == 0.0
+    assert split_step(_step(0.0, 8.0), []).other_us == 8.0
+
+
+def test_an_unknown_phase_is_a_bug_not_a_silent_zero() -> None:
+    with pytest.raises(KeyError):
+        split_step(_step(0.0, 8.0), [("dma", 0.0, 4.0)])
+
+
+def test_the_sample_profile_puts_most_of_each_step_in_device_host_and_input(
+    tmp_path: Path,
+) -> None:
+    analysis = analyse(write_sample(tmp_path))
+    phases = step_phases(analysis.rows, analysis.steps)
+    for step, split in zip(analysis.steps, phases, strict=True):
+        assert split.total_us == pytest.approx(step.iteration_us)
+        assert split.other_us < 0.1 * split.total_us
+    # iteration 2: 20 µs gap, MatMul 10 + Tile 5 + ReduceSum 60 on the device, PyFunc 30 on the
+    # host; the feed, the fetch and the 1 µs gaps between ops are the executor's (other)
+    second = phases[1]
+    assert (second.input_us, second.device_us, second.host_us) == (20.0, 75.0, 30.0)
+    assert second.other_us == 7.0
