@@ -129,7 +129,8 @@ def _tables(analysis: Analysis) -> list[str]:
 
 
 def _sortable(html: str) -> str:
-    return html.replace("<table>", '<table class="sortable">', 1)
+    """The table sortable by a click on a column, in a smaller font (it has many columns)."""
+    return html.replace("<table>", '<table class="sortable wide">', 1)
 
 
 def _stat_cells(s: StatRow) -> list[object]:

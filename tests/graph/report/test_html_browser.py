@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.graph.report.browser import BROKEN_WORDS, measure
 
 from tf2npu.graph.decisions import CLUSTER, CLUSTERS, PLACEMENT, Cluster, Placement
 from tf2npu.graph.engine import EngineRun
@@ -133,3 +134,14 @@ def test_line_labels_do_not_overlap(wide_run: EngineRun, tmp_path: Path) -> None
                 min(a[2], b[2]) - max(a[0], b[0]) > 0 and min(a[3], b[3]) - max(a[1], b[1]) > 0
             )
             assert not overlap, (a, b)
+
+
+@pytest.mark.slow
+def test_no_word_or_number_is_broken_across_lines(wide_run: EngineRun, tmp_path: Path) -> None:
+    page = render_html(summarize(wide_run))
+    seen = measure(page, tmp_path, {"broken": BROKEN_WORDS})
+    assert seen["broken"] == []
+    # the check sees it when a cell may break anywhere (the style sheet before)
+    anywhere = page.replace("</style>", "td { overflow-wrap: anywhere !important; }</style>")
+    narrow = measure(anywhere, tmp_path, {"broken": BROKEN_WORDS}, width=420)
+    assert narrow["broken"] != []
