@@ -8,21 +8,23 @@ table columns sortable by a click; nothing is fetched.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
 from tf2npu.debug.profile_phases import step_phases
 from tf2npu.debug.profile_tables import AI_CPU, OpRow, StatRow, StepRow
 from tf2npu.findings import Where
-from tf2npu.graph.report.page import document, table
+from tf2npu.graph.report.page import Html, breakable, document, table
 
 if TYPE_CHECKING:
     from tf2npu.debug.profile_report import Analysis
 
-__all__ = ["CHART_OPS", "CHART_STEPS", "render_page"]
+__all__ = ["CHART_OPS", "CHART_STEPS", "OPS_LISTED", "op_anchors", "render_page"]
 
 CHART_OPS = 15
+OPS_LISTED = 100
+"""Rows of the "ops by total time" table."""
 CHART_STEPS = 40
 _WIDTH, _LABEL, _BAR_H, _GAP = 960, 330, 16, 4
 
@@ -62,7 +64,7 @@ def render_page(analysis: Analysis) -> str:
         f"<p>{escape(_totals(analysis))}</p>",
         *_advice(analysis),
         "<h2>Top ops by time</h2>",
-        _ops_chart(analysis.top_ops()),
+        _ops_chart(analysis.top_ops(), op_anchors(analysis)),
         "<h2>Step breakdown</h2>",
         _steps_chart(analysis),
         *_tables(analysis),
@@ -82,15 +84,29 @@ def _totals(analysis: Analysis) -> str:
     )
 
 
+def op_anchors(analysis: Analysis) -> dict[str, str]:
+    """The id of each op's row in the "ops by total time" table, by op name."""
+    return {name: f"op-{i}" for i, (name, _, _) in enumerate(analysis.top_ops()[:OPS_LISTED])}
+
+
+def _op_link(name: str, anchors: Mapping[str, str]) -> object:
+    """``name`` linked to its row in the ops table, or as it is when the table has no row."""
+    if name not in anchors:
+        return name
+    return Html(f'<a href="#{anchors[name]}">{breakable(name)}</a>')
+
+
 def _advice(analysis: Analysis) -> list[str]:
+    """The findings, each op linked to its row in the ops table."""
     findings = analysis.findings
+    anchors = op_anchors(analysis)
     counts: dict[str, int] = defaultdict(int)
     for f in findings:
         counts[f.severity.value] += 1
     label = ", ".join(f"{n} {s}" for s, n in counts.items()) or "none"
     rows = [
-        [f'<span class="{f.severity.value}">{f.severity.value}</span>', f.id, f.where.node,
-         f.cause, _line(f.where), f.fix]
+        [f'<span class="{f.severity.value}">{f.severity.value}</span>', f.id,
+         _op_link(f.where.node, anchors), f.cause, _line(f.where), f.fix]
         for f in findings
     ]  # fmt: skip
     return [
@@ -113,7 +129,7 @@ def _tables(analysis: Analysis) -> list[str]:
     out.append(_sortable(table(
         ["op", "type", "task type", "GeOp", "runs", "total (µs)", "max (µs)", "origin",
          "precision", "fused by", "source line"],
-        analysis.op_table(100),
+        _anchored(analysis.op_table(OPS_LISTED), op_anchors(analysis)),
     )))  # fmt: skip
     out.append("<h2>Steps (step_trace)</h2>")
     out.append(_sortable(table(
@@ -125,6 +141,17 @@ def _tables(analysis: Analysis) -> list[str]:
     if no_effect:
         out.append("<h2>Profiling options without effect here</h2>")
         out.append(table(["key", "why"], [[k, v] for k, v in no_effect.items()]))
+    return out
+
+
+def _anchored(rows: list[list[object]], anchors: Mapping[str, str]) -> list[list[object]]:
+    """The op table's rows, each op's name the target of the links to it."""
+    out = []
+    for name, *rest in rows:
+        label = breakable(str(name))
+        out.append(
+            [Html(f'<span class="op-anchor" id="{anchors[str(name)]}">{label}</span>'), *rest]
+        )
     return out
 
 
@@ -151,8 +178,9 @@ def _or_na(value: float | None) -> object:
 # -- charts -------------------------------------------------------------------------------------
 
 
-def _ops_chart(top: Sequence[tuple[str, float, OpRow]]) -> str:
-    """One bar per op (total time), green for device, orange for AI CPU / host."""
+def _ops_chart(top: Sequence[tuple[str, float, OpRow]], anchors: Mapping[str, str]) -> str:
+    """One bar per op (total time), green for device, orange for AI CPU / host; a click on its
+    name goes to its row in the ops table."""
     if not top:
         return '<p class="note">no op was traced</p>'
     top = top[:CHART_OPS]
@@ -167,11 +195,16 @@ def _ops_chart(top: Sequence[tuple[str, float, OpRow]]) -> str:
         y = 10 + i * (_BAR_H + _GAP)
         width = max(1.0, span * total / longest)
         css = "bar-host" if row.task_type == AI_CPU else "bar-device"
-        label = name if len(name) <= 48 else "…" + name[-47:]
-        items.append(
+        label = name if len(name) <= 42 else "…" + name[-41:]
+        text = (
             f'<text class="label" x="{_LABEL - 6}" y="{y + 12}" text-anchor="end">'
             f"{escape(label)}</text>"
-            f'<rect class="{css}" x="{_LABEL}" y="{y}" width="{width:.1f}" height="{_BAR_H}">'
+        )
+        if name in anchors:
+            text = f'<a href="#{anchors[name]}">{text}</a>'
+        items.append(
+            text
+            + f'<rect class="{css}" x="{_LABEL}" y="{y}" width="{width:.1f}" height="{_BAR_H}">'
             f"<title>{escape(name)} ({escape(row.op_type)}, {escape(row.task_type)}): "
             f"{total:,.1f} µs</title></rect>"
             f'<text class="label" x="{_LABEL + width + 6:.1f}" y="{y + 12}">{total:,.0f} µs</text>'

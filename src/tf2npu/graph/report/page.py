@@ -34,6 +34,7 @@ th { background: #f3f3f3; } td.n { text-align: right; }
 .bar-other { fill: #e0e0e0; stroke: #9e9e9e; stroke-width: 0.5; }
 th, td { overflow-wrap: normal; word-break: normal; } td.n { white-space: nowrap; }
 table.wide th, table.wide td { font-size: 12px; padding: 2px 5px; }
+a { color: #1565c0; } :target { background: #fff59d; }
 """
 """Cells wrap at spaces and at the ``<wbr>`` :func:`breakable` puts after name separators,
 never inside a word or a number (``overflow-wrap: anywhere`` broke "warning" and "1,234")."""
