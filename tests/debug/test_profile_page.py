@@ -26,8 +26,8 @@ def test_advice_comes_first_then_the_charts_and_tables(tmp_path: Path) -> None:
     page = _page(tmp_path)
     headings = re.findall(r"<h2>(.*?)</h2>", page)
     assert headings[0].startswith("Advice (")
-    assert headings[1:3] == ["Top ops by time", "Step breakdown"]
-    assert page.count("<svg") == 2 and 'class="bar-device"' in page and 'class="bar-input"' in page
+    assert headings[1:4] == ["Top ops by time", "Step breakdown", "Timeline"]
+    assert page.count("<svg") == 4 and 'class="bar-device"' in page and 'class="bar-input"' in page
     text = page.replace("<wbr>", "")  # line-break opportunities in long names
     assert "reduce_sum_fp16" in text and "train.py:7 in &lt;module&gt;" in text
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,3 +61,48 @@ def test_the_sample_profile_puts_most_of_each_step_in_device_host_and_input(
     second = phases[1]
     assert (second.input_us, second.device_us, second.host_us) == (20.0, 75.0, 30.0)
     assert second.other_us == 7.0
+
+
+SCRIPT = """\
+import time
+import numpy as np
+import tensorflow as tf
+from npu_bridge.npu_init import *
+
+def slow(v):
+    time.sleep(0.002)
+    return v
+
+x = tf.placeholder(tf.float32, [64, 128], name="x")
+w = tf.Variable(np.ones([128, 128], np.float32) / 128, name="w")
+h = tf.py_func(slow, [x], tf.float32, name="host_slow")
+h.set_shape([64, 128])
+loss = tf.reduce_mean(tf.square(tf.matmul(tf.nn.relu(tf.matmul(h, w)), w)), name="loss")
+train = tf.train.AdamOptimizer(1e-3).minimize(loss)
+with tf.Session(config=npu_config_proto()) as sess:
+    sess.run(tf.global_variables_initializer())
+    for _ in range(6):
+        sess.run([train, loss], {x: np.ones([64, 128], np.float32)})
+"""
+"""A py_func of 2 ms on the host between device ops, trained with Adam."""
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_a_real_profile_puts_other_in_the_minority(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text(SCRIPT)
+    exe = Path(sys.executable).with_name("tf2npu")
+    env = {**os.environ, "TF_ENABLE_ONEDNN_OPTS": "0", "TF_CPP_MIN_LOG_LEVEL": "2"}
+    done = subprocess.run(
+        [str(exe), "profile", "--steps", "4", "--out", "prof", "--", "train.py"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [folder] = (tmp_path / "prof").glob("PROF_*")
+    analysis = analyse(folder)
+    warm = [s for s in analysis.steps if s.train and not s.warmup]
+    assert len(warm) == 3
+    for split in step_phases(analysis.rows, warm):
+        assert split.other_us < 0.5 * split.total_us, split
+        assert split.host_us >= 2000  # the py_func's sleep
+        assert split.device_us > 0

@@ -1,8 +1,9 @@
 """The profile as one self-contained HTML page, in the look of ``graph inspect --html`` (TF-free).
 
-Advice first, then two inline SVG charts (the ops taking the most time; each step split into
-input wait, device compute, host ops, copies and the rest), then the tables. The only script makes
-table columns sortable by a click; nothing is fetched.
+Advice first, then three inline SVG charts (the ops taking the most time; each step split into
+input wait, device compute, host ops, copies and the rest; the timeline of a few steps,
+:mod:`.profile_timeline`), then the tables. The page's script makes table columns sortable by a
+click and the timeline zoomable; nothing is fetched.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from tf2npu.debug.profile_phases import step_phases
-from tf2npu.debug.profile_tables import AI_CPU, OpRow, StatRow, StepRow
+from tf2npu.debug.profile_tables import AI_CPU, OpRow, StatRow, StepRow, trace_events
+from tf2npu.debug.profile_timeline import TIMELINE_SCRIPT, render_timeline
 from tf2npu.findings import Where
 from tf2npu.graph.report.page import Html, breakable, document, table
 
@@ -67,9 +69,11 @@ def render_page(analysis: Analysis) -> str:
         _ops_chart(analysis.top_ops(), op_anchors(analysis)),
         "<h2>Step breakdown</h2>",
         _steps_chart(analysis),
+        "<h2>Timeline</h2>",
+        render_timeline(trace_events(profile, analysis.rows, analysis.steps), analysis.steps),
         *_tables(analysis),
     ]
-    return document(title, parts, script=_SORT_SCRIPT)
+    return document(title, parts, script=TIMELINE_SCRIPT + _SORT_SCRIPT)
 
 
 def _totals(analysis: Analysis) -> str:

@@ -35,6 +35,8 @@ th { background: #f3f3f3; } td.n { text-align: right; }
 th, td { overflow-wrap: normal; word-break: normal; } td.n { white-space: nowrap; }
 table.wide th, table.wide td { font-size: 12px; padding: 2px 5px; }
 a { color: #1565c0; } :target { background: #fff59d; }
+.bar-step { fill: #cfd8dc; } .lane { stroke: #eee; }
+.step { stroke: #d32f2f; stroke-dasharray: 4 3; } #tl-plot { cursor: grab; }
 """
 """Cells wrap at spaces and at the ``<wbr>`` :func:`breakable` puts after name separators,
 never inside a word or a number (``overflow-wrap: anywhere`` broke "warning" and "1,234")."""
