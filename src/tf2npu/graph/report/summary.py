@@ -9,6 +9,12 @@ Where a node runs: once the partition pass has run (``graph.meta[CLUSTERS]`` is 
 on the device exactly when it belongs to a GeOp; a node the placement pass allowed on the device
 but that no GeOp holds (full-offload mode keeps a single GeOp) falls back to the host with reason
 :data:`OUTSIDE_GEOP`. Before partitioning, the placement decides.
+
+How nodes are counted, one rule everywhere (totals, GeOp table, drawing, JSON): a GeOp's nodes
+are its members as the partition made them (:attr:`Cluster.nodes`, the nodes of its GE graph
+JSON); the host's are the live nodes outside every GeOp; ``nodes`` is their sum. The nodes the
+lowering pass adds inside a GeOp so that the CPU can run it (float32 casts around float16 ops,
+expanded fusions) are no GeOp's members: they are counted apart, as ``lowering_nodes``.
 """
 
 from __future__ import annotations
@@ -46,8 +52,9 @@ __all__ = [
     "summarize",
 ]
 
-SCHEMA_VERSION = 1
-"""Bumped when a key of :meth:`GraphSummary.to_json` changes meaning or disappears."""
+SCHEMA_VERSION = 2
+"""Bumped when a key of :meth:`GraphSummary.to_json` changes meaning or disappears (2:
+``device_nodes`` counts GeOp members, not the live nodes lowering left in GeOps)."""
 
 OUTSIDE_GEOP = "outside_geop"
 """Host reason of a node the device could run that no GeOp holds."""
@@ -109,6 +116,8 @@ class GraphSummary:
     """Every fusion applied, in the order the pass applied them (function bodies included)."""
     precision_ops: tuple[PrecisionRow, ...] = ()
     """Per user op the precision pass judged, its dtype and reason (:mod:`.precision`)."""
+    lowering_nodes: int = 0
+    """Nodes the lowering pass added inside GeOps to run them on the CPU (no GeOp's members)."""
 
     @property
     def fusions_applied(self) -> int:
@@ -137,6 +146,7 @@ class GraphSummary:
             "nodes": self.nodes,
             "device_nodes": self.device_nodes,
             "host_nodes": self.host_nodes,
+            "lowering_nodes": self.lowering_nodes,
             "geops": [
                 {
                     "name": g.name,
@@ -199,12 +209,18 @@ def summarize(run: EngineRun, graph_label: str = "") -> GraphSummary:
     fusion_stats = stats.get("fusion", {})
     fusions = {rule: int(fusion_stats.get(rule, 0)) for rule, on in cfg.fusion.states.items() if on}
     diagnostics = cfg.diagnostics
+    device_nodes = len(live) - len(host_ops)
+    lowering = 0
+    if partitioned:
+        members = {name for c in clusters or [] for name in c.nodes}
+        lowering = sum(1 for n in live if CLUSTER in n.meta and n.name not in members)
+        device_nodes = len(members)
     return GraphSummary(
         graph=graph_label,
         mix_compile_mode=cfg.options.mix_compile_mode,
         precision_mode=cfg.options.effective_precision_mode,
-        nodes=len(live),
-        device_nodes=len(live) - len(host_ops),
+        nodes=device_nodes + len(host_ops),
+        device_nodes=device_nodes,
         host_nodes=len(host_ops),
         geops=_geops(graph, clusters or [], {op.name: op.reason for op in host_ops}),
         host_ops=tuple(host_ops),
@@ -222,6 +238,7 @@ def summarize(run: EngineRun, graph_label: str = "") -> GraphSummary:
         partitioned=partitioned,
         fusion_instances=tuple(graph.meta.get(FUSION_INSTANCES, ())),
         precision_ops=tuple(user_precision(graph)),
+        lowering_nodes=lowering,
     )
 
 
