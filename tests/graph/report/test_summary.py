@@ -38,6 +38,11 @@ EXPECTED = {
     "memcpy_bytes": 4096,
     "casts_inserted": 2,
     "precision": {"mm_orig": {"before": "float32", "after": "float16", "reason": "allow_list"}},
+    "crossings": [
+        {"tensor": "py", "from": "not_in_library", "to": "GeOp1_0", "dtype": "", "shape": ""},
+        {"tensor": "x", "from": "outside_geop", "to": "GeOp1_0", "dtype": "", "shape": ""},
+        {"tensor": "relu", "from": "GeOp1_0", "to": "gray_op", "dtype": "", "shape": ""},
+    ],
     "fusions": {"matmul_biasadd": 1, "gelu": 0},
     "fusion_instances": [
         {"rule": "matmul_biasadd", "root": "relu", "nodes": ["relu", "mm_orig"]},

@@ -37,6 +37,9 @@ table.wide th, table.wide td { font-size: 12px; padding: 2px 5px; }
 a { color: #1565c0; } :target { background: #fff59d; }
 .bar-step { fill: #cfd8dc; } .lane { stroke: #eee; }
 .step { stroke: #d32f2f; stroke-dasharray: 4 3; } #tl-plot { cursor: grab; }
+details.name summary { cursor: pointer; } details.name code { font-size: 12px; color: #555; }
+.failing { stroke: #b71c1c; stroke-width: 3; }
+.failing-label { font: bold 12px system-ui, sans-serif; fill: #b71c1c; }
 """
 """Cells wrap at spaces and at the ``<wbr>`` :func:`breakable` puts after name separators,
 never inside a word or a number (``overflow-wrap: anywhere`` broke "warning" and "1,234")."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tf2npu.artifacts.run_summary import PrecisionRow
@@ -41,6 +41,7 @@ from tf2npu.graph.decisions import (
 )
 from tf2npu.graph.engine import EngineRun
 from tf2npu.graph.ir import Graph, Node, TensorRef
+from tf2npu.graph.report.crossings import Crossing, crossings, sides, user_names
 
 __all__ = [
     "OUTSIDE_GEOP",
@@ -118,6 +119,12 @@ class GraphSummary:
     """Per user op the precision pass judged, its dtype and reason (:mod:`.precision`)."""
     lowering_nodes: int = 0
     """Nodes the lowering pass added inside GeOps to run them on the CPU (no GeOp's members)."""
+    crossings: tuple[Crossing, ...] = ()
+    """Every tensor crossing a GeOp's boundary, with its ends, dtype and shape."""
+    user_names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """The user's ops behind each pass-made node name this summary mentions."""
+    diagnostic_sides: Mapping[str, str] = field(default_factory=dict)
+    """Where each error's and warning's node is: its GeOp or host reason (nodes of the graph)."""
 
     @property
     def fusions_applied(self) -> int:
@@ -175,6 +182,16 @@ class GraphSummary:
                 name: {"before": d.before, "after": d.after, "reason": d.reason}
                 for name, d in self.precision.items()
             },
+            "crossings": [
+                {
+                    "tensor": c.tensor,
+                    "from": c.source,
+                    "to": c.dest,
+                    "dtype": c.dtype,
+                    "shape": c.shape,
+                }
+                for c in self.crossings
+            ],
             "fusions": dict(self.fusions),
             "fusion_instances": [f.to_json() for f in self.fusion_instances],
             "errors": [_diagnostic_json(d) for d in self.errors],
@@ -209,6 +226,17 @@ def summarize(run: EngineRun, graph_label: str = "") -> GraphSummary:
     fusion_stats = stats.get("fusion", {})
     fusions = {rule: int(fusion_stats.get(rule, 0)) for rule, on in cfg.fusion.states.items() if on}
     diagnostics = cfg.diagnostics
+    reasons = {op.name: op.reason for op in host_ops}
+    side = sides(graph, reasons, UNDECIDED)
+    crossing = tuple(crossings(graph, clusters or [], side))
+    instances = tuple(graph.meta.get(FUSION_INSTANCES, ()))
+    flagged = [*diagnostics.of("error"), *diagnostics.of("warning")]
+    mentioned = [
+        *(op.name for op in host_ops),
+        *(c.tensor for c in crossing),
+        *(d.node for d in flagged),
+        *(name for f in instances for name in (f.root, *f.nodes)),
+    ]
     device_nodes = len(live) - len(host_ops)
     lowering = 0
     if partitioned:
@@ -222,7 +250,7 @@ def summarize(run: EngineRun, graph_label: str = "") -> GraphSummary:
         nodes=device_nodes + len(host_ops),
         device_nodes=device_nodes,
         host_nodes=len(host_ops),
-        geops=_geops(graph, clusters or [], {op.name: op.reason for op in host_ops}),
+        geops=_geops(graph, clusters or [], reasons),
         host_ops=tuple(host_ops),
         memcpy_edges=int(stats.get("partition", {}).get("memcpy_edges", 0)),
         memcpy_bytes=int(stats.get("partition", {}).get("memcpy_bytes", 0)),
@@ -236,9 +264,12 @@ def summarize(run: EngineRun, graph_label: str = "") -> GraphSummary:
         pass_seconds=dict(run.pass_seconds),
         skipped_passes=tuple(run.pipeline.skipped),
         partitioned=partitioned,
-        fusion_instances=tuple(graph.meta.get(FUSION_INSTANCES, ())),
+        fusion_instances=instances,
         precision_ops=tuple(user_precision(graph)),
         lowering_nodes=lowering,
+        crossings=crossing,
+        user_names=user_names(graph, mentioned),
+        diagnostic_sides={d.node: side(d.node) for d in flagged if d.node and d.node in graph},
     )
 
 
@@ -246,11 +277,7 @@ def _geops(
     graph: Graph, clusters: list[Cluster], reasons: dict[str, str]
 ) -> tuple[GeOpSummary, ...]:
     """Each GeOp with the host reason or GeOp at the other end of each crossing tensor."""
-
-    def side(name: str) -> str:
-        node = graph.get(name)
-        cluster = node.meta.get(CLUSTER) if node is not None else None
-        return str(cluster) if cluster else reasons.get(name, UNDECIDED)
+    side = sides(graph, reasons, UNDECIDED)
 
     out = []
     for c in clusters:
