@@ -7,7 +7,10 @@ is one box per host reason (with its node count), the device side one box per Ge
 each host box to each GeOp it exchanges tensors with, labelled with the tensors crossing
 (``in``: host to device, ``out``: device to host), and an arc on the device side between two
 GeOps that pass tensors to each other (through the host). Beyond :data:`BOXES_DRAWN` boxes per
-side, the rest are summed into one box, and their lines go to it.
+side, the rest are summed into one box, and their lines go to it. The box holding an error's
+node is outlined red with the node named in it. The tables list the tensors crossing the
+boundaries and show a pass-made node by the user's ops it stands for, its internal name one
+click away (:func:`user_name`).
 """
 
 from __future__ import annotations
