@@ -51,3 +51,21 @@ def test_the_sample_draws_one_lane_per_process_and_every_event_of_its_steps(
     widths = re.findall(r'<rect class="bar-copy" x="[^"]+" y="[^"]+" width="([^"]+)"', svg)
     assert min(float(w) for w in widths) > 0
     assert "after model 2 iteration 2 starts" in svg
+
+
+def test_iteration_lanes_are_named_by_model_and_op_lanes_by_thread() -> None:
+    steps = [_step(2, 2, 1000.0), _step(3, 2, 1004.0)]
+    events = [
+        {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "Iterations"}},
+        {"ph": "M", "name": "process_name", "pid": 3, "args": {"name": "GeOp1_0 (device)"}},
+        {"ph": "X", "name": "model 2 iteration 2", "cat": "iteration", "pid": 1, "tid": 2,
+         "ts": 0.0, "dur": 10.0},
+        {"ph": "X", "name": "model 3 iteration 2", "cat": "iteration", "pid": 1, "tid": 3,
+         "ts": 4.0, "dur": 3.0},
+        {"ph": "X", "name": "mm", "cat": "AI_CORE", "pid": 3, "tid": 1, "ts": 1.0, "dur": 2.0},
+        {"ph": "X", "name": "add", "cat": "AI_CORE", "pid": 3, "tid": 2, "ts": 1.0, "dur": 2.0},
+    ]  # fmt: skip
+    svg = render_timeline(events, steps)
+    lanes = re.findall(r'text-anchor="end">([^<]+)</text><line class="lane"', svg)
+    assert lanes == ["Iterations · model 2", "Iterations · model 3",
+                     "GeOp1_0 (device) · thread 1", "GeOp1_0 (device) · thread 2"]  # fmt: skip

@@ -135,6 +135,7 @@ def _lanes(
         if e.get("ph") == "M" and e.get("name") == "process_name"
     }
     keys = sorted({(e["pid"], e["tid"]) for e in inside})
+    steps = {(e["pid"], e["tid"]) for e in inside if e.get("cat") == "iteration"}
     threads: dict[int, int] = {}
     for pid, _ in keys:
         threads[pid] = threads.get(pid, 0) + 1
@@ -142,7 +143,8 @@ def _lanes(
     for pid, tid in keys:
         label = names.get(pid, f"process {pid}")
         if threads[pid] > 1:
-            label += f" · thread {tid}"
+            # the iterations' lanes are one per model (run signature), the others threads
+            label += f" · model {tid}" if (pid, tid) in steps else f" · thread {tid}"
         lanes[(pid, tid)] = (pid, label)
     return lanes
 
