@@ -60,7 +60,8 @@ def test_each_crossing_names_its_ends_dtype_and_shape() -> None:
     add(g, "p", "Identity", "mm", T=tf.float32)
     g["mm"].meta[CLUSTER] = "GeOp1_0"
     cluster = Cluster("GeOp1_0", ("mm",), ("x",), ("mm",))
-    side = sides(g, {"x": "feed", "s": "gray_op", "p": "outside_geop"}, "undecided")
+    add(g, "gone", "Identity", "mm", T=tf.float32)  # superseded, say: no side, no crossing
+    side = sides(g, {"x": "feed", "s": "gray_op", "p": "outside_geop"})
     assert crossings(g, [cluster], side) == [
         Crossing("x", "feed", "GeOp1_0", "DT_FLOAT", "64,128"),
         Crossing("mm", "GeOp1_0", "gray_op, outside_geop", "DT_FLOAT", ""),

@@ -93,19 +93,22 @@ def crossings(
     clusters: Iterable[Cluster],
     side: Callable[[str], str],
     dtype_of: Callable[[str], tuple[str, str]] | None = None,
+    *,
+    unknown: str = "undecided",
 ) -> list[Crossing]:
     """Every tensor crossing a GeOp's boundary, by GeOp, its inputs then its outputs (one row
     each); ``side(node)`` names the node's side (its GeOp or host reason), ``dtype_of(tensor)``
-    its dtype and shape."""
+    its dtype and shape. A producer of no known side is ``unknown``; readers of none (superseded
+    nodes) are left out."""
     describe = dtype_of or _describe(graph)
     out: list[Crossing] = []
     for cluster in clusters:
         for tensor in cluster.inputs:
-            out.append(Crossing(tensor, side(TensorRef.parse(tensor).node), cluster.name,
-                                *describe(tensor)))  # fmt: skip
+            source = side(TensorRef.parse(tensor).node) or unknown
+            out.append(Crossing(tensor, source, cluster.name, *describe(tensor)))
         for tensor in cluster.outputs:
             readers = sorted(
-                {side(n.name) for n, _ in graph.uses(TensorRef.parse(tensor))} - {cluster.name}
+                {side(n.name) for n, _ in graph.uses(TensorRef.parse(tensor))} - {cluster.name, ""}
             )
             if readers:
                 out.append(Crossing(tensor, cluster.name, ", ".join(readers), *describe(tensor)))
@@ -131,12 +134,13 @@ def _describe(graph: Graph) -> Callable[[str], tuple[str, str]]:
     return describe
 
 
-def sides(graph: Graph, reasons: Mapping[str, str], undecided: str) -> Callable[[str], str]:
-    """``side(node)``: the node's GeOp, else its host reason (``undecided`` when none)."""
+def sides(graph: Graph, reasons: Mapping[str, str]) -> Callable[[str], str]:
+    """``side(node)``: the node's GeOp, else its host reason (``reasons``: the host ops'), else
+    "" (a node no report counts: superseded, or only fetched)."""
 
     def side(name: str) -> str:
         node = graph.get(name)
         cluster = node.meta.get(CLUSTER) if node is not None else None
-        return str(cluster) if cluster else reasons.get(name, undecided)
+        return str(cluster) if cluster else reasons.get(name, "")
 
     return side

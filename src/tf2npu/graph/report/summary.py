@@ -227,8 +227,8 @@ def summarize(run: EngineRun, graph_label: str = "") -> GraphSummary:
     fusions = {rule: int(fusion_stats.get(rule, 0)) for rule, on in cfg.fusion.states.items() if on}
     diagnostics = cfg.diagnostics
     reasons = {op.name: op.reason for op in host_ops}
-    side = sides(graph, reasons, UNDECIDED)
-    crossing = tuple(crossings(graph, clusters or [], side))
+    side = sides(graph, reasons)
+    crossing = tuple(crossings(graph, clusters or [], side, unknown=UNDECIDED))
     instances = tuple(graph.meta.get(FUSION_INSTANCES, ()))
     flagged = [*diagnostics.of("error"), *diagnostics.of("warning")]
     mentioned = [
@@ -269,7 +269,7 @@ def summarize(run: EngineRun, graph_label: str = "") -> GraphSummary:
         lowering_nodes=lowering,
         crossings=crossing,
         user_names=user_names(graph, mentioned),
-        diagnostic_sides={d.node: side(d.node) for d in flagged if d.node and d.node in graph},
+        diagnostic_sides={d.node: side(d.node) for d in flagged if d.node and side(d.node)},
     )
 
 
@@ -277,7 +277,10 @@ def _geops(
     graph: Graph, clusters: list[Cluster], reasons: dict[str, str]
 ) -> tuple[GeOpSummary, ...]:
     """Each GeOp with the host reason or GeOp at the other end of each crossing tensor."""
-    side = sides(graph, reasons, UNDECIDED)
+    known = sides(graph, reasons)
+
+    def side(name: str) -> str:
+        return known(name) or UNDECIDED
 
     out = []
     for c in clusters:
