@@ -7,10 +7,11 @@ CSS and any script are inline, so a page opens anywhere and can be mailed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from html import escape
 
-__all__ = ["CSS", "ROWS_SHOWN", "cell", "document", "table"]
+__all__ = ["CSS", "ROWS_SHOWN", "Html", "breakable", "cell", "document", "table"]
 
 ROWS_SHOWN = 2000
 """Rows per table; the full data is in the report's files."""
@@ -30,18 +31,67 @@ th { background: #f3f3f3; } td.n { text-align: right; }
 .info { color: #1565c0; }
 .bar-device { fill: #66bb6a; } .bar-host { fill: #ffa726; } .bar-copy { fill: #90a4ae; }
 .bar-input { fill: #ef5350; } .bar-fpbp { fill: #42a5f5; } .bar-refresh { fill: #ab47bc; }
+.bar-other { fill: #e0e0e0; stroke: #9e9e9e; stroke-width: 0.5; }
+th, td { overflow-wrap: normal; word-break: normal; } td.n { white-space: nowrap; }
+table.wide th, table.wide td { font-size: 12px; padding: 2px 5px; }
+a { color: #1565c0; } :target { background: #fff59d; }
+.bar-step { fill: #cfd8dc; } .lane { stroke: #eee; }
+.step { stroke: #d32f2f; stroke-dasharray: 4 3; } #tl-plot { cursor: grab; }
+details.name summary { cursor: pointer; } details.name code { font-size: 12px; color: #555; }
+.failing { stroke: #b71c1c; stroke-width: 3; }
+.failing-label { font: bold 12px system-ui, sans-serif; fill: #b71c1c; }
 """
+"""Cells wrap at spaces and at the ``<wbr>`` :func:`breakable` puts after name separators,
+never inside a word or a number (``overflow-wrap: anywhere`` broke "warning" and "1,234")."""
+
+LONG_WORD = 14
+"""A word (or part between ``/``) longer than this may also wrap after ``_``, ``.`` and ``->``, and
+between the words of a CamelCase name."""
+_SLASH = re.compile(r"(?<=/)")
+_WORD = re.compile(r"\S+")
+_INNER = re.compile(r"(?<=[_.>])(?=[^_.>])|(?<=[a-z])(?=[A-Z])")
+
+
+class Html(str):
+    """A cell's content already in HTML (a link, a marked name): :func:`cell` keeps it as is."""
+
+    __slots__ = ()
+
+
+def breakable(text: str) -> str:
+    """``text`` escaped, with a line-break opportunity (``<wbr>``) after each ``/``, and after
+    ``_``, ``.`` or ``->`` or before a CamelCase capital inside a long word (or part between ``/``):
+    names wrap at their separators only.
+
+    >>> breakable("tower_0/dense/MatMul")
+    'tower_0/<wbr>dense/<wbr>MatMul'
+    >>> breakable("sparse_softmax_cross_entropy <x> 1,234.5")
+    'sparse_<wbr>softmax_<wbr>cross_<wbr>entropy &lt;x&gt; 1,234.5'
+    >>> breakable("SparseSoftmaxCrossEntropyWithLogits")
+    'Sparse<wbr>Softmax<wbr>Cross<wbr>Entropy<wbr>With<wbr>Logits'
+    """
+    return _WORD.sub(lambda m: _word(m.group(0)), text)
+
+
+def _word(word: str) -> str:
+    pieces = []
+    for piece in _SLASH.split(word):
+        pieces += _INNER.split(piece) if len(piece) > LONG_WORD else [piece]
+    return "<wbr>".join(escape(p) for p in pieces if p)
 
 
 def cell(value: object) -> str:
-    """One ``<td>``: numbers right-aligned with thousands separators, text escaped."""
+    """One ``<td>``: numbers right-aligned with thousands separators, text escaped (wrapping
+    only at name separators, :func:`breakable`), :class:`Html` as it is."""
+    if isinstance(value, Html):
+        return f"<td>{value}</td>"
     if isinstance(value, bool):
         return f"<td>{'yes' if value else 'no'}</td>"
     if isinstance(value, int):
         return f'<td class="n">{value:,}</td>'
     if isinstance(value, float):
         return f'<td class="n">{value:,.1f}</td>'
-    return f"<td>{escape(str(value))}</td>"
+    return f"<td>{breakable(str(value))}</td>"
 
 
 def table(
