@@ -145,6 +145,7 @@ def test_marker_labels_that_would_overlap_go_on_separate_lines() -> None:
     series = [Series("loss", [(float(i), 1.0 / i) for i in range(1, 41)])]
     labels = _texts(_parse(line_chart(series, markers=markers)), "marker-label")
     ys = [float(t.get("y", 0)) for t in labels]
+    assert [t.findtext(f"{SVG}title") for t in labels] == [m.label for m in markers]
     assert ys[0] != ys[1]
     assert ys[2] == ys[0]  # at the other end of the plot: no clash, first line
     assert labels[2].get("text-anchor") == "end"  # the plot ends right of step 40

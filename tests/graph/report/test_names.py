@@ -18,11 +18,12 @@ def test_the_docstring_examples_hold() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("loss:0", "loss:<wbr>0"),
+        ("loss:0", "loss:0"),
+        ("dense/fused:output:0", "dense/<wbr>fused:<wbr>output:0"),
         ("keep_origin_dtype", "keep_origin_dtype"),
         ("tower_0/attention/key/bias", "tower_0/<wbr>attention/<wbr>key/<wbr>bias"),
         ("sparse_softmax_cross_entropy_loss/value:0",
-         "sparse_<wbr>softmax_<wbr>cross_<wbr>entropy_<wbr>loss/<wbr>value:<wbr>0"),
+         "sparse_<wbr>softmax_<wbr>cross_<wbr>entropy_<wbr>loss/<wbr>value:0"),
         ("a<b>/c&d", "a&lt;b&gt;/<wbr>c&amp;d"),
         ("", ""),
     ],
@@ -32,10 +33,23 @@ def test_breakable(text: str, expected: str) -> None:
 
 
 def test_name_columns_break_between_parts_and_numbers_stay_whole() -> None:
-    html = name_table(["op", "cosine", "file"], [["a/b", 0.5, "x/y.npy"]], names=(0, 2))
+    html = name_table(["op", "cosine", "file"], [["dense/fused", 0.5, "dumps/x.npy"]], names=(0, 2))
     assert '<table class="names">' in html
-    assert "<td>a/<wbr>b</td>" in html and "<td>x/<wbr>y.<wbr>npy</td>" in html
+    assert "<td>dense/<wbr>fused</td>" in html and "<td>dumps/x.<wbr>npy</td>" in html
     assert '<td class="n">0.5</td>' in html
+
+
+@pytest.mark.parametrize("text", ["1e-05", "0.465 > 0.01", "-inf", "1,000", "0 <= 1e-05"])
+def test_cells_of_numbers_never_break(text: str) -> None:
+    assert f'<td class="n num">{text.replace(">", "&gt;").replace("<", "&lt;")}</td>' in (
+        name_table(["x"], [[text]], names=())
+    )
+
+
+def test_cells_of_words_are_house_cells() -> None:
+    assert "<td>within 1e-05 + 0.0001</td>" in name_table(
+        ["x"], [["within 1e-05 + 0.0001"]], names=()
+    )
 
 
 def test_rows_get_their_class() -> None:

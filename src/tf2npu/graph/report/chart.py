@@ -280,15 +280,19 @@ def line_chart(
 
 
 def _x_ticks(low: float, high: float, plot_w: float) -> list[float]:
-    """Round x values, as many as fit with their labels apart (a step is a whole number)."""
-    for most in range(12, 1, -1):
-        ticks = nice_ticks(low, high, most)
-        if all(t == int(t) for t in ticks) or high - low < most:
-            texts = [tick_text(t, ticks) for t in ticks]
-            gap = plot_w / max(1, len(ticks) - 1)
-            if max(text_width(t) for t in texts) + 12 <= gap:
-                return ticks
-    return nice_ticks(low, high, 2)
+    """Round x values, as many as fit with their labels apart; whole numbers when the x
+    values are (steps and op indices are), so no tick falls between two of them."""
+    whole = low == int(low) and high == int(high)
+    most = min(12, int(high - low) + 1) if whole else 12
+    for count in range(max(2, most), 1, -1):
+        ticks = nice_ticks(low, high, count)
+        if whole and any(t != int(t) for t in ticks):
+            continue
+        texts = [tick_text(t, ticks) for t in ticks]
+        gap = plot_w / max(1, len(ticks) - 1)
+        if max(text_width(t) for t in texts) + 12 <= gap:
+            return ticks
+    return [low, high] if high > low else nice_ticks(low, high, 2)
 
 
 def _grid(
@@ -391,7 +395,8 @@ def _markers(
             f'<line class="marker" x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + plot_h}" '
             'stroke="#b71c1c" stroke-width="1.5" stroke-dasharray="3 3"/>'
             f'<text class="label marker-label" x="{text_x:.1f}" y="{label_y}" '
-            f'text-anchor="{anchor}" fill="#b71c1c"><title>{escape(marker.label)}</title>'
+            f'text-anchor="{anchor}" fill="#b71c1c" stroke="#fff" stroke-width="3" '
+            f'paint-order="stroke"><title>{escape(marker.label)}</title>'
             f"{escape(text)}</text>"
         )
     return out

@@ -18,6 +18,8 @@ from tf2npu.graph.report.page import ROWS_SHOWN, cell
 
 __all__ = ["breakable", "name_table"]
 
+_NUMBER = re.compile(r"[-+]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?|[-+]?inf|nan|NaN", re.I)
+_SIGNS = frozenset({"<", "<=", ">", ">=", "=", "vs"})
 _SCOPES = re.compile(r"(?<=[/.:,])")
 _WORDS = re.compile(r"(?<=_)")
 LONG_PART = 24
@@ -29,15 +31,31 @@ def breakable(text: str) -> str:
     underscores of a part longer than :data:`LONG_PART` characters.
 
     >>> breakable("dense/kernel:0")
-    'dense/<wbr>kernel:<wbr>0'
+    'dense/<wbr>kernel:0'
     >>> breakable("keep_origin_dtype")
     'keep_origin_dtype'
     """
-    parts = []
-    for part in _SCOPES.split(text):
+    out = ""
+    for number, part in enumerate(_SCOPES.split(text)):
         words = _WORDS.split(part) if len(part) > LONG_PART else [part]
-        parts.append("<wbr>".join(escape(w) for w in words))
-    return "<wbr>".join(parts)
+        if number and len(part) > 2:  # "output:0" keeps its slot on its line
+            out += "<wbr>"
+        out += "<wbr>".join(escape(w) for w in words)
+    return out
+
+
+def _cell(value: object, name: bool) -> str:
+    """A name cell breaks between its parts; a cell of numbers (``0.465 > 0.01``) never
+    breaks, not even at an exponent's ``-``; any other is the house cell."""
+    if name:
+        return f"<td>{breakable(str(value))}</td>"
+    if (
+        isinstance(value, str)
+        and value
+        and all(_NUMBER.fullmatch(w) or w in _SIGNS for w in value.split(" "))
+    ):
+        return f'<td class="n num">{escape(value)}</td>'  # "1e-05" never breaks at its "-"
+    return cell(value)
 
 
 def name_table(
@@ -55,10 +73,7 @@ def name_table(
     body = []
     for number, row in enumerate(rows[:ROWS_SHOWN]):
         css = row_class[number] if number < len(row_class) else ""
-        cells = "".join(
-            f"<td>{breakable(str(value))}</td>" if i in names else cell(value)
-            for i, value in enumerate(row)
-        )
+        cells = "".join(_cell(value, i in names) for i, value in enumerate(row))
         body.append(f'<tr class="{css}">{cells}</tr>' if css else f"<tr>{cells}</tr>")
     more = ""
     if len(rows) > ROWS_SHOWN:
