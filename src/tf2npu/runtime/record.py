@@ -10,6 +10,8 @@ Estimator, Keras' callables — all reach it. It writes into the report folder:
   finite) and the names that were NaN/Inf;
 * ``variables.npz``: the trainable variables of the last session that closed holding any (or
   that was still open at exit), read just before it closed;
+* ``steps.html``: those scalars drawn per training step (:mod:`tf2npu.runtime.record_page`),
+  for whoever opens the folder;
 * ``record.json``: what else a comparison of two runs needs to know: the dropout ops the
   sessions' graphs hold, and where a step limit stopped the script.
 
@@ -37,6 +39,7 @@ import numpy as np
 from tf2npu.atomic import write_text_atomic
 from tf2npu.config.env import MAX_STEPS_ENV, RECORD_ENV
 from tf2npu.errors import UsageError
+from tf2npu.runtime import record_page
 from tf2npu.runtime.instruments import RunHook, RunInstrument, RunSignature, SessionInfo
 
 if TYPE_CHECKING:
@@ -159,13 +162,19 @@ class RunRecorder(RunInstrument):
             self._variables_from = session.key
 
     def close(self) -> None:
-        """Flush: the open sessions' variables, then ``steps.jsonl`` and ``record.json``."""
+        """Flush: the open sessions' variables, then ``steps.jsonl``, ``steps.html`` and
+        ``record.json``."""
         for session in self._ctx.open_sessions():
             self.capture(session)
         self._dir.mkdir(parents=True, exist_ok=True)
         with self._lock:
             text = self._lines.getvalue()
         write_text_atomic(self._dir / STEPS_FILE, text)
+        records = [json.loads(line) for line in text.splitlines() if line]
+        title = f"tf2npu run: recorded steps ({self._dir.name})"
+        write_text_atomic(
+            self._dir / record_page.PAGE_FILE, record_page.render_page(records, title)
+        )
         info = {
             "dropout_ops": len(self._dropout),
             "dropout_examples": list(self._dropout)[:_MAX_NAMED],
