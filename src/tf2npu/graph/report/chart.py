@@ -54,6 +54,8 @@ class Series:
     name: str
     points: Sequence[tuple[float, float | None]]
     dashed: bool = False
+    dots: bool = False
+    """Points only (a dot each), no line between them."""
 
 
 @dataclass(frozen=True)
@@ -226,7 +228,7 @@ def line_chart(
     or more; with a log scale, values at or below 0 are left out (gaps). A series with no
     finite point is still named in the legend, with "(no finite value)".
     """
-    drawn = [Series(s.name, _thin(s.points), s.dashed) for s in series]
+    drawn = [Series(s.name, _thin(s.points), s.dashed, s.dots) for s in series]
     log_scale = _use_log(_y_values(drawn, bands, None), log)
     ys = _y_values(drawn, bands, log_scale)
     xs = [float(p[0]) for s in drawn for p in s.points] + [m.x for m in markers]
@@ -336,7 +338,9 @@ def _path(series: Series, colour: str, x_scale: _Scale, y_scale: _Scale, log: bo
         runs[-1].append((x_scale(float(x)), y_scale(float(y or 0.0))))
     d, dots = [], []
     for run in runs:
-        if len(run) == 1:
+        if series.dots:
+            dots += [f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3.5" fill="{colour}"/>' for x, y in run]
+        elif len(run) == 1:
             dots.append(
                 f'<circle cx="{run[0][0]:.1f}" cy="{run[0][1]:.1f}" r="2.5" fill="{colour}"/>'
             )
@@ -411,7 +415,9 @@ def _legend(
         colour = COLOURS[i % len(COLOURS)]
         dash = ' stroke-dasharray="6 4"' if s.dashed else ""
         swatch = (
-            f'<line x1="0" y1="-4" x2="{_SWATCH - 6}" y2="-4" stroke="{colour}" '
+            f'<circle cx="8" cy="-4" r="3.5" fill="{colour}"/>'
+            if s.dots
+            else f'<line x1="0" y1="-4" x2="{_SWATCH - 6}" y2="-4" stroke="{colour}" '
             f'stroke-width="2.5"{dash}/>'
         )
         missing = "" if any(_finite(p[1]) for p in s.points) else " (no finite value)"
