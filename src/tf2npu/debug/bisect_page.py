@@ -30,6 +30,7 @@ LOSS_CURVES = 10
 DISTANCE_FLOOR = 1e-9
 """Distances below this (0 included) are drawn at it: a log scale has no 0."""
 _STEPS_PAGE = "steps.html"
+_GREY, _GREEN, _RED = "#90a4ae", "#2e7d32", "#c62828"
 
 
 def write_page(data: Mapping[str, Any], bench: Bench, out: Path) -> Path:
@@ -82,12 +83,12 @@ def _distance_chart(trials: Sequence[Trial], metric: str, tolerance: float) -> s
         return '<p class="note">no trial was judged against the reference</p>'
     infinite = [t.label for _, t in judged if t.distance is not None and math.isinf(t.distance)]
     lines = [
-        Series("in the order run", [(n, _floored(t.distance)) for n, t in judged]),
-        Series("matches", [(n, _floored(t.distance)) for n, t in judged if t.matches], dots=True),
-        Series(
-            "differs", [(n, _floored(t.distance)) for n, t in judged if not t.matches], dots=True
-        ),
-    ]
+        Series("in the order run", [(n, _floored(t.distance)) for n, t in judged], colour=_GREY),
+        Series("matches", [(n, _floored(t.distance)) for n, t in judged if t.matches],
+               dots=True, colour=_GREEN),
+        Series("differs", [(n, _floored(t.distance)) for n, t in judged if not t.matches],
+               dots=True, colour=_RED),
+    ]  # fmt: skip
     band = Band(
         f"tolerance {tolerance:g}: a trial in here matches", [(0.0, DISTANCE_FLOOR, tolerance)]
     )

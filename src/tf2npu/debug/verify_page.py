@@ -26,7 +26,7 @@ from tf2npu.debug.verify import (
     verdict,
 )
 from tf2npu.graph.report.chart import Band, Marker, Series, line_chart
-from tf2npu.graph.report.names import name_table
+from tf2npu.graph.report.names import breakable, name_table
 from tf2npu.graph.report.page import document
 
 __all__ = ["DIFF_FLOOR", "MAX_SCALARS", "PAGE_FILE", "render_page", "write_page"]
@@ -88,22 +88,35 @@ def _checks_table(checks: Sequence[Check]) -> str:
             [
                 check.name,
                 state,
-                _fmt(data["max_rel_diff"]),
-                _fmt(data["tolerance"]),
-                _fmt(data["max_rel_diff_variables"]),
-                _fmt(data["variable_tolerance"]),
+                _against(data["max_rel_diff"], data["tolerance"]),
+                _against(data["max_rel_diff_variables"], data["variable_tolerance"]),
                 _fmt(data["first_divergent_step"]),
                 _fmt(data["first_divergent_scalar"]),
                 _fmt(data["first_divergent_variable"]),
-                _fmt(data["noise_floor"]),
             ]
         )
     header = [
-        "check", "verdict", "max rel diff", "tolerance", "variables", "variable tolerance",
-        "first divergent step", "scalar", "first divergent variable", "noise floor",
+        "check", "verdict", "max rel diff vs tolerance", "variables vs tolerance",
+        "first divergent step", "scalar", "first divergent variable",
     ]  # fmt: skip
     failed = ["" if c.passed else "fail" for c in checks]
-    return name_table(header, rows, names=(0, 7, 8), row_class=failed)
+    noise = next((c for c in checks if c.name == "original_noise"), None)
+    floor = (
+        f"<p>Noise floor (how far the two original runs differ): {_fmt(noise.noise_floor)}</p>"
+        if noise
+        else ""
+    )
+    return floor + name_table(header, rows, names=(0, 5, 6), row_class=failed)
+
+
+def _against(value: object, tolerance: object) -> str:
+    """``0.084 > 1e-05``: a difference and the tolerance it was judged by."""
+    if value is None:
+        return ""
+    if not isinstance(tolerance, float):
+        return _fmt(value)
+    number = math.inf if isinstance(value, str) else float(value)  # type: ignore[arg-type]
+    return f"{_fmt(value)} {'>' if number > tolerance else '<='} {_fmt(tolerance)}"
 
 
 def _notes(checks: Sequence[Check]) -> list[str]:
@@ -157,7 +170,7 @@ def _scalar_charts(checks: Sequence[Check], runs: Mapping[str, RunRecord]) -> li
     for name in names[:MAX_SCALARS]:
         lines = [Series(run, _values(record, name)) for run, record in runs.items()]
         lines = [s for s in lines if s.points]
-        parts.append(f"<h3>{escape(name)}</h3>")
+        parts.append(f"<h3>{breakable(name)}</h3>")
         parts.append(
             line_chart(
                 lines,

@@ -203,3 +203,19 @@ def test_a_series_with_no_finite_value_is_named_as_such() -> None:
 def test_names_are_escaped() -> None:
     svg = line_chart([Series("a<b>&c", [(1, 1.0)])], title="<script>")
     assert "<script>" not in svg and "a&lt;b&gt;&amp;c" in svg
+
+
+def test_dots_draw_points_only_and_a_colour_that_means_something_is_kept() -> None:
+    dots = Series("matches", [(1, 1.0), (2, 2.0), (3, None)], dots=True, colour="#2e7d32")
+    root = _parse(line_chart([dots, Series("line", [(1, 2.0), (3, 1.0)])]))
+    circles = list(root.iter(f"{SVG}circle"))
+    assert [c.get("fill") for c in circles] == ["#2e7d32"] * 3  # two points, one legend swatch
+    assert [p.get("stroke") for p in root.iter(f"{SVG}path") if p.get("class") == "series"] == [
+        chart.COLOURS[1]
+    ]
+
+
+def test_the_last_x_label_stays_inside_the_drawing() -> None:
+    svg = line_chart([Series("loss", [(1.0, 1.0), (5000.0, 0.5)])], width=400)
+    last = _texts(_parse(svg), "x-tick")[-1]
+    assert float(last.get("x", 0)) + text_width(_label(last)) / 2 <= 400

@@ -56,6 +56,8 @@ class Series:
     dashed: bool = False
     dots: bool = False
     """Points only (a dot each), no line between them."""
+    colour: str = ""
+    """A colour that means something (green: matches); ``""``: the next of :data:`COLOURS`."""
 
 
 @dataclass(frozen=True)
@@ -228,7 +230,7 @@ def line_chart(
     or more; with a log scale, values at or below 0 are left out (gaps). A series with no
     finite point is still named in the legend, with "(no finite value)".
     """
-    drawn = [Series(s.name, _thin(s.points), s.dashed, s.dots) for s in series]
+    drawn = [Series(s.name, _thin(s.points), s.dashed, s.dots, s.colour) for s in series]
     log_scale = _use_log(_y_values(drawn, bands, None), log)
     ys = _y_values(drawn, bands, log_scale)
     xs = [float(p[0]) for s in drawn for p in s.points] + [m.x for m in markers]
@@ -243,6 +245,11 @@ def line_chart(
     plot_w = width - left - _RIGHT
     x_ticks = _x_ticks(min(xs), max(xs), plot_w)
     x_text = [tick_text(t, x_ticks) for t in x_ticks]
+    overhang = text_width(x_text[-1]) / 2 + 2 - _RIGHT  # the last tick's label is centred on it
+    if overhang > 0:
+        plot_w -= math.ceil(overhang)
+        x_ticks = _x_ticks(min(xs), max(xs), plot_w)
+        x_text = [tick_text(t, x_ticks) for t in x_ticks]
     top = _TOP if title else 10
     legend, legend_h = _legend(drawn, bands, left, plot_w, top + plot_height + _AXIS)
     y_scale = _Scale(y_ticks[0], y_ticks[-1], top, plot_height, log_scale, flip=True)
@@ -262,7 +269,7 @@ def line_chart(
     parts += [_band(b, x_scale, y_scale, log_scale) for b in bands]
     parts += _grid(y_ticks, y_text, x_ticks, x_text, x_scale, y_scale, top + plot_height)
     for i, s in enumerate(drawn):
-        parts.append(_path(s, COLOURS[i % len(COLOURS)], x_scale, y_scale, log_scale))
+        parts.append(_path(s, _colour(s, i), x_scale, y_scale, log_scale))
     parts += _markers(markers, x_scale, top, plot_height, left + plot_w)
     if x_label:
         parts.append(
@@ -279,6 +286,10 @@ def line_chart(
     parts.append(legend)
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _colour(series: Series, index: int) -> str:
+    return series.colour or COLOURS[index % len(COLOURS)]
 
 
 def _x_ticks(low: float, high: float, plot_w: float) -> list[float]:
@@ -412,7 +423,7 @@ def _legend(
     """The legend's items in rows under the plot, starting at ``y``; and its height."""
     items: list[tuple[str, str]] = []  # swatch, text
     for i, s in enumerate(series):
-        colour = COLOURS[i % len(COLOURS)]
+        colour = _colour(s, i)
         dash = ' stroke-dasharray="6 4"' if s.dashed else ""
         swatch = (
             f'<circle cx="8" cy="-4" r="3.5" fill="{colour}"/>'
