@@ -103,3 +103,19 @@ def test_write_page_puts_verify_html_into_the_out_folder(tmp_path: Path) -> None
     path = write_page(judge({**runs, "keep-origin-dtype": runs["original-1"],
                              "precision-mode": runs["original-1"]}, plan), runs, plan)  # fmt: skip
     assert path == tmp_path / PAGE_FILE and path.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_a_run_has_one_colour_in_every_chart_and_its_checks_tolerance_too(
+    tmp_path: Path,
+) -> None:
+    page, _ = _page(tmp_path)
+    values, diffs = _svgs(page)[:2]
+
+    def stroke(svg: str, name: str) -> str:
+        found = re.search(rf'stroke="(#\w+)"[^>]*><title>{re.escape(name)}</title>', svg)
+        assert found is not None, name
+        return found.group(1)
+
+    for run in ("original-2", "keep-origin-dtype", "precision-mode"):
+        assert stroke(values, run) == stroke(diffs, run)
+    assert stroke(diffs, "keep_origin_dtype tolerance 1e-05") == stroke(diffs, "keep-origin-dtype")

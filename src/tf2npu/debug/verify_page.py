@@ -25,7 +25,7 @@ from tf2npu.debug.verify import (
     variable_differences,
     verdict,
 )
-from tf2npu.graph.report.chart import Band, Marker, Series, line_chart
+from tf2npu.graph.report.chart import COLOURS, Band, Marker, Series, line_chart
 from tf2npu.graph.report.names import breakable, name_table
 from tf2npu.graph.report.page import document
 
@@ -168,7 +168,8 @@ def _scalar_charts(checks: Sequence[Check], runs: Mapping[str, RunRecord]) -> li
     markers = _markers(checks)
     parts = []
     for name in names[:MAX_SCALARS]:
-        lines = [Series(run, _values(record, name)) for run, record in runs.items()]
+        colours = _colours(runs)
+        lines = [Series(run, _values(rec, name), colour=colours[run]) for run, rec in runs.items()]
         lines = [s for s in lines if s.points]
         parts.append(f"<h3>{breakable(name)}</h3>")
         parts.append(
@@ -186,6 +187,11 @@ def _scalar_charts(checks: Sequence[Check], runs: Mapping[str, RunRecord]) -> li
         rest = ", ".join(names[MAX_SCALARS:])
         parts.append(f'<p class="note">not drawn ({len(names) - MAX_SCALARS}): {escape(rest)}</p>')
     return parts
+
+
+def _colours(runs: Mapping[str, RunRecord]) -> dict[str, str]:
+    """One colour per run, the same in every chart (a run missing from one keeps its own)."""
+    return {run: COLOURS[i % len(COLOURS)] for i, run in enumerate(runs)}
 
 
 def _spread(runs: Mapping[str, RunRecord], name: str, noise: float) -> list[Band]:
@@ -222,6 +228,7 @@ def _diff_chart(
     if _REFERENCE not in runs:
         return ""
     reference = dict(_values(runs[_REFERENCE], name))
+    colours = _colours(runs)
     lines = []
     for run, record in runs.items():
         if run == _REFERENCE:
@@ -229,14 +236,16 @@ def _diff_chart(
         points = [(x, _relative(v, reference.get(x))) for x, v in _values(record, name)]
         points = [(x, d) for x, d in points if x in reference]
         if points:
-            lines.append(Series(run, points))
+            lines.append(Series(run, points, colour=colours[run]))
     if not lines:
         return ""
     steps = sorted(reference)
     for check in checks:
         if check.tolerance is not None and check.name != "original_noise" and steps:
             ends = [(steps[0], check.tolerance), (steps[-1], check.tolerance)]
-            lines.append(Series(f"{check.name} tolerance {check.tolerance:.3g}", ends, True))
+            colour = colours.get(check.name.replace("_", "-"), "")  # the check's run's colour
+            label = f"{check.name} tolerance {check.tolerance:.3g}"
+            lines.append(Series(label, ends, dashed=True, colour=colour))
     bands = []
     if math.isfinite(noise) and noise > DIFF_FLOOR:
         bands.append(Band(f"noise floor {noise:.3g}", [(0.0, DIFF_FLOOR, noise)]))
