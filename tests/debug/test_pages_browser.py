@@ -60,7 +60,7 @@ window.addEventListener('load', () => {
     scrollWidth: document.documentElement.scrollWidth,
     innerWidth: window.innerWidth,
     svgs,
-    numbers: [...document.querySelectorAll('td.num')].map(td => [td.textContent, lines(td)]),
+    numbers: [...document.querySelectorAll('.num')].map(td => [td.textContent, lines(td)]),
   };
   const pre = document.createElement('pre');
   pre.id = 'probe';

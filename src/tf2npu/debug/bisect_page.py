@@ -155,9 +155,10 @@ def _trials_table(trials: Sequence[Trial], out: Path) -> str:
             link = f'<a href="{escape(href)}">{_STEPS_PAGE}</a>'
         css = ' class="fail"' if trial.matches is False else ""
         rows.append(
-            f"<tr{css}><td>{breakable(trial.folder.name)}</td><td>{breakable(_config(trial.config))}"
-            f'</td>{cell(trial.evidence.status)}<td class="n num">{distance}</td>'
+            f"<tr{css}><td>{breakable(trial.folder.name)}</td>"
+            f"<td>{breakable(_config(trial.config))}</td>{cell(trial.evidence.status)}"
+            f'<td class="n"><span class="num">{distance}</span></td>'
             f"<td>{verdict}{' (resumed)' if trial.resumed else ''}</td>"
-            f'<td class="n num">{trial.evidence.seconds:.1f}</td><td>{link}</td></tr>'
+            f'<td class="n">{trial.evidence.seconds:.1f}</td><td>{link}</td></tr>'
         )
     return f'<table class="names"><tr>{head}</tr>\n' + "\n".join(rows) + "</table>"

@@ -37,7 +37,7 @@ SHORT_NAMES = {
 }
 """Column headers of msaccucmp's algorithms (the CSV has the full names)."""
 _PREFERRED = ("CosineSimilarity", "MaxAbsoluteError", "MaxRelativeError", "RootMeanSquareError")
-TABLE_METRICS = 3
+TABLE_METRICS = 2
 """Metric columns of the tensor table (the page fits a 1000-pixel window; the CSV has all)."""
 _ERRORS = ("MaxAbsoluteError", "MaxRelativeError", "RootMeanSquareError", "MeanAbsoluteError")
 """The error measures drawn on the log-scale chart, when computed."""

@@ -22,39 +22,51 @@ _NUMBER = re.compile(r"[-+]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?|[-+]?inf|nan|NaN"
 _SIGNS = frozenset({"<", "<=", ">", ">=", "=", "vs"})
 _SCOPES = re.compile(r"(?<=[/.:,])")
 _WORDS = re.compile(r"(?<=_)")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+LONG_WORD = 12
+"""A word longer than this may break before each capital of its CamelCase
+(``Resource<wbr>Apply<wbr>Adam``)."""
 LONG_PART = 24
 """A part between scope separators longer than this may break after its underscores too."""
 
 
 def breakable(text: str) -> str:
-    """``text`` escaped, with a line-break opportunity after each ``/ . : ,``, and after the
-    underscores of a part longer than :data:`LONG_PART` characters.
+    """``text`` escaped, with a line-break opportunity after each ``/ . : ,`` (not before a
+    last part of one or two characters), after the underscores of a part longer than
+    :data:`LONG_PART` characters, and inside the CamelCase of a word longer than
+    :data:`LONG_WORD`.
 
     >>> breakable("dense/kernel:0")
     'dense/<wbr>kernel:0'
     >>> breakable("keep_origin_dtype")
     'keep_origin_dtype'
+    >>> breakable("IteratorGetNext:output:0")
+    'Iterator<wbr>Get<wbr>Next:<wbr>output:0'
     """
     out = ""
     for number, part in enumerate(_SCOPES.split(text)):
         words = _WORDS.split(part) if len(part) > LONG_PART else [part]
         if number and len(part) > 2:  # "output:0" keeps its slot on its line
             out += "<wbr>"
-        out += "<wbr>".join(escape(w) for w in words)
+        out += "<wbr>".join(_camel(w) for w in words)
     return out
 
 
+def _camel(word: str) -> str:
+    if len(word) <= LONG_WORD:
+        return escape(word)
+    return "<wbr>".join(escape(w) for w in _CAMEL.split(word))
+
+
 def _cell(value: object, name: bool) -> str:
-    """A name cell breaks between its parts; a cell of numbers (``0.465 > 0.01``) never
-    breaks, not even at an exponent's ``-``; any other is the house cell."""
+    """A name cell breaks between its parts; a cell of numbers (``0.465 > 0.01``) breaks
+    only between them, never inside one (an exponent's ``-``); any other is the house cell."""
     if name:
         return f"<td>{breakable(str(value))}</td>"
-    if (
-        isinstance(value, str)
-        and value
-        and all(_NUMBER.fullmatch(w) or w in _SIGNS for w in value.split(" "))
-    ):
-        return f'<td class="n num">{escape(value)}</td>'  # "1e-05" never breaks at its "-"
+    words = value.split(" ") if isinstance(value, str) and value else []
+    if words and all(_NUMBER.fullmatch(w) or w in _SIGNS for w in words):
+        numbers = " ".join(f'<span class="num">{escape(w)}</span>' for w in words)
+        return f'<td class="n">{numbers}</td>'
     return cell(value)
 
 

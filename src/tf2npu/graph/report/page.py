@@ -31,7 +31,7 @@ th { background: #f3f3f3; } td.n { text-align: right; }
 .bar-device { fill: #66bb6a; } .bar-host { fill: #ffa726; } .bar-copy { fill: #90a4ae; }
 .bar-input { fill: #ef5350; } .bar-fpbp { fill: #42a5f5; } .bar-refresh { fill: #ab47bc; }
 table.names th, table.names td { overflow-wrap: normal; }
-table.names td.num { white-space: nowrap; }
+table.names .num { white-space: nowrap; }
 tr.first td { background: #ffebee; } tr.fail td:nth-child(1) { color: #b71c1c; }
 .chart { display: block; margin: 8px 0; }
 .side { display: flex; flex-wrap: wrap; gap: 16px; } .side > div { flex: 1 1 440px; min-width: 0; }
