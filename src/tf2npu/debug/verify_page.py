@@ -258,7 +258,9 @@ def _diff_chart(
             markers=markers,
             log=True,
         )
-        + f'<p class="note">Differences below {DIFF_FLOOR:g} (0 included) are drawn at '
+        + '<p class="note">Runs that agree draw one line over another: the later in the '
+        "legend is on top. "
+        f"Differences below {DIFF_FLOOR:g} (0 included) are drawn at "
         f"{DIFF_FLOOR:g}; a NaN or Inf on one side only is a gap (verify counts it as an "
         "infinite difference). The precision_mode check measures against max(|y|, the "
         "scalar's median magnitude), so it can pass a step drawn above its line.</p>"
