@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tf2npu.artifacts.gegraph import GeOp, TensorDesc
 from tf2npu.debug.bisect import Config, Trial
 from tf2npu.debug.bisect_metric import Evidence
 from tf2npu.debug.bisect_page import render_page as bisect_page
@@ -28,7 +29,14 @@ from tf2npu.debug.trials import TrialResult
 from tf2npu.debug.verify import RunRecord, VerifyPlan, judge
 from tf2npu.debug.verify_page import render_page as verify_page
 from tf2npu.runtime.record_page import render_page as steps_page
-from tf2npu.testing.dumptrees import write_dense_golden, write_fused_npu
+from tf2npu.testing.dumptrees import (
+    npu_step_dir,
+    write_dense_golden,
+    write_fused_npu,
+    write_golden,
+    write_graph,
+    write_npu,
+)
 
 BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser")
 BROWSER = next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
@@ -142,6 +150,27 @@ def test_compare_page(tmp_path: Path) -> None:
     write_dense_golden(tmp_path / "golden")
     page = compare_page(compare_trees(tmp_path / "npu", tmp_path / "golden"))
     assert "MatMulBiasAddFusionPass" in page
+    _check_layout(_measure(page, tmp_path / "compare.html"))
+
+
+def test_compare_page_of_a_deep_model_with_long_names(tmp_path: Path) -> None:
+    """30 ops whose names and types are as long as real ones, the 18th diverging."""
+    step = npu_step_dir(tmp_path / "npu")
+    f16 = TensorDesc("DT_FLOAT16", (4, 8))
+    types = ("ResourceApplyAdamWithAmsgrad", "StridedSliceGrad", "IteratorGetNext", "BatchMatMulV2")
+    ops, previous = [], ()
+    rng = np.random.default_rng(0)
+    for i in range(30):
+        name = f"bert/encoder/layer_{i}/attention/self/query_key_value/{types[i % 4]}"
+        ops.append(GeOp(name, types[i % 4], i, previous, (f16,) if previous else (), (f16,)))
+        truth = rng.standard_normal((4, 8)).astype(np.float32) * 10.0 ** (i % 7 - 3)
+        npu = truth * (1.5 if i >= 17 else 1.0)
+        write_npu(step, ops[-1], {("output", 0): npu.astype(np.float16)})
+        write_golden(tmp_path / "golden" / "0", name, 0, truth)
+        previous = (f"{name}:0",)
+    write_graph(step, ops)
+    page = compare_page(compare_trees(tmp_path / "npu", tmp_path / "golden"))
+    assert "layer_17" in page[page.index("First divergent op") : page.index("Inputs (")]
     _check_layout(_measure(page, tmp_path / "compare.html"))
 
 

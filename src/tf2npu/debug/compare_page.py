@@ -170,7 +170,7 @@ def _unit(
         classes.append("first" if first_op else "fail" if diff.verdict == FAIL else "")
     header = ["Index", "OpType", "TensorIndex", "shape, dtype (NPU, golden)", "Verdict",
               *_short(shown), "Required vs ATOL", "Reason"]  # fmt: skip
-    parts.append(name_table(header, rows, names=(2,), row_class=classes))
+    parts.append(name_table(header, rows, names=(1, 2), row_class=classes))
     if len(shown) < len(algorithms):
         rest = ", ".join(a for a in algorithms if a not in shown)
         parts.append(f'<p class="note">Also computed, in the CSV: {escape(rest)}.</p>')
