@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
+from tf2npu.graph.report.chart import MAX_POINTS
 from tf2npu.runtime.record_page import MAX_CHARTS, render_page
 
 
@@ -49,3 +51,20 @@ def test_nothing_recorded_and_too_many_scalars() -> None:
     page = render_page([_record(1, 1, many)], "t")
     assert len(_titles(page)) == MAX_CHARTS
     assert "not drawn (2): s12:0, s13:0" in page
+
+
+def test_a_long_run_is_read_as_a_stream_into_bounded_curves_keeping_spikes() -> None:
+    def records() -> Iterator[dict[str, Any]]:
+        for i in range(1, 60_001):
+            loss = None if i % 5000 == 0 else (99.0 if i == 31_337 else 1.0)
+            yield _record(i, i, {"loss:0": loss})
+
+    page = render_page(records(), "t")
+    path = re.search(r'<path class="series" d="([^"]*)"', page)
+    assert path is not None and len(re.findall(r"[\d.]+,[\d.]+", path.group(1))) <= 2 * MAX_POINTS
+    assert re.findall(r'class="label tick y-tick"[^>]*>([^<]*)<', page)[-1] == "100"
+    assert (
+        "NaN or Inf at 12 training steps (5000, 10000, 15000, 20000, 25000, 30000, 35000, " in page
+    )
+    assert "60000 and 2 more): gaps in the line." not in page  # ten shown, then the rest counted
+    assert "50000 and 2 more): gaps in the line." in page

@@ -170,11 +170,8 @@ class RunRecorder(RunInstrument):
         with self._lock:
             text = self._lines.getvalue()
         write_text_atomic(self._dir / STEPS_FILE, text)
-        records = [json.loads(line) for line in text.splitlines() if line]
-        title = f"tf2npu run: recorded steps ({self._dir.name})"
-        write_text_atomic(
-            self._dir / record_page.PAGE_FILE, record_page.render_page(records, title)
-        )
+        del text  # getvalue's copy of every line: freed before the page is drawn
+        self._write_page()
         info = {
             "dropout_ops": len(self._dropout),
             "dropout_examples": list(self._dropout)[:_MAX_NAMED],
@@ -184,6 +181,15 @@ class RunRecorder(RunInstrument):
         write_text_atomic(self._dir / RECORD_INFO_FILE, json.dumps(info, indent=2) + "\n")
         if self._unwritten is not None:
             raise self._unwritten
+
+    def _write_page(self) -> None:
+        """``steps.html``, from ``steps.jsonl`` read back line by line: no second copy of a
+        long run's records in memory."""
+        title = f"tf2npu run: recorded steps ({self._dir.name})"
+        with (self._dir / STEPS_FILE).open(encoding="utf-8") as stream:
+            records = (json.loads(line) for line in stream if line.strip())
+            page = record_page.render_page(records, title)
+        write_text_atomic(self._dir / record_page.PAGE_FILE, page)
 
 
 class _RecordHook(RunHook):

@@ -32,6 +32,7 @@ __all__ = [
     "log_ticks",
     "nice_ticks",
     "text_width",
+    "thin",
     "tick_text",
 ]
 
@@ -161,8 +162,9 @@ def _y(point: tuple[float, float | None]) -> float:
     return point[1] or 0.0
 
 
-def _thin(points: Sequence[tuple[float, float | None]]) -> list[tuple[float, float | None]]:
-    """At most about :data:`MAX_POINTS` points: per bucket, its first, lowest and highest."""
+def thin(points: Sequence[tuple[float, float | None]]) -> list[tuple[float, float | None]]:
+    """At most about :data:`MAX_POINTS` points: per bucket, its first, lowest and highest (so
+    a spike survives; thinning thinned points again keeps it too)."""
     if len(points) <= MAX_POINTS:
         return list(points)
     size = math.ceil(len(points) / (MAX_POINTS // 3))
@@ -230,7 +232,7 @@ def line_chart(
     or more; with a log scale, values at or below 0 are left out (gaps). A series with no
     finite point is still named in the legend, with "(no finite value)".
     """
-    drawn = [Series(s.name, _thin(s.points), s.dashed, s.dots, s.colour) for s in series]
+    drawn = [Series(s.name, thin(s.points), s.dashed, s.dots, s.colour) for s in series]
     log_scale = _use_log(_y_values(drawn, bands, None), log)
     ys = _y_values(drawn, bands, log_scale)
     xs = [float(p[0]) for s in drawn for p in s.points] + [m.x for m in markers]
