@@ -68,12 +68,12 @@ test: $(STAMP) browser vendor
 	$(PY) -m ruff format --check .
 	$(PY) -m ruff check .
 	$(PY) -m mypy
-	$(PY) -m pytest -n 2
+	$(PY) -m pytest -n 2 --dist loadgroup
 
 # The unit tests only (everything not marked slow: no end-to-end runs, no subprocesses of
 # tf2npu run); under 2 minutes on 2 cores. `make test` runs these and the slow ones.
 test-fast: $(STAMP)
-	$(PY) -m pytest -n 2 -q -m "not slow"
+	$(PY) -m pytest -n 2 --dist loadgroup -q -m "not slow"
 
 lint: $(STAMP)
 	$(PY) -m ruff format --check .

@@ -54,3 +54,22 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.section("tests over 1 s without @pytest.mark.slow")
     for nodeid, seconds in sorted(_unmarked_slow, key=lambda item: -item[1]):
         terminalreporter.write_line(f"{seconds:6.1f} s  {nodeid}")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that share a module-scoped fixture of their own module run on one xdist worker.
+
+    Such a fixture is made once per worker that runs one of its tests: the examples' 23 runs
+    were made twice (once in each worker) when xdist spread their tests over both, 460 s of
+    the suite. ``make test`` runs ``pytest -n 2 --dist loadgroup``, which keeps each
+    ``xdist_group`` on one worker and spreads everything else as before.
+    """
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None or item.module is None:
+            continue
+        module = item.module.__name__
+        for defs in info.name2fixturedefs.values():
+            if any(d.scope == "module" and d.func.__module__ == module for d in defs):
+                item.add_marker(pytest.mark.xdist_group(name=item.nodeid.split("::")[0]))
+                break

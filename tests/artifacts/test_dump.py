@@ -64,7 +64,7 @@ def test_find_step_dirs_reads_the_device_layout(tmp_path: Path) -> None:
     step.mkdir(parents=True)
     name = NpuFileName("Relu", "relu", 0, 0, 1)
     np.save(step / name.tensor("output", 0), np.zeros(2))
-    (model / dumpfile.graph_json_name(7)).write_text('{"graph": []}')
+    (model / "ge_proto_00000007_Build.json").write_text('{"graph": []}')  # an older dump's
     (tmp_path / "notes.txt").write_text("not a dump")
     [found] = dumpfile.find_step_dirs(tmp_path)
     assert found == dumpfile.StepDir(
@@ -372,3 +372,15 @@ def test_the_graph_json_of_a_model_lives_outside_the_time_folder(tmp_path: Path)
     [found] = dumpfile.find_step_dirs(tmp_path)
     assert found.graph_json == json_path and found.model_name == "GeOp1_0_2"
     assert dumpfile.model_name("GeOp1/0", 2) == "GeOp1_0_2"
+
+
+def test_a_graph_json_beside_the_step_folders_may_have_precision_tools_name(tmp_path: Path) -> None:
+    """A device's model: atc's JSON copied from precision_data/npu/debug_0/graph as it is."""
+    model = tmp_path / "20240125153144" / "0" / "ge_default_1" / "1"
+    step = model / "0"
+    step.mkdir(parents=True)
+    np.save(step / NpuFileName("Relu", "relu", 0, 0, 1).tensor("output", 0), np.zeros(2))
+    (model / "ge_proto_00000005_Build.txt").write_text("graph {\n}\n")  # GE's: not a JSON
+    (model / "ge_proto_00000005_Build.txt.json").write_text('{"graph": []}')
+    [found] = dumpfile.find_step_dirs(tmp_path)
+    assert found.graph_json == model / "ge_proto_00000005_Build.txt.json"

@@ -98,3 +98,27 @@ def test_inputs_from_outside_the_graph_become_data_ops() -> None:
         ("mm", "MatMul", 3, ("x/_cast:0", "other/w:1"), (f16,)),  # no control edge from outside
     ]
     assert gegraph.with_data_inputs(graph) == graph
+
+
+def test_proto_text_is_the_json_mapping_in_protobuf_text_format() -> None:
+    op = GeOp("a/b", "Cast", 0, ("x:0",), output_desc=(TensorDesc("DT_FLOAT16", (2,)),))
+    data = GeGraph("GeOp1_0_2", (op,)).to_json()
+    assert gegraph.proto_text(data) == (
+        'graph {\n  name: "GeOp1_0_2"\n  op {\n    name: "a/b"\n    type: "Cast"\n    id: 0\n'
+        '    input: "x:0"\n    output_desc {\n      dtype: "DT_FLOAT16"\n      layout: "ND"\n'
+        "      shape {\n        dim: 2\n      }\n    }\n"
+        '    dst_name: ""\n    dst_index: 0\n  }\n}\n'
+    )
+    assert (
+        gegraph.proto_text({"s": 'q"\\é\n', "b": False}) == 's: "q\\"\\\\\\xc3\\xa9\\n"\nb: false\n'
+    )
+
+
+def test_dump_build_leaves_what_ge_and_atc_leave_with_the_json_newer(tmp_path: Path) -> None:
+    graph = GeGraph("GeOp1_0_3", (GeOp("x", "Data", 0),))
+    converted = gegraph.dump_build([graph], tmp_path, 3)
+    assert converted == tmp_path / "ge_proto_00000003_Build.txt.json"
+    text = tmp_path / "ge_proto_00000003_Build.txt"
+    assert converted.stat().st_mtime_ns > text.stat().st_mtime_ns  # precision_tool's rule
+    assert gegraph.load(converted) == [graph]
+    assert text.read_text().startswith('graph {\n  name: "GeOp1_0_3"\n')

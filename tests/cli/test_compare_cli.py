@@ -22,6 +22,7 @@ from tf2npu.cli.main import main
 from tf2npu.debug.metrics import ALGORITHMS
 from tf2npu.debug.tolerance import DEFAULTS
 from tf2npu.testing.dumptrees import (
+    graph_json_path,
     write_dense_golden,
     write_fused_npu,
     write_golden,
@@ -283,47 +284,45 @@ def test_the_command_line_does_not_import_numpy_until_compare_runs() -> None:
 
 # -- hostile input: exit 0 only for "compared and agreed", no hang, nothing replaced ----------
 
-NPU_STEP = "npu/20260101120000/0/GeOp1_0/1/0"
+NPU_STEP = "npu/20260101120000/0/GeOp1_0_1/1/0"
+RELU = "Relu.dense_Relu.3.0.1700000000000000"
+"""The ReLU's raw file in the NPU step folder (``write_fused_npu``)."""
 
 
 def _all_npu_tensors_damaged(root: Path) -> None:
-    for path in (root / NPU_STEP).glob("*.npy"):
-        path.write_bytes(b"not numpy")
+    for path in (root / NPU_STEP).iterdir():
+        path.write_bytes(b"not a raw dump file")
 
 
 def _fifo_as_tensor(root: Path) -> None:
-    path = root / NPU_STEP / "Relu.dense_Relu.3.0.1700000000000000.output.0.npy"
-    path.unlink()
-    os.mkfifo(path)
+    """The ReLU's output as a converted .npy that is a FIFO."""
+    (root / NPU_STEP / RELU).unlink()
+    os.mkfifo(root / NPU_STEP / f"{RELU}.output.0.npy")
 
 
 def _dev_zero_as_tensor(root: Path) -> None:
-    path = root / NPU_STEP / "Relu.dense_Relu.3.0.1700000000000000.output.0.npy"
-    path.unlink()
-    path.symlink_to("/dev/zero")
+    (root / NPU_STEP / RELU).unlink()
+    (root / NPU_STEP / f"{RELU}.output.0.npy").symlink_to("/dev/zero")
 
 
 def _fifo_as_raw_file(root: Path) -> None:
     """A raw device file (one op's tensors, no extension) that is a FIFO: not "unmatched"."""
-    for path in (root / NPU_STEP).glob("Relu.dense_Relu.*.npy"):
-        path.unlink()
-    os.mkfifo(root / NPU_STEP / "Relu.dense_Relu.3.0.1700000000000000")
+    (root / NPU_STEP / RELU).unlink()
+    os.mkfifo(root / NPU_STEP / RELU)
 
 
 def _deep_graph_json(root: Path) -> None:
-    (root / NPU_STEP).parent.joinpath("ge_proto_00000001_Build.json").write_text(
-        "[" * 100_000 + "]" * 100_000
-    )
+    graph_json_path(root / NPU_STEP).write_text("[" * 100_000 + "]" * 100_000)
 
 
 @pytest.mark.parametrize(
     ("damage", "code", "message"),
     [
-        (_all_npu_tensors_damaged, 1, "First divergent op: none found, but 7 tensors could not be read (see the Reason column of the CSV): the dumps are not shown to agree"),
+        (_all_npu_tensors_damaged, 2, "tf2npu compare: error: NPU_DUMP 'npu': its device dump files are not in the TLV layout tf2npu reads (e.g. 'Cast.x_cast.1.0.1700000000000000': the protobuf layout, or no tensor in it)"),
         (_fifo_as_tensor, 1, "First divergent op: none found, but 1 tensor could not be read"),
         (_dev_zero_as_tensor, 1, "First divergent op: none found, but 1 tensor could not be read"),
         (_fifo_as_raw_file, 1, "First divergent op: none found, but 1 tensor could not be read"),
-        (_deep_graph_json, 2, "tf2npu compare: error: graph JSON '{step}/ge_proto_00000001_Build.json' cannot be read as a graph JSON ({step}/ge_proto_00000001_Build.json: the JSON nests too deep"),
+        (_deep_graph_json, 2, "tf2npu compare: error: graph JSON '{graph}' cannot be read as a graph JSON ({graph}: the JSON nests too deep"),
     ],
     ids=["all-unreadable", "fifo", "dev-zero", "fifo-raw", "deep-graph-json"],
 )  # fmt: skip
@@ -334,8 +333,7 @@ def test_hostile_dumps_never_pass(tmp_path: Path, damage: Any, code: int, messag
     ended = run_tf2npu(["compare", "npu", "golden", "--out", "cmp"], tmp_path, timeout=60)
     assert (ended.code, ended.left, ended.traceback) == (code, (), False), ended.err
     text = " ".join((ended.out + ended.err).split())
-    step = (tmp_path / NPU_STEP).parent
-    assert message.format(step=step) in text
+    assert message.format(graph=graph_json_path(tmp_path / NPU_STEP)) in text
     assert len(list(tmp_path.glob("cmp/result_*.csv"))) == (1 if code == 1 else 0)
 
 

@@ -194,13 +194,19 @@ def test_a_tensor_dump_is_not_an_overflow_dump(
     )
 
 
-def test_raw_records_must_be_converted(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    (tmp_path / "Opdebug.Node_OpDebug.0.3.1673383728094391.4.1.0.0").write_bytes(b"\x00")
+def test_a_raw_record_tf2npu_cannot_parse_is_named_with_the_way_out(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A device record in the protobuf layout (here: bytes of no TLV layout) needs CANN."""
+    path = tmp_path / "Opdebug.Node_OpDebug.0.3.1673383728094391.4.1.0.0"
+    path.write_bytes(b"\x00")
     code, _, err = overflow(capsys, str(tmp_path))
     assert code == 2
-    assert (
-        "holds 1 Opdebug file(s) not converted to JSON; convert them first: msaccucmp.py convert -d"
-        in err
+    assert " ".join(err.split()) == (
+        f"tf2npu overflow: error: overflow record {str(path)!r} is not a raw Opdebug record "
+        f"tf2npu can read ({path}: 1 bytes, too short for a raw dump file); a device record in "
+        "the protobuf layout needs CANN to parse: convert it with `msaccucmp.py convert -d FILE "
+        "-out DIR` where CANN is installed and give DIR, or remove the broken file"
     )
 
 
@@ -253,6 +259,8 @@ def test_help_teaches(capsys: pytest.CaptureFixture[str]) -> None:
 
 OUTPUT = NpuFileName("_FusedMatMul", "dense_fused", 1, 0, 1700000000000100).tensor("output", 0)
 FIRST = opdebug_name(1, 0, 1700000000000200)
+RAW_FIRST = FIRST.removesuffix(".output.0.json")
+"""The same record as the device's raw file: read instead of the converted one."""
 
 
 def _swap(path: Path, make: Any) -> None:
@@ -266,9 +274,10 @@ def _swap(path: Path, make: Any) -> None:
         (lambda d: _swap(d / STEP / OUTPUT, os.mkfifo), 0, f"{OUTPUT} cannot be read as .npy: a FIFO, not a regular file"),
         (lambda d: _swap(d / STEP / OUTPUT, lambda p: p.symlink_to("/dev/zero")), 0, f"{OUTPUT} cannot be read as .npy: a character device, not a regular file"),
         (lambda d: _swap(d / STEP / FIRST, os.mkfifo), 2, f"tf2npu overflow: error: overflow record '{{dump}}/{STEP}/{FIRST}' cannot be read (a FIFO, not a regular file); make it a readable file"),
+        (lambda d: os.mkfifo(d / STEP / RAW_FIRST), 2, f"tf2npu overflow: error: overflow record '{{dump}}/{STEP}/{RAW_FIRST}' cannot be read (a FIFO, not a regular file); make it a readable file"),
         (lambda d: (d / STEP / FIRST).write_text("[" * 100_000), 2, f"tf2npu overflow: error: overflow record '{{dump}}/{STEP}/{FIRST}' cannot be read as JSON (overflow record '{{dump}}/{STEP}/{FIRST}': the JSON nests too deep"),
     ],
-    ids=["fifo-tensor", "dev-zero-tensor", "fifo-record", "deep-record"],
+    ids=["fifo-tensor", "dev-zero-tensor", "fifo-record", "fifo-raw-record", "deep-record"],
 )  # fmt: skip
 def test_hostile_dumps(dump: Path, damage: Any, code: int, message: str) -> None:
     damage(dump)

@@ -99,10 +99,21 @@ def test_dump_ge_graph_writes_the_graph_json_where_dump_graph_path_says(tmp_path
     )
     done = cli("run", "--report-dir", "r", "train.py", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    files = sorted(p.name for p in (tmp_path / "g").iterdir())
-    assert files and all(f.startswith("ge_proto_") and f.endswith("_Build.json") for f in files)
-    ops = [op for f in files for g in gegraph.load(tmp_path / "g" / f) for op in g.ops]
-    assert any(op.pass_name for op in ops)
+    # one build graph per run signature (the initialiser 1, the training step 2), as GE's
+    # .txt and atc's .txt.json of it, which precision_tool takes when it is the newer
+    graphs = tmp_path / "g"
+    assert sorted(p.name for p in graphs.iterdir()) == [
+        "ge_proto_00000001_Build.txt", "ge_proto_00000001_Build.txt.json",
+        "ge_proto_00000002_Build.txt", "ge_proto_00000002_Build.txt.json",
+    ]  # fmt: skip
+    for n in (1, 2):
+        text = graphs / f"ge_proto_{n:08d}_Build.txt"
+        assert text.with_name(text.name + ".json").stat().st_mtime_ns > text.stat().st_mtime_ns
+    [train] = gegraph.load(graphs / "ge_proto_00000002_Build.txt.json")
+    assert train.name == "GeOp1_0_2"  # the name of its dump folder (model_name)
+    assert any(op.pass_name for op in train.ops)
+    text = (graphs / "ge_proto_00000002_Build.txt").read_text()
+    assert text.startswith('graph {\n  name: "GeOp1_0_2"\n  op {\n')
 
 
 # -- a full disk: the error on stderr, exit 1, run_summary.json, no cut-short file ------------

@@ -93,22 +93,24 @@ def test_unmatched_rows_write_star_and_nan(tmp_path: Path) -> None:
 
 
 def test_several_units_get_msaccucmps_batch_names(tmp_path: Path) -> None:
-    write_fused_npu(tmp_path / "npu", mode="output")
-    other = npu_step_dir(tmp_path / "npu", model_name="GeOp2_0", model_id=2)
-    for path in (other.parent.parent.parent / "GeOp1_0" / "1" / "0").iterdir():
+    first = write_fused_npu(tmp_path / "npu", mode="output")
+    other = npu_step_dir(tmp_path / "npu", model_name="GeOp2_0_2", model_id=2)
+    for path in first.iterdir():
         (other / path.name).write_bytes(path.read_bytes())
     write_dense_golden(tmp_path / "golden")
     report = compare_trees(tmp_path / "npu", tmp_path / "golden")
     paths = write_csvs(report, tmp_path / "out", "T")
-    assert [p.name for p in paths] == ["0_GeOp1_0_0_result_T.csv", "0_GeOp2_0_0_result_T.csv"]
+    assert [p.name for p in paths] == ["0_GeOp1_0_1_0_result_T.csv", "0_GeOp2_0_2_0_result_T.csv"]
 
 
 def test_two_models_of_one_geop_get_their_model_id_in_the_name(tmp_path: Path) -> None:
-    """Two run signatures executing GeOp1_0 are two models: the names must not collide."""
-    write_fused_npu(tmp_path / "npu", mode="output")
-    other = npu_step_dir(tmp_path / "npu", model_name="GeOp1_0", model_id=2)
-    for path in (other.parent.parent / "1" / "0").iterdir():
-        (other / path.name).write_bytes(path.read_bytes())
+    """Two run signatures executing GeOp1_0 are two models: the names must not collide, even
+    in an older dump that named both models by the GeOp alone."""
+    built = write_fused_npu(tmp_path / "built", mode="output")
+    for model_id in (1, 2):
+        folder = npu_step_dir(tmp_path / "npu", model_name="GeOp1_0", model_id=model_id)
+        for path in built.iterdir():
+            (folder / path.name).write_bytes(path.read_bytes())
     write_dense_golden(tmp_path / "golden")
     report = compare_trees(tmp_path / "npu", tmp_path / "golden")
     paths = write_csvs(report, tmp_path / "out", "T")
@@ -133,7 +135,7 @@ def test_json_report(tmp_path: Path) -> None:
     first = data["first_divergence"]
     assert first["pass_name"] == "MatMulBiasAddFusionPass"
     assert {k: first[k] for k in ("unit", "index", "op", "op_type", "user_ops", "inputs_agree")} == {
-        "unit": "0_GeOp1_0_0", "index": 2, "op": "dense/fused", "op_type": "FusedMatMul",
+        "unit": "0_GeOp1_0_1_0", "index": 2, "op": "dense/fused", "op_type": "FusedMatMul",
         "user_ops": ["dense/MatMul", "dense/BiasAdd"], "inputs_agree": 1,
     }  # fmt: skip
     tensor = first["failed"][0]

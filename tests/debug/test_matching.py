@@ -14,6 +14,7 @@ from tf2npu.errors import UsageError
 from tf2npu.testing.dumptrees import (
     TS,
     fused_ops,
+    graph_json_path,
     npu_step_dir,
     write_dense_golden,
     write_fused_npu,
@@ -62,8 +63,8 @@ def test_npu_against_golden_through_the_graph_json(tmp_path: Path) -> None:
         "FusedMatMul", ("dense/fused",), fused_users,
     )  # fmt: skip
     unit = plan.units[0]
-    assert (unit.step, unit.device_id, unit.model_name, unit.model_id) == (0, 0, "GeOp1_0", 1)
-    assert unit.graph_json == unit.folder.parent / "ge_proto_00000001_Build.json"
+    assert (unit.step, unit.device_id, unit.model_name, unit.model_id) == (0, 0, "GeOp1_0_1", 1)
+    assert unit.graph_json == tmp_path / "npu" / "graph" / "20260101120000" / "GeOp1_0_1.json"
     assert unit.input_nodes == ("x",)
     assert [(op.name, op.inputs) for op in unit.ops] == [
         ("x", ()),
@@ -110,7 +111,7 @@ def test_the_graph_jsons_can_be_given_with_f_and_cf(tmp_path: Path) -> None:
     graphs = tmp_path / "graphs"
     graphs.mkdir()
     for name, folder in (("on.json", on), ("off.json", off)):
-        (folder.parent / "ge_proto_00000001_Build.json").rename(graphs / name)
+        graph_json_path(folder).rename(graphs / name)
     bare = plan_compare(tmp_path / "on", tmp_path / "off")
     assert [p.right is not None for p in bare.units[0].pairs] == [True, True, False, True]
     given = plan_compare(
@@ -128,7 +129,7 @@ def test_f_and_cf_in_msaccucmps_sense_go_to_the_dump_they_name(tmp_path: Path) -
     graphs = tmp_path / "graphs"
     graphs.mkdir()
     for name, folder in (("on.json", on), ("off.json", off)):
-        (folder.parent / "ge_proto_00000001_Build.json").rename(graphs / name)
+        graph_json_path(folder).rename(graphs / name)
     plan = plan_compare(
         tmp_path / "off", tmp_path / "on",
         graph_json=graphs / "on.json", close_graph_json=graphs / "off.json",
@@ -152,7 +153,7 @@ def test_f_and_cf_in_msaccucmps_sense_go_to_the_dump_they_name(tmp_path: Path) -
 
 def test_without_a_graph_json_ops_match_golden_by_name_and_inputs_do_not(tmp_path: Path) -> None:
     step = write_fused_npu(tmp_path / "npu")
-    (step.parent / "ge_proto_00000001_Build.json").unlink()
+    graph_json_path(step).unlink()
     write_dense_golden(tmp_path / "golden")
     pairs = plan_compare(tmp_path / "npu", tmp_path / "golden").units[0].pairs
     matched = {p.tensor_index: p.right is not None for p in pairs}
@@ -207,13 +208,13 @@ def test_golden_first_puts_the_golden_tensor_on_the_left(tmp_path: Path) -> None
 
 
 def test_models_of_one_step_are_units_in_model_id_order(tmp_path: Path) -> None:
-    second = npu_step_dir(tmp_path / "npu", model_name="GeOp2_0", model_id=7)
-    first = npu_step_dir(tmp_path / "npu", model_name="GeOp9_0", model_id=3)
+    second = npu_step_dir(tmp_path / "npu", model_name="GeOp2_0_7", model_id=7)
+    first = npu_step_dir(tmp_path / "npu", model_name="GeOp9_0_3", model_id=3)
     for folder, name in ((second, "b"), (first, "a")):
         write_npu(folder, GeOp(name, "Relu", 0), {("output", 0): np.ones(2)})
     write_golden(tmp_path / "golden", "a", 0, np.ones(2))
     plan = plan_compare(tmp_path / "npu", tmp_path / "golden")
-    assert [u.label for u in plan.units] == ["0_GeOp9_0_0", "0_GeOp2_0_0"]
+    assert [u.label for u in plan.units] == ["0_GeOp9_0_3_0", "0_GeOp2_0_7_0"]
 
 
 def test_steps_in_common_are_compared(tmp_path: Path) -> None:
@@ -248,7 +249,7 @@ def test_a_step_folder_given_directly_keeps_its_layout(tmp_path: Path) -> None:
     write_fused_npu(tmp_path / "npu", step=1)
     write_dense_golden(tmp_path / "golden", step=None)
     unit = plan_compare(step, tmp_path / "golden").units[0]
-    assert (unit.model_name, unit.step, unit.graph_json is not None) == ("GeOp1_0", 0, True)
+    assert (unit.model_name, unit.step, unit.graph_json is not None) == ("GeOp1_0_1", 0, True)
 
 
 def test_real_device_names_converted_by_msaccucmp_match_golden_by_name(tmp_path: Path) -> None:
@@ -352,9 +353,9 @@ def test_no_tensor_with_a_counterpart_is_an_error(tmp_path: Path) -> None:
 def test_an_unreadable_graph_json_names_the_file(tmp_path: Path) -> None:
     step = write_fused_npu(tmp_path / "npu")
     write_dense_golden(tmp_path / "golden")
-    (step.parent / "ge_proto_00000001_Build.json").write_text("{not json")
+    graph_json_path(step).write_text("{not json")
     with pytest.raises(
-        UsageError, match=r"graph JSON '.*ge_proto_00000001_Build.json' cannot be read"
+        UsageError, match=r"graph JSON '.*/graph/20260101120000/GeOp1_0_1.json' cannot be read"
     ):
         plan_compare(tmp_path / "npu", tmp_path / "golden")
     shutil.rmtree(tmp_path / "npu")

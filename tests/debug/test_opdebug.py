@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tf2npu.artifacts.opdebug import UnitInfo, append_sidecar, encode_old_record, write_raw_record
 from tf2npu.debug.opdebug import (
     OpdebugName,
     StatusEntry,
@@ -31,7 +32,9 @@ PATH = Path("dump/0/Opdebug.Node_OpDebug.3.0.1700000000000123.output.0.json")
         ("Opdebug.Node_OpDebug.327.1619347786532995.output.0.json", OpdebugName(327, None, 1619347786532995)),
         # newer names append task type, context, thread and device ids
         ("Opdebug.Node_OpDebug.0.3.1673383728094391.4.1.0.0.output.0.json", OpdebugName(0, 3, 1673383728094391)),
-        ("Opdebug.Node_OpDebug.0.3.1673383728094391.4.1.0.0", None),  # not converted
+        # the device's raw files, as tf2npu run writes them too
+        ("Opdebug.Node_OpDebug.0.3.1673383728094391.4.1.0.0", OpdebugName(0, 3, 1673383728094391, raw=True)),
+        ("Opdebug.Node_OpDebug.3.0.1700000000000123", OpdebugName(3, 0, 1700000000000123, raw=True)),
         ("Opdebug.Node_OpDebug.0.3.1673383728094391.output.0.npy", None),
         ("MatMul.dense_MatMul.3.0.1700000000000123.output.0.npy", None),
         ("ge_proto_00000001_Build.json", None),
@@ -201,3 +204,24 @@ def test_load_names_a_file_that_is_not_json(tmp_path: Path) -> None:
 def test_origin_is_a_list_of_names(origin: object, expected: tuple[str, ...]) -> None:
     record = decode({"AI Core": {"status": 32, "origin": origin}}, PATH, NAME)
     assert record.origin == expected
+
+
+def test_a_raw_record_reads_with_the_sidecars_facts_and_the_devices_fields_win(
+    tmp_path: Path,
+) -> None:
+    raw = tmp_path / "Opdebug.Node_OpDebug.3.0.1700000000000123"
+    write_raw_record(raw, encode_old_record(UnitInfo(model_id=2, task_id=3), status=0x100))
+    append_sidecar(
+        tmp_path, raw.name,
+        {"op_name": "x_cast", "op_type": "Cast", "origin": ["x"], "created_at": "t.py:3",
+         "kind": "saturation", "dtype": "DT_FLOAT16", "step": 4, "status": 0},
+    )  # fmt: skip
+    record = load_record(raw, parse_opdebug_name(raw.name))  # type: ignore[arg-type]
+    assert (record.format, record.task_id, record.model_id, record.step) == ("old", 3, 2, 4)
+    assert [(e.unit, e.status) for e in record.overflowed] == [("AI Core", 0x100)]
+    assert (record.op_name, record.op_type, record.origin, record.created_at, record.kind) == (
+        "x_cast", "Cast", ("x",), "t.py:3", "saturation",
+    )  # fmt: skip
+    (tmp_path / "tf2npu_overflow.jsonl").unlink()  # a device's record: the device fields only
+    bare = load_record(raw, parse_opdebug_name(raw.name))  # type: ignore[arg-type]
+    assert (bare.op_name, bare.model_id, bare.step, bare.overflowed[0].status) == ("", 2, None, 256)

@@ -82,12 +82,29 @@ def test_records_at_any_depth_and_other_files_counted(tmp_path: Path) -> None:
     )
     deep.mkdir(parents=True)
     record = write_record(deep, 0, 1700000000000000, ai_core(0))
-    (deep / "Opdebug.Node_OpDebug.0.3.1673383728094391.4.1.0.0").write_bytes(b"raw")
+    raw = deep / "Opdebug.Node_OpDebug.0.3.1673383728094391.4.1.0.0"
+    raw.write_bytes(b"raw")
     save(deep, NpuFileName("Add", "add", 0, 0, 1700000000000000), "output", 0, [1.0])
     (deep / "dense_MatMul.0.1700000000000000.npy").write_bytes(b"")  # golden name
     found = scan(tmp_path)
-    assert [path for path, _ in found.records] == [record]
+    assert [path for path, _ in found.records] == [raw, record]  # by timestamp
     assert (found.raw_records, found.tensor_files) == (1, 2)
+
+
+def test_a_record_both_raw_and_converted_is_read_once_raw(tmp_path: Path) -> None:
+    """msaccucmp convert's output in the same tree (precision_tool's temp/decode) is the same
+    overflow event: listed once, as the raw file beside the op's data."""
+    raw = step_dir(tmp_path, 0) / "Opdebug.Node_OpDebug.3.0.1700000000000100"
+    raw.write_bytes(b"raw")
+    converted = tmp_path / "decode"
+    converted.mkdir()
+    write_record(converted, 3, 1700000000000100, ai_core(3))
+    write_record(converted, 4, 1700000000000200, ai_core(4))
+    found = scan(tmp_path)
+    assert [path.name for path, _ in found.records] == [
+        raw.name, "Opdebug.Node_OpDebug.4.0.1700000000000200.output.0.json",
+    ]  # fmt: skip
+    assert found.raw_records == 1
 
 
 # -- data files -------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.tf
 
 
 def _run(mode: str, **options: str) -> dict[str, PrecisionRow]:
-    from tf2npu.runtime.stats import reset_stats
+    from tf2npu.runtime.context import reset_stats
 
     stats = reset_stats()
     graph = tf.Graph()
@@ -68,7 +68,7 @@ def test_a_modify_mixlist_edit_is_its_own_reason(tmp_path: object) -> None:
 
 def test_the_summary_lists_the_rows_as_json() -> None:
     from tf2npu.artifacts.run_summary import precision_rows
-    from tf2npu.runtime.stats import run_stats
+    from tf2npu.runtime.context import run_stats
 
     _run("allow_mix_precision")
     summary = run_stats().summary(wall_seconds=1.0, exit_status=0)

@@ -8,7 +8,8 @@ NPU side, as the device writes it (``dump_path`` option)::
     <dump_path>/<YYYYMMDDHHMMSS>/<device_id>/<model_name>/<model_id>/<step>/
         <OpType>.<op_name>.<task_id>.<stream_id>.<timestamp>      one raw file per op
         <OpType>.<op_name>.<task_id>.<stream_id>.<timestamp>.csv  (dump_data=stats)
-        Opdebug.Node_OpDebug.<task_id>.<stream_id>.<timestamp>.output.0.json  (overflow)
+        Opdebug.Node_OpDebug.<task_id>.<stream_id>.<timestamp>    (overflow: a raw record,
+                                                                    :mod:`tf2npu.artifacts.opdebug`)
     <dump_path>/graph/<YYYYMMDDHHMMSS>/<model_name>.json   each model's graph JSON
 
 A raw file holds the op's inputs and outputs together in the TLV ("nano") layout msaccucmp
@@ -66,7 +67,6 @@ __all__ = [
     "ge_dtype",
     "golden_key",
     "golden_name",
-    "graph_json_name",
     "iter_tensor_files",
     "numpy_dtype",
     "opdebug_name",
@@ -101,7 +101,9 @@ _NPU_VENDOR = re.compile(
 the names our writer gives, so a golden op name holding dots still reads as golden."""
 _GOLDEN = re.compile(r"^(?P<name>[.A-Za-z0-9_-]+)\.(?P<index>[0-9]+)\.(?P<ts>[0-9]{1,255})\.npy$")
 _GOLDEN_UNSAFE = re.compile(r"[^.A-Za-z0-9_-]")
-_GRAPH_JSON = re.compile(r"^ge_proto_([0-9]+)_Build\.json$")
+_GRAPH_JSON = re.compile(r"^ge_proto_([0-9]+)_Build(?:\.txt)?\.json$")
+"""A graph JSON beside step folders: atc's output as seed 001 names it, or as precision_tool
+does (``<GE's .txt>.json``)."""
 
 
 def sanitize(op_name: str) -> str:
@@ -203,12 +205,6 @@ def parse_golden(filename: str) -> GoldenFile | None:
     return GoldenFile(match["name"], int(match["index"]), int(match["ts"]))
 
 
-def graph_json_name(graph_num: int) -> str:
-    """A compile's graph JSON in ``DUMP_GRAPH_PATH`` (``atc --mode=5`` of GE's
-    ``ge_proto_<n>_Build.txt``)."""
-    return f"ge_proto_{graph_num:08d}_Build.json"
-
-
 GRAPH_DIR = "graph"
 """``<dump_path>/graph/<time>/``: the graph JSONs of one dump, one per model, named by it.
 Not inside ``<time>/``: msaccucmp's batch mode takes every entry there for a device folder,
@@ -227,7 +223,7 @@ def model_graph_json(dump_path: str | Path, time: str, model: str) -> Path:
 
 def graph_json_of(step: Path) -> Path | None:
     """The graph JSON of the model a step folder belongs to, or None: where the writer puts
-    it (:func:`model_graph_json`), else a ``ge_proto_*_Build.json`` beside the step folders
+    it (:func:`model_graph_json`), else a ``ge_proto_*_Build[.txt].json`` beside the step folders
     (older tf2npu dumps, hand-made trees) or in the folder itself."""
     parts = step.absolute().parts
     if len(parts) >= 6 and step.name.isdigit() and parts[-2].isdigit():
@@ -905,9 +901,9 @@ class NpuTensor:
 
 def iter_npu_tensors(step: StepDir) -> Iterator[NpuTensor]:
     """Every tensor of an NPU step folder, raw and converted, by file name (a raw file in the
-    protobuf layout, which needs CANN to read, gives none)."""
+    protobuf layout, which needs CANN to read, gives none; an overflow record is no tensor)."""
     for name, parsed in iter_tensor_files(step):
-        if not isinstance(parsed, NpuFile):
+        if not isinstance(parsed, NpuFile) or name.startswith(OPDEBUG_PREFIX):
             continue
         path = step.path / name
         if parsed.ext == "raw":

@@ -16,6 +16,7 @@ pass that made it (``pass_name``); each output names the original tensor it carr
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,13 +28,16 @@ from tf2npu.errors import ConfigError
 from tf2npu.fs import read_regular
 
 __all__ = [
+    "BUILD_GRAPH",
     "GeGraph",
     "GeOp",
     "TensorDesc",
     "destinations",
     "dump",
+    "dump_build",
     "from_json",
     "load",
+    "proto_text",
     "with_data_inputs",
 ]
 
@@ -265,6 +269,64 @@ def dump(graphs: Sequence[GeGraph] | GeGraph, path: str | Path) -> None:
     items: Iterable[GeGraph] = [graphs] if isinstance(graphs, GeGraph) else graphs
     data = {"graph": [g.to_json()["graph"][0] for g in items]}
     write_text_atomic(Path(path), json.dumps(data, indent=1))
+
+
+BUILD_GRAPH = "ge_proto_{number:08d}_Build.txt"
+"""GE's build graph of GE graph ``number`` in ``DUMP_GRAPH_PATH`` (protobuf text);
+``atc --mode=5 --om=FILE --json=FILE.json`` converts it, and precision_tool reads that JSON,
+``<name>.txt.json``, when it is newer than the ``.txt`` (``lib/util/util.py``
+``convert_proto_to_json``)."""
+
+
+def dump_build(graphs: Sequence[GeGraph], directory: str | Path, number: int) -> Path:
+    """Write GE graph ``number``'s build graph as GE and atc leave it in ``directory``: the
+    ``.txt`` (the graphs in protobuf text format) and then its ``.txt.json`` (what
+    :func:`dump` writes), whose modification time is made later than the ``.txt``'s when the
+    clock did not tell them apart, so precision_tool takes the JSON as converted. The JSON's
+    path."""
+    text = Path(directory) / BUILD_GRAPH.format(number=number)
+    data = {"graph": [g.to_json()["graph"][0] for g in graphs]}
+    write_text_atomic(text, proto_text(data))
+    converted = text.with_name(text.name + ".json")
+    write_text_atomic(converted, json.dumps(data, indent=1))
+    before, after = text.stat().st_mtime_ns, converted.stat().st_mtime_ns
+    if after <= before:
+        os.utime(converted, ns=(before + 1000, before + 1000))
+    return converted
+
+
+def proto_text(data: Mapping[str, Any], indent: int = 0) -> str:
+    """A message's JSON mapping (atc's output) in protobuf text format, the inverse of atc's
+    conversion for the fields a graph JSON has: an object is a message, a list repeats its
+    field, strings are quoted with C escapes.
+
+    >>> print(proto_text({"graph": [{"name": "g", "op": [{"name": "a", "id": 0}]}]}), end="")
+    graph {
+      name: "g"
+      op {
+        name: "a"
+        id: 0
+      }
+    }
+    """
+    pad = "  " * indent
+    lines = []
+    for key, value in data.items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, Mapping):
+                lines.append(f"{pad}{key} {{\n{proto_text(item, indent + 1)}{pad}}}\n")
+            else:
+                lines.append(f"{pad}{key}: {_scalar(item)}\n")
+    return "".join(lines)
+
+
+def _scalar(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    text = str(value).encode("utf-8").decode("latin-1")
+    return '"' + text.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
 
 
 def _attrs(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -41,10 +41,11 @@ output mean the op itself overflowed), the ops of your graph it stands for and t
 script that created them, and the fix: move the op type to float32 with a modify_mixlist black
 list, or create the op under npu_scope.keep_dtype_scope().
 
-Records are found at any depth under DUMP_DIR: Opdebug.Node_OpDebug.<task>.<stream>.<ts>.
-output.0.json, in tf2npu's format or the vendor's converted formats (old "AI Core" objects, new
-"acc_list"), ordered by the timestamp in their names. Raw device Opdebug files must be converted
-with msaccucmp first.
+Records are found at any depth under DUMP_DIR, ordered by the timestamp in their names: the raw
+files the device and tf2npu run write, Opdebug.Node_OpDebug.<task>.<stream>.<ts> (the TLV dump
+layout; a device file in the protobuf layout needs CANN: convert it with msaccucmp first), and
+msaccucmp convert's JSON of them, <raw name>.output.0.json (old "AI Core" objects, new
+"acc_list"). A record found in both forms is read once.
 """
 EPILOG = f"""\
 examples:
@@ -66,8 +67,8 @@ files written (into --out, default DUMP_DIR; nothing when no overflow is found):
 exit codes: 0 overflows listed, or "no overflow found" (an overflow is a finding to read, not a
 failure: with dynamic loss scaling a skipped step is normal; scripts test `--json` output, e.g.
 jq '.overflows | length'); 2 bad usage: DUMP_DIR missing or not a folder, a tree with tensor
-dumps but no overflow record, raw Opdebug files not converted, a broken record, -n below 1, an
---out that cannot be written. Details: docs/overflow.md.
+dumps but no overflow record, a broken record (or a raw one in the protobuf layout), -n below 1,
+an --out that cannot be written. Details: docs/overflow.md.
 """
 
 
@@ -142,12 +143,6 @@ def _check_is_overflow_dump(report: OverflowReport) -> None:
     if report.records:
         return
     root = str(report.root)
-    if report.raw_records:
-        raise UsageError(
-            f"DUMP_DIR {root!r} holds {report.raw_records} Opdebug file(s) not converted to "
-            "JSON; convert them first: msaccucmp.py convert -d <their folder> -out <their "
-            "folder>, then run tf2npu overflow again"
-        )
     if report.tensor_files:
         raise UsageError(
             f"DUMP_DIR {root!r} holds {report.tensor_files} tensor dump file(s) but no Opdebug "

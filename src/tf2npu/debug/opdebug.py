@@ -1,8 +1,10 @@
-"""Overflow records (``Opdebug.Node_OpDebug.*.json``): their names, formats and status codes.
+"""Overflow records (``Opdebug.Node_OpDebug.*``): their names, formats and status codes.
 
-With ``enable_dump_debug`` the device writes one ``Opdebug`` file per overflow event beside the
-overflowing op's dump files; msaccucmp's ``convert`` turns it into JSON. Three JSON shapes are
-read here:
+With ``enable_dump_debug`` the device writes one raw ``Opdebug`` file per overflow event beside
+the overflowing op's dump files (``tf2npu run`` writes the same, in the layout
+:mod:`tf2npu.artifacts.opdebug` describes); msaccucmp's ``convert`` turns it into JSON. Both are
+read here: a raw record is decoded into the JSON ``convert`` would write for it, with tf2npu's
+facts from the folder's ``tf2npu_overflow.jsonl`` added. Three JSON shapes are read:
 
 * the vendor's *old* converted format, one object per unit that can overflow::
 
@@ -34,6 +36,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tf2npu.artifacts.dump import OPDEBUG_PREFIX
+from tf2npu.artifacts.opdebug import read_raw_record, read_sidecar
 from tf2npu.config.jsonfile import parse_json
 from tf2npu.errors import ConfigError, UsageError
 from tf2npu.fs import read_regular
@@ -102,15 +105,22 @@ class OpdebugName:
     stream_id: int | None
     timestamp: int
     """Microseconds since the epoch: the tools order overflow events by it."""
+    raw: bool = False
+    """The device's raw file (no extension), not msaccucmp's converted ``.output.0.json``."""
+
+    @property
+    def key(self) -> tuple[int, int | None, int]:
+        """What a raw record and its converted JSON have in common."""
+        return (self.task_id, self.stream_id, self.timestamp)
 
 
 def parse_opdebug_name(filename: str) -> OpdebugName | None:
-    """``filename`` as a converted (``.output.0.json``) Opdebug record, or None."""
+    """``filename`` as an Opdebug record, raw or converted (``.output.0.json``), or None."""
     match = _NAME.match(filename)
-    if match is None or match["json"] is None:
+    if match is None:
         return None
     stream = None if match["stream"] is None else int(match["stream"])
-    return OpdebugName(int(match["task"]), stream, int(match["ts"]))
+    return OpdebugName(int(match["task"]), stream, int(match["ts"]), match["json"] is None)
 
 
 def is_raw_opdebug(filename: str) -> bool:
@@ -204,26 +214,52 @@ class OpdebugRecord:
 
 
 def load_record(path: Path, name: OpdebugName) -> OpdebugRecord:
-    """Read and decode one converted record.
+    """Read and decode one record, raw or converted.
 
     Raises:
-        UsageError: the file cannot be read, is not JSON, or is none of the three formats.
+        UsageError: the file cannot be read, is not JSON (converted) or not a raw record in the
+            TLV layout (raw), or is none of the three formats.
     """
     try:
+        if name.raw:
+            return decode(_raw_data(path), path, name)
         data = parse_json(read_regular(path).decode("utf-8"), f"overflow record {str(path)!r}")
     except OSError as exc:  # unreadable, not damaged: the record may name the first overflow
-        why = exc.strerror or str(exc)
-        raise UsageError(
-            f"overflow record {str(path)!r} cannot be read ({why}); make it a readable file "
-            "(chmod a+r, or copy the record out of the FIFO/device it is), then run tf2npu "
-            "overflow again: skipping it could name a later overflow as the first"
-        ) from None
+        raise _unreadable(path, exc) from None
     except (UnicodeDecodeError, ConfigError) as exc:
         raise UsageError(
             f"overflow record {str(path)!r} cannot be read as JSON ({exc}); convert the device "
             "file with `msaccucmp.py convert -d FILE -out DIR`, or remove the broken file"
         ) from None
     return decode(data, path, name)
+
+
+def _unreadable(path: Path, exc: OSError) -> UsageError:
+    why = exc.strerror or str(exc)
+    return UsageError(
+        f"overflow record {str(path)!r} cannot be read ({why}); make it a readable file "
+        "(chmod a+r, or copy the record out of the FIFO/device it is), then run tf2npu "
+        "overflow again: skipping it could name a later overflow as the first"
+    )
+
+
+def _raw_data(path: Path) -> dict[str, Any]:
+    """A raw record as the JSON msaccucmp's ``convert`` writes, with tf2npu's facts about it
+    (``tf2npu_overflow.jsonl`` beside it) under ``"AI Core"``; the device's fields win."""
+    try:
+        data = read_raw_record(path)
+    except (ValueError, KeyError) as exc:
+        raise UsageError(
+            f"overflow record {str(path)!r} is not a raw Opdebug record tf2npu can read ({exc}); "
+            "a device record in the protobuf layout needs CANN to parse: convert it with "
+            "`msaccucmp.py convert -d FILE -out DIR` where CANN is installed and give DIR, or "
+            "remove the broken file"
+        ) from None
+    facts = read_sidecar(path.parent).get(path.name)
+    core = data.get("AI Core")
+    if facts and isinstance(core, dict):
+        data["AI Core"] = {**{k: v for k, v in facts.items() if k != "record"}, **core}
+    return data
 
 
 def decode(data: object, path: Path, name: OpdebugName) -> OpdebugRecord:

@@ -43,7 +43,6 @@ from tf2npu.artifacts.gegraph import GeGraph, GeOp
 from tf2npu.debug.opdebug import (
     OpdebugName,
     OpdebugRecord,
-    is_raw_opdebug,
     load_record,
     parse_opdebug_name,
 )
@@ -73,13 +72,14 @@ UNNAMED = "(op name not recorded)"
 
 @dataclass(frozen=True, slots=True)
 class Scan:
-    """What a dump tree holds: converted records (in the vendor's order), and counts of what
-    cannot be read as an overflow dump."""
+    """What a dump tree holds: the records, raw and converted (in the vendor's order), and a
+    count of what cannot be read as an overflow dump."""
 
     records: tuple[tuple[Path, OpdebugName], ...]
-    """Sorted by the timestamp in the file name, then by path."""
+    """Sorted by the timestamp in the file name, then by path. A record found both raw and
+    converted (``msaccucmp.py convert`` output in the same tree) is listed once, raw."""
     raw_records: int
-    """Device Opdebug files not converted to JSON."""
+    """How many of them are the device's raw files."""
     tensor_files: int
     """Other dump files (tensors, statistics, golden)."""
 
@@ -87,19 +87,19 @@ class Scan:
 def scan(root: str | Path) -> Scan:
     """Every Opdebug record under ``root``, at any depth (precision_tool keeps them in
     ``precision_data/overflow/dump``)."""
-    records: list[tuple[Path, OpdebugName]] = []
-    raw = tensors = 0
+    found: dict[tuple[int, int | None, int], tuple[Path, OpdebugName]] = {}
+    tensors = 0
     for directory, _subdirs, names in walk(root, f"DUMP_DIR {str(root)!r}"):
         for filename in names:
             name = parse_opdebug_name(filename)
             if name is not None:
-                records.append((Path(directory, filename), name))
-            elif is_raw_opdebug(filename):
-                raw += 1
+                seen = found.get(name.key)
+                if seen is None or (name.raw and not seen[1].raw):
+                    found[name.key] = (Path(directory, filename), name)
             elif parse_npu(filename) or parse_golden(filename):
                 tensors += 1
-    records.sort(key=lambda item: (item[1].timestamp, str(item[0])))
-    return Scan(tuple(records), raw, tensors)
+    records = sorted(found.values(), key=lambda item: (item[1].timestamp, str(item[0])))
+    return Scan(tuple(records), sum(name.raw for _, name in records), tensors)
 
 
 # -- the op's dump files ----------------------------------------------------------------------
@@ -333,7 +333,7 @@ class OverflowReport:
     skipped: int = 0
     """Records read whose status shows no overflow (every unit's status is 0)."""
     raw_records: int = 0
-    """Device Opdebug files not converted to JSON (unreadable here)."""
+    """How many records are the device's raw files (the others: msaccucmp's JSON)."""
     tensor_files: int = 0
     """Other dump files in the tree (tensors, statistics, golden)."""
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from tf2npu.dtypes import REF_OFFSET
 from tf2npu.graph.ir import FunctionGraph, Graph, Node
-from tf2npu.graph.npu_ops import npu_layout
+from tf2npu.graph.npu_ops.nodes import npu_layout
 
 Layout = tuple[tuple[str, tuple[int | None, ...]], ...]
 

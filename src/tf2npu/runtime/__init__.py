@@ -2,14 +2,23 @@
 
 :func:`install` hooks ``Session.__new__`` so such a session becomes an
 :class:`~tf2npu.runtime.session.NpuSession`; every other session stays stock. Settings for all
-NPU sessions (``--option`` overrides, ``--no-npu``, execution mode) live in
-:mod:`tf2npu.runtime.settings`; what they did is counted in :mod:`tf2npu.runtime.stats`.
+NPU sessions (``--option`` overrides, ``--no-npu``, execution mode) are a
+:class:`~tf2npu.runtime.settings.RuntimeSettings`; what they did is counted in a
+:class:`~tf2npu.runtime.stats.RunStats`; both are held by the context in force
+(:mod:`tf2npu.runtime.context`, which also has :func:`configure` and :func:`run_stats`).
 See ``docs/runtime.md``.
 """
 
-from tf2npu.runtime.context import RuntimeContext, context
-from tf2npu.runtime.settings import EXECUTION_MODES, RuntimeSettings, configure, current
-from tf2npu.runtime.stats import RunStats, reset_stats, run_stats
+from tf2npu.runtime.context import (
+    RuntimeContext,
+    configure,
+    context,
+    current,
+    reset_stats,
+    run_stats,
+)
+from tf2npu.runtime.settings import EXECUTION_MODES, RuntimeSettings
+from tf2npu.runtime.stats import RunStats
 
 __all__ = [
     "EXECUTION_MODES",

@@ -17,26 +17,35 @@ import errno
 import itertools
 import threading
 import weakref
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from tf2npu.config.sources import from_cli
+from tf2npu.errors import UsageError
 from tf2npu.runtime.instruments import RunInstrument, SessionInfo
-from tf2npu.runtime.settings import RuntimeSettings
+from tf2npu.runtime.settings import EXECUTION_MODES, RuntimeSettings
 from tf2npu.runtime.stats import RunStats
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from tf2npu.config.options import NpuOptions
+    from tf2npu.config.overrides import EngineOverrides
     from tf2npu.runtime.dump import DumpWriter
 
 __all__ = [
     "SESSION_INSTRUMENTS",
     "RuntimeContext",
+    "configure",
     "context",
+    "current",
+    "reset_settings",
+    "reset_stats",
+    "run_stats",
     "session_instruments",
     "use_context",
+    "use_settings",
 ]
 
 
@@ -204,3 +213,78 @@ def use_context(ctx: RuntimeContext) -> RuntimeContext:
         previous = context() if _context is not None else RuntimeContext()
         _context = ctx
     return previous
+
+
+# -- the settings and counters of the context in force -------------------------------
+
+
+def current() -> RuntimeSettings:
+    """The settings in force."""
+    return context().settings
+
+
+def configure(
+    *,
+    npu: bool | None = None,
+    options: Iterable[str] | None = None,
+    execution: str | None = None,
+    report_dir: str | Path | None = None,
+    strict_options: bool | None = None,
+    engine: EngineOverrides | None = None,
+) -> RuntimeSettings:
+    """Change the settings in force (only the arguments given); returns the new settings.
+
+    Args:
+        npu: False runs every session stock (``--no-npu``).
+        options: ``KEY=VALUE`` strings as ``--option`` takes them (replace earlier overrides).
+        execution: ``host`` or ``xla``.
+        report_dir: directory for run artifacts.
+        strict_options: True makes unknown ``parameter_map`` keys an error.
+        engine: a trial's engine overrides (:mod:`tf2npu.config.overrides`).
+
+    Raises:
+        UsageError: an unknown execution mode.
+        tf2npu.errors.ConfigError: a bad ``KEY=VALUE`` (unknown option, wrong type).
+    """
+    changes: dict[str, object] = {}
+    if npu is not None:
+        changes["npu"] = npu
+    if options is not None:
+        changes["overrides"] = MappingProxyType(dict(from_cli(options)))
+    if execution is not None:
+        if execution not in EXECUTION_MODES:
+            raise UsageError(
+                f"--execution {execution!r} is not a mode; use one of: {', '.join(EXECUTION_MODES)}"
+            )
+        changes["execution"] = execution
+    if report_dir is not None:
+        changes["report_dir"] = Path(report_dir)
+    if strict_options is not None:
+        changes["strict_options"] = strict_options
+    if engine is not None:
+        changes["engine"] = engine
+    ctx = context()
+    ctx.settings = replace(ctx.settings, **changes)  # type: ignore[arg-type]
+    return ctx.settings
+
+
+def reset_settings() -> None:
+    """Back to the default settings (tests)."""
+    use_settings(RuntimeSettings())
+
+
+def use_settings(settings: RuntimeSettings) -> None:
+    """Put ``settings`` in force as they are (tests restore what they found)."""
+    context().settings = settings
+
+
+def run_stats() -> RunStats:
+    """The counters of the context in force."""
+    return context().stats
+
+
+def reset_stats() -> RunStats:
+    """Start counting afresh (tests, or a runner that runs several scripts); returns the new one."""
+    ctx = context()
+    ctx.stats = RunStats()
+    return ctx.stats

@@ -27,7 +27,6 @@ __all__ = [
     "install",
     "is_installed",
     "set_npu_by_default",
-    "stock_session",
     "uninstall",
 ]
 
@@ -98,15 +97,6 @@ def has_npu_optimizer(config: Any) -> bool:
     except AttributeError:
         return False
     return any(optimizer.name == NPU_OPTIMIZER for optimizer in optimizers)
-
-
-def stock_session(target: str = "", graph: Any = None, config: Any = None) -> Any:
-    """A plain ``tf.compat.v1.Session``, bypassing the hook (the NPU session's inner session)."""
-    from tensorflow.python.client import session as session_lib
-
-    session = object.__new__(session_lib.Session)
-    session.__init__(target, graph, config)
-    return session
 
 
 def _base_init(self: Any, target: str = "", graph: Any = None, config: Any = None) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tf2npu.runtime.hook import NPU_OPTIMIZER
+from tf2npu.config.sources import NPU_OPTIMIZER
 
 __all__ = ["npu_session_config", "without_npu_optimizer"]
 

@@ -32,11 +32,11 @@ from tf2npu.runtime.context import context, session_instruments
 from tf2npu.runtime.distributed.errors import fatal_failure
 from tf2npu.runtime.distributed.world import session_args
 from tf2npu.runtime.errors import created_at
-from tf2npu.runtime.hook import stock_session
 from tf2npu.runtime.instruments import RunCall, RunHooks, RunSignature, SessionInfo
 from tf2npu.runtime.loop import TrainingSteps, check_loop, is_loop_run
 from tf2npu.runtime.mirror import GraphMirror
 from tf2npu.runtime.protos import npu_session_config, without_npu_optimizer
+from tf2npu.runtime.stock import stock_session
 from tf2npu.runtime.watch import (
     CallableCache,
     HookedCallable,

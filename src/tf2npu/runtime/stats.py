@@ -21,7 +21,7 @@ from tf2npu.config.options import OPTIONS, NpuOptions, Value
 
 _LOG = logging.getLogger("tf2npu.runtime")
 
-__all__ = ["SCHEMA_VERSION", "RunStats", "record_options", "reset_stats", "run_stats"]
+__all__ = ["SCHEMA_VERSION", "RunStats", "record_options"]
 
 SCHEMA_VERSION = 1
 
@@ -214,19 +214,3 @@ def record_options(stats: RunStats, options: NpuOptions) -> None:
             name,
             hint,
         )
-
-
-def run_stats() -> RunStats:
-    """The counters of the context in force."""
-    from tf2npu.runtime.context import context
-
-    return context().stats
-
-
-def reset_stats() -> RunStats:
-    """Start counting afresh (tests, or a runner that runs several scripts); returns the new one."""
-    from tf2npu.runtime.context import context
-
-    ctx = context()
-    ctx.stats = RunStats()
-    return ctx.stats

@@ -70,7 +70,7 @@ def _register_xla_kernels() -> None:
     """TensorFlow registers XLA kernels on the first XLA compile: do one, in a stock session."""
     import tensorflow as tf
 
-    from tf2npu.runtime.hook import stock_session
+    from tf2npu.runtime.stock import stock_session
 
     graph = tf.Graph()
     with graph.as_default(), tf.compat.v1.xla.experimental.jit_scope():

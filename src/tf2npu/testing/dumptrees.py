@@ -1,14 +1,18 @@
 """Dump trees written literally, for tests and benchmarks of ``tf2npu compare`` (TF-free).
 
 The layout and names are those of :mod:`tf2npu.artifacts.dump` (what ``tf2npu run`` writes):
+one raw file per op (inputs and outputs together, the TLV layout msaccucmp parses), the model's
+graph JSON under ``<root>/graph/<time>/<model_name>.json``, golden tensors as ``.npy``.
 
 >>> import tempfile
 >>> root = Path(tempfile.mkdtemp())
 >>> step = npu_step_dir(root / "npu")
 >>> step.relative_to(root).as_posix()
-'npu/20260101120000/0/GeOp1_0/1/0'
+'npu/20260101120000/0/GeOp1_0_1/1/0'
 >>> write_npu(step, GeOp("dense/MatMul", "MatMul", 3), {("output", 0): np.ones(2)}).name
-'MatMul.dense_MatMul.3.0.1700000000000000.output.0.npy'
+'MatMul.dense_MatMul.3.0.1700000000000000'
+>>> graph_json_path(step).relative_to(root).as_posix()
+'npu/graph/20260101120000/GeOp1_0_1.json'
 >>> write_golden(root / "golden" / "0", "dense/MatMul", 0, np.ones(2)).name
 'dense_MatMul.0.1700000000000000.npy'
 """
@@ -22,7 +26,13 @@ from typing import Any, Literal
 import numpy as np
 
 from tf2npu.artifacts import gegraph
-from tf2npu.artifacts.dump import NpuFileName, golden_name, graph_json_name, sanitize
+from tf2npu.artifacts.dump import (
+    NpuFileName,
+    golden_name,
+    model_graph_json,
+    sanitize,
+    write_nano,
+)
 from tf2npu.artifacts.gegraph import GeGraph, GeOp, TensorDesc
 
 __all__ = [
@@ -33,6 +43,7 @@ __all__ = [
     "TS",
     "X",
     "fused_ops",
+    "graph_json_path",
     "npu_step_dir",
     "unfused_ops",
     "write_dense_golden",
@@ -50,7 +61,7 @@ TS = 1700000000000000
 def npu_step_dir(
     root: Path,
     *,
-    model_name: str = "GeOp1_0",
+    model_name: str = "GeOp1_0_1",
     model_id: int = 1,
     device_id: int = 0,
     step: int = 0,
@@ -62,9 +73,18 @@ def npu_step_dir(
     return path
 
 
-def write_graph(step_dir: Path, ops: Sequence[GeOp], *, model_id: int = 1) -> Path:
-    """The model's graph JSON beside its step folders (the model is the folder's name)."""
-    path = step_dir.parent / graph_json_name(model_id)
+def graph_json_path(step_dir: Path) -> Path:
+    """Where the graph JSON of the model ``step_dir`` (``.../time/device/model/id/step``)
+    belongs: ``<root>/graph/<time>/<model_name>.json``, as the writer puts it."""
+    parts = step_dir.parts
+    return model_graph_json(Path(*parts[:-5]), parts[-5], parts[-3])
+
+
+def write_graph(step_dir: Path, ops: Sequence[GeOp]) -> Path:
+    """The model's graph JSON where the writer puts it (:func:`graph_json_path`); the graph is
+    named by the model (the step folder's grandparent)."""
+    path = graph_json_path(step_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
     gegraph.dump(GeGraph(step_dir.parent.parent.name, tuple(ops)), path)
     return path
 
@@ -76,12 +96,23 @@ def write_npu(
     *,
     ts: int = TS,
 ) -> Path:
-    """Save ``op``'s tensors under the NPU names (task id = ``op.id``); the last file's path."""
-    name = NpuFileName(op.type, sanitize(op.name), op.id, 0, ts)
-    path = step_dir
-    for (kind, index), array in tensors.items():
-        path = step_dir / name.tensor(kind, index)
-        np.save(path, np.asarray(array))
+    """Write ``op``'s tensors as one raw file (task id = ``op.id``), inputs and outputs by
+    index; a position below the highest given one that is not given is written absent (as the
+    writer does with a tensor it cannot take). The header's origin of output ``i`` is
+    ``op.output_desc[i]``'s, else the op's last user op (the writer's rule). The file's path."""
+    given: dict[tuple[str, int], Any] = {k: np.asarray(v) for k, v in tensors.items()}
+    sides: dict[str, list[Any]] = {}
+    for kind in ("input", "output"):
+        count = 1 + max((i for k, i in given if k == kind), default=-1)
+        sides[kind] = [given.get((kind, i)) for i in range(count)]
+    origins = [  # the writer's rule: the desc's origin, else the op's last user op
+        (d.origin_name, i if d.origin_index is None else d.origin_index)
+        if d.origin_name is not None
+        else (op.origins[-1], i)
+        for i, d in enumerate(op.output_desc)
+    ]
+    path = step_dir / NpuFileName(op.type, sanitize(op.name), op.id, 0, ts).base
+    write_nano(path, sides["input"], sides["output"], origins)
     return path
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from tests.runtime.conftest import npu_config, tf
 
 from tf2npu.artifacts import dump as dumpfile
 from tf2npu.artifacts import gegraph
+from tf2npu.artifacts.opdebug import read_raw_record, read_sidecar
 
 pytestmark = pytest.mark.tf
 
@@ -311,10 +311,15 @@ def test_an_overflow_is_recorded_with_the_op_and_its_tensors(tmp_path: Path) -> 
         for f in d.files()
         if f.startswith(dumpfile.OPDEBUG_PREFIX)
     ]
-    assert len(records) == 1
-    record = json.loads(records[0].read_text())["AI Core"]
-    assert (record["op_name"], record["step"], record["kind"]) == ("big", 1, "inf_nan")
-    assert record["created_at"].startswith(__file__)
+    # the device's raw record (no extension), its AI Core unit as msaccucmp decodes it
+    assert [p.name.count(".") for p in records] == [4]
+    core = read_raw_record(records[0])["AI Core"]
+    assert (core["status"], core["stream_id"]) == (0x20, 0)
+    assert core["task_id"] == int(records[0].name.split(".")[2])
+    # what tf2npu knows beyond the device's fields: the sidecar, by the record's name
+    facts = read_sidecar(records[0].parent)[records[0].name]
+    assert (facts["op_name"], facts["step"], facts["kind"]) == ("big", 1, "inf_nan")
+    assert facts["created_at"].startswith(__file__)
     # the op's tensors, as the device writes them: one raw file, inputs and outputs together
     [step] = [d for d in _npu_steps(tmp_path) if d.path == records[0].parent]
     tensors = [t for t in dumpfile.iter_npu_tensors(step) if t.name.op_name == "big"]
@@ -323,7 +328,8 @@ def test_an_overflow_is_recorded_with_the_op_and_its_tensors(tmp_path: Path) -> 
     ]  # fmt: skip
     from tf2npu.debug.overflow import analyse
 
-    [found] = analyse(tmp_path).overflows  # tf2npu overflow reads the raw file
+    [found] = analyse(tmp_path).overflows  # tf2npu overflow reads the raw files
+    assert (found.op_name, found.record.step, found.created_at) == ("big", 1, facts["created_at"])
     assert [(t.kind, t.index, t.pos_inf) for t in found.tensors] == [
         ("input", 0, 0), ("input", 1, 0), ("output", 0, 1),
     ]  # fmt: skip

@@ -41,8 +41,8 @@ from tf2npu.config import cluster as _cluster
 from tf2npu.config.proto import npu_parameter_values, write_parameter_map
 from tf2npu.config.sources import NPU_OPTIMIZER as _NPU_OPTIMIZER
 from tf2npu.config.sources import from_run_config as _from_run_config
+from tf2npu.runtime.context import run_stats as _run_stats
 from tf2npu.runtime.loop import LOOP_OP as _LOOP_OP
-from tf2npu.runtime.stats import run_stats as _run_stats
 
 __all__ = ["DEFAULT_JOB_ID", "NPUEstimator", "NPUEstimatorSpec"]
 

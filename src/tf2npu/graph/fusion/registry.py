@@ -16,12 +16,11 @@ from abc import ABC, abstractmethod
 from typing import ClassVar, TypeVar
 
 from tf2npu.config.fusion_switch import CATEGORIES
-from tf2npu.config.names import KnownRules
 from tf2npu.errors import InternalError
 from tf2npu.graph.fusion.rewrite import Fusion, rewrite
 from tf2npu.graph.ir import Graph, Node
 
-__all__ = ["RULES", "FusionRule", "known_rules", "register_rule"]
+__all__ = ["RULES", "FusionRule", "register_rule"]
 
 
 class FusionRule(ABC):
@@ -62,10 +61,3 @@ def register_rule(rule: R) -> R:
         raise InternalError(f"fusion rule {rule.name!r} is registered twice")
     RULES[rule.name] = rule
     return rule
-
-
-def known_rules() -> KnownRules:
-    """Every registered rule as ``name -> (category, aliases)`` (what the switch file checks)."""
-    import tf2npu.graph.fusion.rules  # noqa: F401  (registers the rules)
-
-    return {name: (rule.category, rule.aliases) for name, rule in RULES.items()}

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tf2npu.errors import InternalError
-from tf2npu.graph.ir import Graph, Node, TensorRef
 from tf2npu.graph.npu_ops.catalogue import NPU_OPS
 from tf2npu.graph.npu_ops.opdef import TYPE_ATTR, NpuOpDef, build_attrs
+
+if TYPE_CHECKING:  # the IR only in annotations: the op facts the IR's lint reads import no IR
+    from tf2npu.graph.ir import Graph, Node, TensorRef
 
 __all__ = [
     "NPU_ATTRS_META",

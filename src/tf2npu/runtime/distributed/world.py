@@ -224,7 +224,7 @@ def _barrier(world: World) -> None:
     from tensorflow.python.ops import collective_ops
 
     from tf2npu.runtime.distributed.errors import collective_failure
-    from tf2npu.runtime.hook import stock_session
+    from tf2npu.runtime.stock import stock_session
 
     size = world.size
     graph = tf.Graph()

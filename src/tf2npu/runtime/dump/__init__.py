@@ -41,6 +41,7 @@ from tf2npu.artifacts import dump as dumpfile
 from tf2npu.artifacts import gegraph
 from tf2npu.artifacts.dump import Kind
 from tf2npu.config.dump_steps import DumpSteps
+from tf2npu.runtime.dump.ge_build import GraphJsonDumps
 from tf2npu.runtime.dump.overflow import check_overflow
 from tf2npu.runtime.dump.select import (
     DumpModel,
@@ -130,27 +131,6 @@ def session_dump(options: NpuOptions, ctx: RuntimeContext) -> RunInstrument | No
 def golden_dump(path: str | Path, ctx: RuntimeContext, steps: str = "") -> TensorDump:
     """The instrument of ``tf2npu run --no-npu --dump DIR`` (stock sessions)."""
     return TensorDump(DumpSpec("golden", Path(path).absolute(), DumpSteps.parse(steps)), ctx)
-
-
-class GraphJsonDumps(RunInstrument):
-    """``DUMP_GE_GRAPH``: each compile's GeOps as one graph JSON in ``DUMP_GRAPH_PATH``.
-
-    GE writes ``ge_proto_<n>_Build.txt`` there, which seed 001 converts with ``atc --mode=5``;
-    we write the converted form, ``ge_proto_<graph number:08d>_Build.json``, directly (one
-    graph per GeOp), so ``tf2npu compare -f`` takes it as it is.
-    """
-
-    def on_sync(self, event: SyncEvent) -> None:
-        options = event.session.options
-        if options is None or not options.env.dump_ge_graph:
-            return
-        graphs = event.ge_graphs
-        if not graphs:
-            return
-        directory = Path(options.env.dump_graph_path or ".")
-        directory.mkdir(parents=True, exist_ok=True)
-        graphs = [gegraph.with_data_inputs(g) for g in graphs]
-        gegraph.dump(graphs, directory / dumpfile.graph_json_name(event.graph_num))
 
 
 class TensorDump(RunInstrument):

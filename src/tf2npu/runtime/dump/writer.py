@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import json
 import logging
 import queue
 import threading
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tf2npu.artifacts import dump as dumpfile
-from tf2npu.artifacts import gegraph
+from tf2npu.artifacts import gegraph, opdebug
 from tf2npu.artifacts.dump import Kind, NpuFileName
 from tf2npu.runtime.dump.select import DumpModel, DumpTensor, with_shapes
 
@@ -225,8 +224,12 @@ class DumpWriter:
         directory = model.dir / str(step)
         directory.mkdir(parents=True, exist_ok=True)
         task = tensors[0].task
-        text = json.dumps(record, indent=1)
-        (directory / dumpfile.opdebug_name(task, 0, stamp)).write_text(text, encoding="utf-8")
+        core = record["AI Core"]
+        unit = opdebug.UnitInfo(core["model_id"], core["stream_id"], core["task_id"])
+        name = opdebug.raw_opdebug_name(task, 0, stamp)
+        opdebug.write_raw_record(directory / name, opdebug.encode_old_record(unit, core["status"]))
+        facts = {k: v for k, v in core.items() if k not in opdebug.DEVICE_FIELDS}
+        opdebug.append_sidecar(directory, name, facts)
         self.files += 1
         self._write_raw(model, directory, task, tensors, values, stamp)
 
