@@ -202,8 +202,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     repro.add_argument(
         "--record",
         action="store_true",
-        help="write steps.jsonl (every fetched float scalar, per run) and variables.npz (the "
-        "trainable variables at the end) into the report folder; also TF2NPU_RECORD=1",
+        help="write steps.jsonl (fetched float scalars per run), steps.html (them drawn) and "
+        "variables.npz (trainable variables at the end) to the report folder; TF2NPU_RECORD=1",
     )
     repro.add_argument(
         "--export-graph",

@@ -48,7 +48,7 @@ MIN_TIMEOUT = 300.0
 """With no --timeout, later trials may run ``TIMEOUT_FACTOR`` times the reference's time, and
 at least this long (start-up costs vary on a loaded machine)."""
 _SUMMARY = SUMMARY_FILE
-_OUTPUTS = (_SUMMARY, "steps.jsonl", "variables.npz", "record.json")
+_OUTPUTS = (_SUMMARY, "steps.jsonl", "steps.html", "variables.npz", "record.json")
 
 
 @dataclass(frozen=True)

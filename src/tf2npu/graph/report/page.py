@@ -40,16 +40,25 @@ a { color: #1565c0; } :target { background: #fff59d; }
 details.name summary { cursor: pointer; } details.name code { font-size: 12px; color: #555; }
 .failing { stroke: #b71c1c; stroke-width: 3; }
 .failing-label { font: bold 12px system-ui, sans-serif; fill: #b71c1c; }
+table.names th, table.names td { overflow-wrap: normal; }
+table.names .num { white-space: nowrap; }
+tr.first td { background: #ffebee; } tr.fail td:nth-child(1) { color: #b71c1c; }
+.chart { display: block; margin: 8px 0; }
+.side { display: flex; flex-wrap: wrap; gap: 16px; } .side > div { flex: 1 1 440px; min-width: 0; }
 """
 """Cells wrap at spaces and at the ``<wbr>`` :func:`breakable` puts after name separators,
 never inside a word or a number (``overflow-wrap: anywhere`` broke "warning" and "1,234")."""
 
-LONG_WORD = 14
-"""A word (or part between ``/``) longer than this may also wrap after ``_``, ``.`` and ``->``, and
-between the words of a CamelCase name."""
-_SLASH = re.compile(r"(?<=/)")
+LONG_WORD = 12
+"""A word longer than this may break before each capital of its CamelCase
+(``Resource<wbr>Apply<wbr>Adam``)."""
+LONG_PART = 24
+"""A part between scope separators longer than this may break after its underscores too."""
 _WORD = re.compile(r"\S+")
-_INNER = re.compile(r"(?<=[_.>])(?=[^_.>])|(?<=[a-z])(?=[A-Z])")
+_NUMBER = re.compile(r"[-+]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?%?|[-+]?inf|nan", re.I)
+_SCOPES = re.compile(r"(?<=[/.:,])|(?<=->)")
+_UNDERSCORES = re.compile(r"(?<=_)")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
 
 class Html(str):
@@ -59,9 +68,10 @@ class Html(str):
 
 
 def breakable(text: str) -> str:
-    """``text`` escaped, with a line-break opportunity (``<wbr>``) after each ``/``, and after
-    ``_``, ``.`` or ``->`` or before a CamelCase capital inside a long word (or part between ``/``):
-    names wrap at their separators only.
+    """``text`` escaped, with line-break opportunities (``<wbr>``) only between the parts of
+    names: after each ``/ . : , ->`` (not before a last part of one or two characters, so
+    ``loss:0`` stays whole), after the underscores of a part longer than :data:`LONG_PART`,
+    and inside the CamelCase of a word longer than :data:`LONG_WORD`. A number is never broken.
 
     >>> breakable("tower_0/dense/MatMul")
     'tower_0/<wbr>dense/<wbr>MatMul'
@@ -69,15 +79,30 @@ def breakable(text: str) -> str:
     'sparse_<wbr>softmax_<wbr>cross_<wbr>entropy &lt;x&gt; 1,234.5'
     >>> breakable("SparseSoftmaxCrossEntropyWithLogits")
     'Sparse<wbr>Softmax<wbr>Cross<wbr>Entropy<wbr>With<wbr>Logits'
+    >>> breakable("IteratorGetNext:output:0")
+    'Iterator<wbr>Get<wbr>Next:<wbr>output:0'
     """
     return _WORD.sub(lambda m: _word(m.group(0)), text)
 
 
 def _word(word: str) -> str:
-    pieces = []
-    for piece in _SLASH.split(word):
-        pieces += _INNER.split(piece) if len(piece) > LONG_WORD else [piece]
-    return "<wbr>".join(escape(p) for p in pieces if p)
+    if _NUMBER.fullmatch(word):
+        return escape(word)
+    out = ""
+    for number, part in enumerate(_SCOPES.split(word)):
+        if not part:
+            continue
+        pieces = _UNDERSCORES.split(part) if len(part) > LONG_PART else [part]
+        if number and len(part) > 2:
+            out += "<wbr>"
+        out += "<wbr>".join(_camel(piece) for piece in pieces)
+    return out
+
+
+def _camel(word: str) -> str:
+    if len(word) <= LONG_WORD:
+        return escape(word)
+    return "<wbr>".join(escape(w) for w in _CAMEL.split(word))
 
 
 def cell(value: object) -> str:
