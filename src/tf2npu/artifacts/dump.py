@@ -77,8 +77,10 @@ __all__ = [
     "sanitize",
     "save_npy",
     "stats_from_sums",
+    "stats_line_tail",
     "tensor_stats",
     "write_stats_csv",
+    "write_stats_lines",
 ]
 
 #: ``time`` folder of the NPU layout (the dump's start, local time).
@@ -569,15 +571,29 @@ def _csv_line(cells: Sequence[str]) -> str:
 
 
 _STATS_HEADER_LINE = _csv_line(STATS_HEADER).encode()
+_KIND_CELL = {"input": "Input", "output": "Output"}
+
+
+def stats_line_tail(stats: TensorStats) -> str:
+    """A row's line after its first two cells (``Input/Output``, ``Index``), as
+    :func:`write_stats_csv` writes it: one tensor read by several ops (an output and the next
+    op's input) is formatted once and labelled per op by :func:`write_stats_lines`."""
+    line = _csv_line(stats.row())
+    return line[line.index(",", line.index(",") + 1) + 1 :]
+
+
+def write_stats_lines(path: str | Path, rows: Iterable[tuple[Kind, int, str]]) -> None:
+    """Write one op's statistics file from (kind, index, :func:`stats_line_tail`) rows: the
+    bytes ``csv.writer`` writes, in one unbuffered write (a stats dump writes one such file
+    per op per step; the csv module and a text stream cost more than creating the file)."""
+    text = "".join(f"{_KIND_CELL[kind]},{index},{tail}" for kind, index, tail in rows)
+    with open(path, "wb", buffering=0) as stream:
+        _write_all(stream, memoryview(_STATS_HEADER_LINE + text.encode()))
 
 
 def write_stats_csv(path: str | Path, rows: Iterable[TensorStats]) -> None:
-    """Write one op's statistics file: the bytes ``csv.writer`` writes, in one unbuffered
-    write (a stats dump writes one such file per op per step; the csv module and a text
-    stream cost more than creating the file)."""
-    data = _STATS_HEADER_LINE + "".join(_csv_line(row.row()) for row in rows).encode()
-    with open(path, "wb", buffering=0) as stream:
-        _write_all(stream, memoryview(data))
+    """Write one op's statistics file."""
+    write_stats_lines(path, ((row.kind, row.index, stats_line_tail(row)) for row in rows))
 
 
 def read_stats_csv(path: str | Path) -> list[TensorStats]:
