@@ -150,9 +150,7 @@ def pack(measured: Sequence[tuple[Any, Any]]) -> tuple[Any, Any]:
         )
 
 
-def row_of(
-    tensor: Any, shape: tuple[int, ...], sums: Sequence[float], zero: int
-) -> TensorStats:
+def row_of(tensor: Any, shape: tuple[int, ...], sums: Sequence[float], zero: int) -> TensorStats:
     """The statistics row of ``tensor`` (of ``shape`` in this run) from its figures."""
     dtype = tensor.dtype.base_dtype
     count = int(np.prod(shape, dtype=np.int64))
