@@ -20,7 +20,8 @@ How values are taken: the instrument adds the tensors to the run's fetches. Only
 computes anyway are fetched (the ops the fetches and targets reach, outside v1 control-flow
 frames and cond branches, whose tensors may be dead), so dumping changes no value and runs
 nothing more. A ``dump_data=stats`` dump fetches no float tensor: the run computes their
-statistics itself and hands over eight numbers each (:mod:`tf2npu.runtime.dump.measure`). Files are written by one background thread per dump folder; a run waits only
+statistics itself and hands over eight numbers each (:mod:`tf2npu.runtime.dump.measure`).
+Files are written by one background thread per dump folder; a run waits only
 when the disk falls behind by more than ``DumpWriter._BACKLOG`` bytes of tensors. Limits,
 stated in ``docs/debugging.md``: nodes inside functions (``tf.function``, functional
 ``While``) are not dumped, nor are ref tensors (a ``VariableV2`` output; the variable's value
