@@ -204,13 +204,14 @@ def _dumped(root: Path) -> dict[tuple[str, str, int, str, int], Any]:
     return found
 
 
+@pytest.mark.parametrize("precision", ["must_keep_origin_dtype", "force_fp16"])
 def test_stats_rows_are_the_statistics_of_the_tensors_a_tensor_dump_writes(
-    tmp_path: Path,
+    tmp_path: Path, precision: str
 ) -> None:
     for data in ("tensor", "stats"):
         (tmp_path / data).mkdir()
         config = npu_config(
-            precision_mode="must_keep_origin_dtype",
+            precision_mode=precision,
             enable_dump=True,
             dump_path=str(tmp_path / data),
             dump_step="0",
@@ -227,6 +228,8 @@ def test_stats_rows_are_the_statistics_of_the_tensors_a_tensor_dump_writes(
             for row in dumpfile.read_stats_csv(Path(step.path) / name):
                 rows[(base.op_type, base.op_name, base.task_id, row.kind, row.index)] = row
     assert rows.keys() == tensors.keys()
+    if precision == "force_fp16":  # float16 tensors go through the run's statistics too
+        assert any(row.dtype == "DT_FLOAT16" for row in rows.values())
     for key, row in rows.items():
         array = tensors[key].load()
         expected = dumpfile.tensor_stats(row.kind, row.index, array)
