@@ -44,6 +44,7 @@ SUMMARY_KEYS = {
     "injected_faults": list,
     "races": list,
     "write_errors": list,
+    "record": (dict, type(None)),
 }
 
 
@@ -314,6 +315,14 @@ def test_summary_table_shows_every_counter():
     ):
         assert any(row in line for line in lines), (row, text)
     assert "--option unused" not in text
+
+
+def test_a_recorded_run_names_its_records_and_their_page():
+    record = {"steps": "/w/r/steps.jsonl", "page": "/w/r/steps.html", "variables": None,
+              "stopped_at_step": None}  # fmt: skip
+    text = " ".join(render({**EMPTY, "record": record}).split())
+    assert "record /w/r/steps.jsonl; drawn in /w/r/steps.html" in text
+    assert "record" not in " ".join(render(EMPTY).split()).replace("run_summary", "")
 
 
 def test_summary_says_when_an_option_reached_no_npu_session():

@@ -40,7 +40,7 @@ spec = RunSpec(script=Path(sys.argv[1]).resolve(), script_args=(sys.argv[2],),
 outcome = run(spec)
 print("OUTCOME=" + json.dumps({"status": outcome.status, "path": str(outcome.summary_path),
       "complete": outcome.complete, "steps": outcome.summary["steps"],
-      "exit_status": outcome.summary["exit_status"]}))
+      "exit_status": outcome.summary["exit_status"], "record": outcome.summary["record"]}))
 """
 
 
@@ -59,9 +59,14 @@ def _run(tmp_path: Path, code: str) -> dict[str, object]:
 
 def test_a_spec_runs_and_its_outcome_carries_the_summary_it_wrote(tmp_path: Path) -> None:
     outcome = _run(tmp_path, "0")
-    path = tmp_path / "report" / "run_summary.json"
-    assert outcome == {"status": 0, "path": str(path.resolve()), "complete": True,
+    report = (tmp_path / "report").resolve()
+    path = report / "run_summary.json"
+    record = outcome.pop("record")
+    assert outcome == {"status": 0, "path": str(path), "complete": True,
                        "steps": 2, "exit_status": 0}  # fmt: skip
+    assert record == {"steps": str(report / "steps.jsonl"), "page": str(report / "steps.html"),
+                      "variables": str(report / "variables.npz"), "stopped_at_step": None}  # fmt: skip
+    assert (report / "steps.html").is_file()
     assert json.loads(path.read_text())["steps"] == 2
     assert (tmp_path / "report" / "steps.jsonl").is_file()  # record=True: the recorder ran
 

@@ -505,6 +505,9 @@ def _rows(summary: dict[str, Any], plan: RunSpec) -> list[tuple[str, Text]]:
         ),
         *(("profile", Text(_profile_text(p))) for p in summary.get("profiles", [])),
     ]
+    record = summary.get("record")
+    if record:
+        rows.append(("record", Text(f"{record['steps']}; drawn in {record['page']}")))
     if plan.options and (not plan.npu or not summary["sessions"]):
         why = "--no-npu" if not plan.npu else "no NPU session was created"
         unused = f"{', '.join(plan.options)} ({why})"

@@ -148,6 +148,7 @@ def run(spec: RunSpec) -> RunOutcome:
     summary["injected_faults"] = ctx.injected_faults.summary()
     summary["races"] = ctx.races.summary()
     summary["write_errors"] = unwritten
+    summary["record"] = _record()
     if counter is not None:
         summary["distributed"] = counter.summary()
     path = spec.report_dir / SUMMARY_FILE
@@ -233,6 +234,16 @@ def _profiles() -> list[dict[str, Any]]:
              "findings": severities, "complete": analysis is not None}
         )  # fmt: skip
     return out
+
+
+def _record() -> dict[str, Any] | None:
+    """What ``--record`` wrote (None: the run was not recorded)."""
+    from tf2npu.runtime.record import RunRecorder
+
+    for instrument in runtime.context().extra_instruments:
+        if isinstance(instrument, RunRecorder):
+            return instrument.summary()
+    return None
 
 
 def _finish_dumps() -> tuple[list[dict[str, Any]], list[str]]:

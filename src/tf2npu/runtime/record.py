@@ -182,6 +182,15 @@ class RunRecorder(RunInstrument):
         if self._unwritten is not None:
             raise self._unwritten
 
+    def summary(self) -> dict[str, Any]:
+        """The run summary's ``record``: where the records and their page are (after close)."""
+        return {
+            "steps": str(self._dir / STEPS_FILE),
+            "page": str(self._dir / record_page.PAGE_FILE),
+            "variables": str(self._dir / VARIABLES_FILE) if self._variables_from else None,
+            "stopped_at_step": self.stopped_at,
+        }
+
     def _write_page(self) -> None:
         """``steps.html``, from ``steps.jsonl`` read back line by line: no second copy of a
         long run's records in memory."""
