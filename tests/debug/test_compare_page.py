@@ -83,3 +83,13 @@ def test_write_page_writes_the_file_with_the_csvs_listed(tmp_path: Path) -> None
     path = write_page(_report(tmp_path), tmp_path / "c.html", [tmp_path / "r.csv"])  # type: ignore[arg-type]
     text = path.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>") and "r.<wbr>csv" in text
+
+
+def test_an_op_with_no_dumped_tensor_shows_its_name_and_empty_cells() -> None:
+    from tf2npu.debug.compare_page import _missing, _tensor
+
+    assert _tensor("NaN", "hidden1/kernel") == "hidden1/kernel"
+    assert _tensor("dense/fused:output:0", "dense/fused") == "dense/fused:output:0"
+    assert [_missing(t) for t in ("NaN", " NaN", "NaN NaN", "[2] int32", "1.0")] == [
+        "", "", "", "[2] int32", "1.0",
+    ]  # fmt: skip

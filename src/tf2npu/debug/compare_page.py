@@ -162,9 +162,9 @@ def _unit(
     for diff in unit.diffs:
         pair = diff.pair
         rows.append(
-            [pair.index, pair.op_type, pair.tensor_index, _shape(diff) + " " + _dtypes(diff),
-             diff.verdict, *(_metric_text(diff, a) for a in shown), _required(diff),
-             diff.reason]
+            [pair.index, pair.op_type, _tensor(pair.tensor_index, pair.op_name),
+             _missing(_shape(diff) + " " + _dtypes(diff)), diff.verdict,
+             *(_missing(_metric_text(diff, a)) for a in shown), _required(diff), diff.reason]
         )  # fmt: skip
         first_op = marked and first is not None and pair.op_name == first.op.name
         classes.append("first" if first_op else "fail" if diff.verdict == FAIL else "")
@@ -175,6 +175,16 @@ def _unit(
         rest = ", ".join(a for a in algorithms if a not in shown)
         parts.append(f'<p class="note">Also computed, in the CSV: {escape(rest)}.</p>')
     return parts
+
+
+def _tensor(tensor_index: str, op_name: str) -> str:
+    """The tensor's name; for an op with no dumped tensor (the CSV's ``NaN``), the op's."""
+    return op_name if tensor_index in ("", "NaN") and op_name else tensor_index
+
+
+def _missing(text: str) -> str:
+    """A CSV's ``NaN`` (nothing dumped, nothing computed) shown as an empty cell."""
+    return "" if text.strip() in ("NaN", "NaN NaN", "nan") else text
 
 
 def _required(diff: TensorDiff) -> str:

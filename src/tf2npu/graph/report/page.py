@@ -49,7 +49,7 @@ tr.first td { background: #ffebee; } tr.fail td:nth-child(1) { color: #b71c1c; }
 """Cells wrap at spaces and at the ``<wbr>`` :func:`breakable` puts after name separators,
 never inside a word or a number (``overflow-wrap: anywhere`` broke "warning" and "1,234")."""
 
-LONG_WORD = 12
+LONG_WORD = 16
 """A word longer than this may break before each capital of its CamelCase
 (``Resource<wbr>Apply<wbr>Adam``)."""
 LONG_PART = 24
@@ -79,8 +79,8 @@ def breakable(text: str) -> str:
     'sparse_<wbr>softmax_<wbr>cross_<wbr>entropy &lt;x&gt; 1,234.5'
     >>> breakable("SparseSoftmaxCrossEntropyWithLogits")
     'Sparse<wbr>Softmax<wbr>Cross<wbr>Entropy<wbr>With<wbr>Logits'
-    >>> breakable("IteratorGetNext:output:0")
-    'Iterator<wbr>Get<wbr>Next:<wbr>output:0'
+    >>> breakable("IteratorGetNext:output:0 gradients/BiasAdd_grad/BiasAddGrad")
+    'IteratorGetNext:<wbr>output:0 gradients/<wbr>BiasAdd_grad/<wbr>BiasAddGrad'
     """
     return _WORD.sub(lambda m: _word(m.group(0)), text)
 
