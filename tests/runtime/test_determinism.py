@@ -92,6 +92,68 @@ def test_onednn_on_at_import_is_said_once(
     assert caplog.text.count("oneDNN kernels were on") == 1
 
 
+def _late_seed_graph() -> Any:
+    """TF 1.x allows the seed after the model: ops made before it keep seed 0 and seed2 0."""
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.random_uniform([2], name="early")
+        tf.compat.v1.random_normal([2], seed=7, name="op_seeded")
+        tf.compat.v1.set_random_seed(0)
+        tf.compat.v1.random_uniform([2], name="late")
+    return graph
+
+
+def test_random_ops_made_before_the_seed_are_found_by_name() -> None:
+    assert determinism.unseeded_random_ops(_late_seed_graph()) == [
+        ("early/RandomUniform", "RandomUniform")
+    ]
+
+
+def test_a_fully_seeded_graph_has_no_unseeded_random_op() -> None:
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.set_random_seed(0)
+        tf.compat.v1.random_uniform([2], name="r")
+        tf.compat.v1.truncated_normal([2], name="t")
+    assert determinism.unseeded_random_ops(graph) == []
+
+
+def test_a_random_op_made_before_the_seed_keeps_op_determinism_off(
+    enabled: list[bool], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Else TF stops the run at that op: 'random ops must have a seed specified'."""
+    context().determinism.requested_by = determinism.CLI_FLAG
+    with caplog.at_level(logging.WARNING), tf.compat.v1.Session(graph=_late_seed_graph()):
+        pass
+    assert enabled == []
+    summary = context().determinism.summary()
+    assert summary is not None and summary["reproducible"] is False
+    assert summary["problems"] == [
+        "the random op 'early/RandomUniform' (RandomUniform) has no seed although the graph has "
+        "one (made before tf.set_random_seed): their draws differ from run to run, and op "
+        "determinism, which would stop the run at them, stays off; set the graph-level seed "
+        "before the model is built, e.g. at the top of the function that builds it"
+    ]
+    assert caplog.text.count("but the random op 'early/RandomUniform'") == 1
+
+
+def test_several_unseeded_random_ops_are_counted(enabled: list[bool]) -> None:
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.random_uniform([2], name="a")
+        tf.compat.v1.random_uniform([2], name="b")
+        tf.compat.v1.set_random_seed(0)
+    state = determinism.Determinism(requested_by=determinism.CLI_FLAG)
+    state._apply(graph)
+    assert state.problems == [
+        "the random op 'a/RandomUniform' (RandomUniform) and 1 more have no seed although the "
+        "graph has one (made before tf.set_random_seed): their draws differ from run to run, and "
+        "op determinism, which would stop the run at them, stays off; set the graph-level seed "
+        "before the model is built, e.g. at the top of the function that builds it"
+    ]
+    assert state.op_determinism is False and enabled == []
+
+
 # -- the schedule: one inter-op thread per session while determinism is asked -----------------
 
 
@@ -212,6 +274,29 @@ def test_a_racing_script_repeats_bit_for_bit_and_the_race_is_named(tmp_path: Pat
     summary = json.loads((tmp_path / "r0" / "run_summary.json").read_text())
     assert summary["deterministic"]["schedule"] == "one inter-op thread"
     assert [r["variable"] for r in summary["races"]] == ["global_step"]
+
+
+#: transformer-xl's train_gpu.py with tf.set_random_seed(0) put just before its tf.Session:
+#: the initialisers were made before the seed.
+LATE_SEED = """\
+import tensorflow as tf
+
+w = tf.get_variable("w", [2], initializer=tf.random_uniform_initializer())
+tf.set_random_seed(0)
+with tf.Session() as sess:
+    sess.run(tf.global_variables_initializer())
+    print("w", sess.run(w).shape)
+"""
+
+
+@pytest.mark.slow
+def test_a_seed_set_after_the_model_runs_and_says_why_it_does_not_repeat(tmp_path: Path) -> None:
+    """Before, op determinism stopped this run: 'random ops must have a seed specified'."""
+    (out,) = _runs(tmp_path, LATE_SEED, 1, "--no-npu")
+    assert out == "w (2,)"
+    summary = json.loads((tmp_path / "r0" / "run_summary.json").read_text())
+    assert summary["deterministic"]["op_determinism"] is False
+    assert summary["deterministic"]["problems"][0].startswith("the random op 'w/Initializer/")
 
 
 @pytest.mark.slow

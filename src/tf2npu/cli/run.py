@@ -201,7 +201,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run-to-run reproducible CPU execution: TF_ENABLE_ONEDNN_OPTS=0 before TensorFlow "
         "is imported, TF's op determinism in every session (stock ones too), and "
-        "--option deterministic=1; the script must set a random seed",
+        "--option deterministic=1; the script must set a random seed before it builds the model",
     )
     repro.add_argument(
         "--record",

@@ -18,7 +18,9 @@ and are said once, as a warning and in the run summary, rather than claimed away
 * oneDNN was on when TensorFlow was imported (the environment variable is read only then);
 * the session's graph has no random seed: its initial values and dropout masks differ from run
   to run whatever the kernels, and TensorFlow's op determinism would make every unseeded random
-  op an error, so it is left off.
+  op an error, so it is left off;
+* the graph has a seed, but a random op was made before it was set (its ``seed`` and ``seed2``
+  are 0): op determinism would stop the run at that op, so it is left off too, naming the op.
 """
 
 from __future__ import annotations
@@ -30,7 +32,14 @@ from typing import Any
 
 from tf2npu.runtime.instruments import RunInstrument, SessionInfo
 
-__all__ = ["CLI_FLAG", "ENVIRONMENT", "SCHEDULE", "Determinism", "onednn_enabled"]
+__all__ = [
+    "CLI_FLAG",
+    "ENVIRONMENT",
+    "SCHEDULE",
+    "Determinism",
+    "onednn_enabled",
+    "unseeded_random_ops",
+]
 
 _LOG = logging.getLogger("tf2npu.runtime")
 CLI_FLAG = "--deterministic"
@@ -42,6 +51,36 @@ ENVIRONMENT = {"TF_ENABLE_ONEDNN_OPTS": "0", "TF_NUM_INTEROP_THREADS": "1"}
 SCHEDULE = "one inter-op thread"
 """The run summary's ``schedule`` of a deterministic run (see the module docstring)."""
 SEED_FIX = "set a graph-level seed, e.g. tf.set_random_seed(0) or RunConfig(tf_random_seed=0)"
+
+
+def unseeded_random_ops(graph: Any) -> list[tuple[str, str]]:
+    """The (name, type) of every op in ``graph`` whose ``seed`` and ``seed2`` are both 0.
+
+    A random op takes its seeds when it is made: one made before ``tf.set_random_seed`` (legal
+    in TF 1.x, the seed just does not reach it) keeps 0 and 0 although the graph has a seed
+    now, and TensorFlow's op determinism then stops the run at it ("When determinism is
+    enabled, random ops must have a seed specified").
+    """
+    found = []
+    for op in graph.get_operations():
+        attr = op.node_def.attr
+        if "seed" in attr and "seed2" in attr and attr["seed"].i == 0 and attr["seed2"].i == 0:
+            found.append((op.name, op.type))
+    return found
+
+
+def _unseeded_text(unseeded: list[tuple[str, str]]) -> str:
+    name, kind = unseeded[0]
+    if len(unseeded) > 1:
+        subject = f"the random op '{name}' ({kind}) and {len(unseeded) - 1} more have no seed"
+    else:
+        subject = f"the random op '{name}' ({kind}) has no seed"
+    return (
+        f"{subject} although the graph has one (made before tf.set_random_seed): their draws "
+        "differ from run to run, and op determinism, which would stop the run at them, stays "
+        "off; set the graph-level seed before the model is built, e.g. at the top of the "
+        "function that builds it"
+    )
 
 
 def onednn_enabled() -> bool:
@@ -105,6 +144,10 @@ class Determinism(RunInstrument):
             self._problem(f"oneDNN kernels were on when TensorFlow was imported; {ONEDNN_FIX}")
         if graph.seed is None:
             self._problem(f"the graph has no random seed, so op determinism stays off; {SEED_FIX}")
+            return
+        unseeded = unseeded_random_ops(graph)
+        if unseeded:
+            self._problem(_unseeded_text(unseeded))
             return
         if not self.op_determinism:
             from tensorflow.python.framework import config
