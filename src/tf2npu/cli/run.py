@@ -100,7 +100,7 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
                               (docs/profile.md)
   deterministic               null, or {requested_by, reproducible, op_determinism, schedule,
                               problems}: --deterministic / deterministic=1, the schedule it
-                              fixed ("one inter-op thread") and what keeps the run from being
+                              fixed ("the caller's thread") and what keeps the run from being
                               reproducible (oneDNN on at import, no seed)
   fusion_instances_unmatched  entries of --fusion-instances that no compile had ({rule[, root]})
   injected_faults             per --inject-fault spec: {spec, applied_to: [nodes corrupted]}
