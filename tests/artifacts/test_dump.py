@@ -3,6 +3,7 @@ give), step folders and statistics files (tf2npu.artifacts.dump)."""
 
 from __future__ import annotations
 
+import csv
 import struct
 from pathlib import Path
 from typing import Any
@@ -194,6 +195,22 @@ def test_stats_csv_round_trip(tmp_path: Path) -> None:
     assert lines[0] == ",".join(dumpfile.STATS_HEADER)
     assert lines[1] == "Input,0,24,DT_INT32,ND,2x3,5.0,0.0,2.5,6,0,0,0,1,7.416198487095663"
     assert dumpfile.read_stats_csv(path) == rows
+
+
+def test_stats_csv_bytes_are_what_the_csv_module_writes(tmp_path: Path) -> None:
+    rows = [
+        dumpfile.tensor_stats("output", 1, np.array([[1.0, np.nan], [-np.inf, 0.0]])),
+        dumpfile.tensor_stats("input", 0, np.zeros((0, 2), dtype=np.float16)),
+        dumpfile.TensorStats("output", 2, 4, 'DT_"odd,"', (1,), 1.0, 1.0, 1.0, 1, 0, 0, 0, 0, 1.0),
+    ]
+    path = tmp_path / "ours.csv"
+    dumpfile.write_stats_csv(path, rows)
+    with open(tmp_path / "csv.csv", "w", newline="", encoding="utf-8") as stream:
+        writer = csv.writer(stream)
+        writer.writerow(dumpfile.STATS_HEADER)
+        writer.writerows(row.row() for row in rows)
+    assert path.read_bytes() == (tmp_path / "csv.csv").read_bytes()
+    assert b'"DT_""odd,"""' in path.read_bytes()  # quoted as the csv module quotes
 
 
 def test_read_stats_csv_refuses_another_csv(tmp_path: Path) -> None:

@@ -89,6 +89,10 @@ def test_fusion_names_the_instance_and_writes_both_switch_files(
     assert json.loads((out / "fusion_instances_off.json").read_text()) == {
         "off": [{"rule": "matmul_biasadd", "root": "l2/dense/MatMul"}]
     }
+    assert stdout.splitlines()[-1] == f"  wrote {out.resolve() / 'bisect.html'}  the trials drawn"
+    page = (out / "bisect.html").read_text(encoding="utf-8")
+    assert "<title>tf2npu bisect fusion: instance</title>" in page
+    assert page.count("<tr") == 1 + 5  # the header and the 5 trials
 
 
 def test_fusion_json_has_the_stable_keys(
@@ -111,6 +115,7 @@ def test_fusion_json_has_the_stable_keys(
     assert data["metric_by_run"]["01-all-on"] == 2.0
     assert data["metric_by_run"]["02-all-off"] == pytest.approx(1.0, abs=1e-3)
     assert data["mixlist_file"] is None
+    assert data["page"] == str((tmp_path / "o" / "bisect.html").resolve())
     assert data["trials"][0]["distance"] == pytest.approx(1.0, rel=1e-3)
     assert data["trials"][0]["matches"] is False
 

@@ -77,6 +77,32 @@ def test_a_failing_tensor_exits_1_and_the_summary_names_the_first_divergent_op(
     assert lines[-1] == f"CSV: {csv_path}"
 
 
+def test_html_writes_the_page_and_the_summary_names_it(
+    capsys: pytest.CaptureFixture[str], trees: Path
+) -> None:
+    page = trees / "pages" / "compare.html"
+    code, out, _ = compare(
+        capsys, str(trees / "npu"), str(trees / "golden"), "--out", str(trees / "out"),
+        "--html", str(page),
+    )  # fmt: skip
+    assert code == 1
+    assert out.splitlines()[-1] == f"HTML: {page}"
+    text = page.read_text(encoding="utf-8")
+    assert "<title>tf2npu compare: 3 fail</title>" in text and "MatMulBiasAddFusionPass" in text
+
+
+def test_an_html_that_cannot_be_written_is_a_usage_error_before_any_work(
+    capsys: pytest.CaptureFixture[str], trees: Path
+) -> None:
+    code, out, err = compare(
+        capsys, str(trees / "npu"), str(trees / "golden"), "--out", str(trees / "out"),
+        "--html", str(trees),
+    )  # fmt: skip
+    assert (code, out) == (2, "")
+    assert f"--html {str(trees)!r} is a folder; give a file name, e.g. compare.html" in err
+    assert not list((trees / "out").glob("result_*.csv"))
+
+
 def test_all_passing_exits_0(capsys: pytest.CaptureFixture[str], trees: Path) -> None:
     code, out, _ = compare(capsys, str(trees / "ok"), str(trees / "golden"), "--out", str(trees))
     assert code == 0

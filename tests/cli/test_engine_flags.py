@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from tf2npu import runtime
-from tf2npu.cli import run as run_cli
 from tf2npu.cli.engine_flags import add_engine_flags, engine_overrides
 from tf2npu.cli.main import main
 from tf2npu.errors import ConfigError, UnknownNameError
+from tf2npu.runtime import job
 
 
 def parse(*argv: str) -> argparse.Namespace:
@@ -61,7 +61,7 @@ def test_errors_name_the_flag_or_the_variable(tmp_path: Path) -> None:
 
 
 def test_run_refuses_a_bad_file_before_the_script_runs(tmp_path, capsys, monkeypatch) -> None:
-    monkeypatch.setattr(run_cli, "_enter_tf1_environment", lambda: None)
+    monkeypatch.setattr(job, "_enter_tf1_environment", lambda: None)
     script = tmp_path / "t.py"
     script.write_text("open('ran', 'w')\n")
     bad = write(tmp_path / "off.json", {"off": "layer_norm"})
@@ -88,7 +88,7 @@ def test_fault_specs_come_from_the_flags_else_the_variable() -> None:
 def test_a_fault_under_no_npu_is_refused_as_a_flag_and_dropped_from_the_environment(
     tmp_path, capsys, monkeypatch
 ) -> None:
-    monkeypatch.setattr(run_cli, "_enter_tf1_environment", lambda: None)
+    monkeypatch.setattr(job, "_enter_tf1_environment", lambda: None)
     script = tmp_path / "t.py"
     script.write_text("")
     argv = ["run", "--no-npu", "--report-dir", str(tmp_path / "r"), "--quiet"]

@@ -162,7 +162,7 @@ def test_mlp_full_offload_json(capsys: pytest.CaptureFixture[str], mlp: Path) ->
     code, out, _ = inspect(capsys, str(mlp), "--json")
     assert code == 0
     data = json.loads(out)
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == 2
     assert data["mode"] == {"mix_compile_mode": False, "precision_mode": "allow_fp32_to_fp16"}
     assert data["nodes"] == data["device_nodes"] + data["host_nodes"]
     assert [g["name"] for g in data["geops"]] == ["GeOp1_0"]

@@ -15,7 +15,7 @@ import pytest
 
 from tf2npu.cli import ranks
 from tf2npu.cli.main import build_parser
-from tf2npu.cli.run import make_plan
+from tf2npu.cli.run import make_spec
 from tf2npu.config.cluster import RankEntry
 from tf2npu.errors import ConfigError, UsageError
 from tf2npu.testing.hostile import commands, finish, run_tf2npu, start_tf2npu, stop_group, wait_for
@@ -26,7 +26,7 @@ def _spec(tmp_path: Path, *flags: str):
     script.write_text("print(1)\n")
     args = build_parser().parse_args(["run", *flags, str(script), "--epochs", "1"])
     assert ranks.is_multi_rank(args)
-    return ranks.job_spec(args, make_plan(args))
+    return ranks.job_spec(args, make_spec(args))
 
 
 def test_ranks_and_forwarded_flags(tmp_path: Path) -> None:

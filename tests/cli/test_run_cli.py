@@ -14,6 +14,8 @@ from rich.console import Console
 from tf2npu import runtime
 from tf2npu.cli import run as run_cli
 from tf2npu.cli.main import main
+from tf2npu.runtime import job
+from tf2npu.runtime.job import RunSpec
 
 EXE = Path(sys.executable).parent / "tf2npu"
 SUMMARY_KEYS = {
@@ -67,7 +69,7 @@ def clean_runtime():
 def no_tf(monkeypatch, clean_runtime):
     """Run the whole command in-process without entering the TF1 environment (no TensorFlow)."""
     entered = []
-    monkeypatch.setattr(run_cli, "_enter_tf1_environment", lambda: entered.append(True))
+    monkeypatch.setattr(job, "_enter_tf1_environment", lambda: entered.append(True))
     return entered
 
 
@@ -254,9 +256,9 @@ def test_double_dash_before_script_ends_tf2npu_options(tmp_path, capsys, no_tf):
 
 
 def render(summary: dict, width: int = 100, **plan_changes) -> str:
-    plan = run_cli.RunPlan(script=Path("/w/train.py"), script_args=(), report_dir=Path("/w/r"),
+    plan = RunSpec(script=Path("/w/train.py"), script_args=(), report_dir=Path("/w/r"),
                            options=(), npu=True, execution="host")  # fmt: skip
-    plan = run_cli.RunPlan(**{**plan.__dict__, **plan_changes})
+    plan = RunSpec(**{**plan.__dict__, **plan_changes})
     console = Console(file=io.StringIO(), width=width, color_system=None)
     run_cli.print_summary(summary, console, plan=plan, json_path=Path("/w/r/run_summary.json"))
     return console.file.getvalue()

@@ -168,6 +168,8 @@ def test_passes_on_a_migrated_example_and_fails_on_a_broken_one(
     )
     assert exact["first_divergent_step"] == 2  # step 1's loss is computed before the update
     assert "first divergent step 2" in out
+    page = (tmp_path / "v2" / "verify.html").read_text()
+    assert "keep_origin_dtype: first divergence, step 2" in page
     # the doubled learning rate is no fusion rounding: the run with fusions off still differs
     assert "keep-origin-dtype-fusions-off" in report["runs"]
     assert exact["cause"] == "divergence"
@@ -198,6 +200,9 @@ def test_the_verdict_gives_the_exit_code(
     assert got == code
     assert out.startswith(f"tf2npu verify: {verdict.upper()}\n{mark}keep_origin_dtype ")
     assert json.loads((tmp_path / "o" / "verify.json").read_text())["verdict"] == verdict
+    page = tmp_path / "o" / "verify.html"
+    assert out.endswith(f"verify.html: {page.resolve()}\n")
+    assert f"<title>tf2npu verify: {verdict.upper()}</title>" in page.read_text()
 
 
 # -- signals: Ctrl-C, SIGTERM, SIGHUP stop verify and every trial, grandchildren included -----

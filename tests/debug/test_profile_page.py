@@ -26,9 +26,10 @@ def test_advice_comes_first_then_the_charts_and_tables(tmp_path: Path) -> None:
     page = _page(tmp_path)
     headings = re.findall(r"<h2>(.*?)</h2>", page)
     assert headings[0].startswith("Advice (")
-    assert headings[1:3] == ["Top ops by time", "Step breakdown"]
-    assert page.count("<svg") == 2 and 'class="bar-device"' in page and 'class="bar-input"' in page
-    assert "reduce_sum_fp16" in page and "train.py:7 in &lt;module&gt;" in page
+    assert headings[1:4] == ["Top ops by time", "Step breakdown", "Timeline"]
+    assert page.count("<svg") == 4 and 'class="bar-device"' in page and 'class="bar-input"' in page
+    text = page.replace("<wbr>", "")  # line-break opportunities in long names
+    assert "reduce_sum_fp16" in text and "train.py:7 in &lt;module&gt;" in text
 
 
 def test_the_page_fetches_nothing(tmp_path: Path) -> None:
@@ -73,3 +74,26 @@ def test_a_headless_browser_loads_the_page_without_console_errors(tmp_path: Path
         capture_output=True, text=True, timeout=120, check=True,
     )  # fmt: skip
     assert any(":CONSOLE" in line for line in bad.stderr.splitlines())
+
+
+def test_advice_rows_link_to_their_op_rows(tmp_path: Path) -> None:
+    page = _page(tmp_path)
+    advice = page[page.index("<h2>Advice") : page.index("<h2>Top ops")]
+    links = re.findall(r'<a href="#(op-\d+)">(.*?)</a>', advice)
+    assert links, advice
+    for anchor, name in links:
+        target = re.search(rf'<span class="op-anchor" id="{anchor}">(.*?)</span>', page)
+        assert target is not None and target.group(1) == name  # the row of the same op
+    # the float16 ReduceSum the advisor names is linked, by its engine name
+    assert ("op-0", "rs/<wbr>_tf2npu_fp16") in links
+    # the chart's bars link to the same rows
+    assert '<a href="#op-0"><text' in page
+
+
+def test_an_op_without_a_row_is_named_without_a_link(tmp_path: Path) -> None:
+    from tf2npu.debug import profile_page
+
+    analysis = analyse(write_sample(tmp_path))
+    assert profile_page._op_link("not_profiled", profile_page.op_anchors(analysis)) == (
+        "not_profiled"
+    )

@@ -44,8 +44,11 @@ def test_each_npu_session_graph_is_written_and_graph_inspect_reads_it(
         sess.run(more)
     (key, path), = export.written.items()  # fmt: skip
     assert path == export.directory / file_name(key) == export.directory / f"session_{key}.pb"
-    names = {node.name for node in load_graph(path)}
-    assert {"x", "mm", "out", "later"} <= names  # the user's graph as last compiled
+    nodes = {node.name: node for node in load_graph(path)}
+    assert {"x", "mm", "out", "later"} <= set(nodes)  # the user's graph as last compiled
+    # with the shapes TF inferred, so graph inspect knows what crosses and how big it is
+    [shape] = nodes["mm"].attrs["_output_shapes"].list.shape
+    assert [d.size for d in shape.dim] == [1, 2]
     export.close()
     err = capsys.readouterr().err
     assert f"exported 1 session graph: {path} (tf2npu graph inspect {path})" in err

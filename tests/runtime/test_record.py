@@ -73,6 +73,8 @@ def test_sess_run_records_every_float_scalar_and_the_variables_at_close(
     np.testing.assert_array_equal(variables["w"], w)
     info = json.loads((tmp_path / "record.json").read_text())
     assert info["variables_session"] is not None and info["dropout_ops"] == 0
+    page = (tmp_path / "steps.html").read_text(encoding="utf-8")
+    assert 'aria-label="loss:0 per training step"' in page and "3 training steps" in page
 
 
 def test_non_finite_scalars_are_null_and_named(

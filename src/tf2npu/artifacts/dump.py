@@ -41,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import functools
+import io
 import math
 import os
 import re
@@ -75,8 +76,11 @@ __all__ = [
     "read_stats_csv",
     "sanitize",
     "save_npy",
+    "stats_from_sums",
+    "stats_line_tail",
     "tensor_stats",
     "write_stats_csv",
+    "write_stats_lines",
 ]
 
 #: ``time`` folder of the NPU layout (the dump's start, local time).
@@ -467,6 +471,48 @@ _AS_IS = (np.dtype(np.float32), np.dtype(np.float64))
 """Dtypes whose statistics are computed on the tensor itself; others on a float64 copy."""
 
 
+def stats_from_sums(
+    kind: Kind,
+    index: int,
+    *,
+    size: int,
+    dtype: str,
+    shape: tuple[int, ...],
+    count: int,
+    sums: tuple[float, float, float, float],
+    non_finite: tuple[int, int, int] = (0, 0, 0),
+    zero: int,
+) -> TensorStats:
+    """A statistics row from a tensor's reductions, wherever they were computed (numpy here,
+    the run's own graph for ``dump_data=stats``: ``tf2npu.runtime.dump.measure``).
+
+    ``sums`` are (max, min, sum, sum of squares) over the finite elements, ``non_finite`` the
+    (NaN, -Inf, +Inf) counts. With no finite element the four figures are NaN.
+    """
+    nan, neg_inf, pos_inf = non_finite
+    finite = count - nan - neg_inf - pos_inf
+    top, bottom, total, squares = sums
+    figures = (float("nan"),) * 4
+    if finite > 0:
+        figures = (float(top), float(bottom), float(total) / finite, math.sqrt(float(squares)))
+    return TensorStats(
+        kind=kind,
+        index=index,
+        size=size,
+        dtype=dtype,
+        shape=shape,
+        max=figures[0],
+        min=figures[1],
+        mean=figures[2],
+        count=count,
+        nan=nan,
+        neg_inf=neg_inf,
+        pos_inf=pos_inf,
+        zero=zero,
+        l2norm=figures[3],
+    )
+
+
 def tensor_stats(kind: Kind, index: int, array: np.ndarray[Any, Any]) -> TensorStats:
     """The statistics row of one tensor; max/min/mean/L2 norm are over its finite elements.
 
@@ -496,39 +542,54 @@ def tensor_stats(kind: Kind, index: int, array: np.ndarray[Any, Any]) -> TensorS
         finite = values[np.isfinite(values)]
         if finite.size:
             top, bottom = finite.max(), finite.min()
-    figures = (nan_figure,) * 4
+    total = squares = 0.0
     if finite.size:
-        squares = finite if finite.dtype == np.float64 else finite.astype(np.float64)
-        figures = (
-            float(top),
-            float(bottom),
-            float(np.add.reduce(finite, dtype=np.float64) / finite.size),
-            float(np.sqrt(np.dot(squares, squares))),
-        )
-    return TensorStats(
-        kind=kind,
-        index=index,
-        size=flat.nbytes,
-        dtype=dtype,
-        shape=shape,
-        max=figures[0],
-        min=figures[1],
-        mean=figures[2],
-        count=flat.size,
-        nan=nan,
-        neg_inf=neg_inf,
-        pos_inf=pos_inf,
+        copy = finite if finite.dtype == np.float64 else finite.astype(np.float64)
+        total, squares = np.add.reduce(finite, dtype=np.float64), np.dot(copy, copy)
+    return stats_from_sums(
+        kind, index, size=flat.nbytes, dtype=dtype, shape=shape, count=flat.size,
+        sums=(top, bottom, total, squares), non_finite=(nan, neg_inf, pos_inf),
         zero=int(np.count_nonzero(values == 0)),
-        l2norm=figures[3],
-    )
+    )  # fmt: skip
+
+
+_CSV_SPECIAL = re.compile(r'[,"\r\n]')
+
+
+def _csv_line(cells: Sequence[str]) -> str:
+    """One line as ``csv.writer`` writes it (``\\r\\n`` ends it); our cells never need
+    quoting, a cell that would is handed to the csv module."""
+    if any(_CSV_SPECIAL.search(cell) for cell in cells):
+        buffer = io.StringIO()
+        csv.writer(buffer).writerow(cells)
+        return buffer.getvalue()
+    return ",".join(cells) + "\r\n"
+
+
+_STATS_HEADER_LINE = _csv_line(STATS_HEADER).encode()
+_KIND_CELL = {"input": "Input", "output": "Output"}
+
+
+def stats_line_tail(stats: TensorStats) -> str:
+    """A row's line after its first two cells (``Input/Output``, ``Index``), as
+    :func:`write_stats_csv` writes it: one tensor read by several ops (an output and the next
+    op's input) is formatted once and labelled per op by :func:`write_stats_lines`."""
+    line = _csv_line(stats.row())
+    return line[line.index(",", line.index(",") + 1) + 1 :]
+
+
+def write_stats_lines(path: str | Path, rows: Iterable[tuple[Kind, int, str]]) -> None:
+    """Write one op's statistics file from (kind, index, :func:`stats_line_tail`) rows: the
+    bytes ``csv.writer`` writes, in one unbuffered write (a stats dump writes one such file
+    per op per step; the csv module and a text stream cost more than creating the file)."""
+    text = "".join(f"{_KIND_CELL[kind]},{index},{tail}" for kind, index, tail in rows)
+    with open(path, "wb", buffering=0) as stream:
+        _write_all(stream, memoryview(_STATS_HEADER_LINE + text.encode()))
 
 
 def write_stats_csv(path: str | Path, rows: Iterable[TensorStats]) -> None:
     """Write one op's statistics file."""
-    with open(path, "w", newline="", encoding="utf-8") as stream:
-        writer = csv.writer(stream)
-        writer.writerow(STATS_HEADER)
-        writer.writerows(row.row() for row in rows)
+    write_stats_lines(path, ((row.kind, row.index, stats_line_tail(row)) for row in rows))
 
 
 def read_stats_csv(path: str | Path) -> list[TensorStats]:

@@ -29,6 +29,7 @@ __all__ = [
     "NAMED_REASONS",
     "PRECISION",
     "REASONS",
+    "SUMMARY_FILE",
     "LossScale",
     "PrecisionRow",
     "Warmup",
@@ -36,6 +37,9 @@ __all__ = [
     "precision_groups",
     "precision_rows",
 ]
+
+SUMMARY_FILE = "run_summary.json"
+"""The run summary's file name in a run's report folder (every writer and reader uses this)."""
 
 LOSS_SCALE = "loss_scale"
 """The summary key."""

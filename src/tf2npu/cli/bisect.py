@@ -65,12 +65,14 @@ files written (into --out, default ./tf2npu-bisect-fusion or ./tf2npu-bisect-pre
   fusion_instances_off.json  only the guilty instance off (TF2NPU_FUSION_INSTANCES=FILE)
   modify_mixlist.json        {"black-list": {"to-add": [GE op types]}} (modify_mixlist=FILE)
   keep_fp32.json             the nodes alternative (TF2NPU_KEEP_FP32=FILE)
+  bisect.html                the trials drawn: distance from the reference per trial, the
+                             loss per step of each, the table linking each trial's steps.html
   bisect_state.json          finished trials, by configuration (resume)
   trials/NN-LABEL/           each trial's report folder (run_summary.json, steps.jsonl, ...)
 
 --json keys: kind, verdict, found, message, rule, aliases, instance, where, nodes, types, runs,
 bound, metric, tolerance, switch_file, instances_file, mixlist_file, keep_file,
-metric_by_run, trials. Details: docs/debugging.md#bisect.
+metric_by_run, trials, page. Details: docs/debugging.md#bisect.
 
 exit codes: 0 a culprit found and its fix checked; 1 none found (fusions or float16 are not
 the cause, the reference run fails, or the search is inconclusive: the message says which);
@@ -267,6 +269,7 @@ def _bisect(args: argparse.Namespace, script: Path, script_args: tuple[str, ...]
     from tf2npu.debug.bisect import Bench, Store
     from tf2npu.debug.bisect_lab import ScriptLab
     from tf2npu.debug.bisect_metric import Metric, NoMetricError
+    from tf2npu.debug.bisect_page import write_page
     from tf2npu.debug.bisect_report import text_lines
     from tf2npu.debug.trials import TrialTimeout
     from tf2npu.graph.fusion import known_rules
@@ -294,6 +297,7 @@ def _bisect(args: argparse.Namespace, script: Path, script_args: tuple[str, ...]
         data = _search(args, bench, metric, out, known)
     except NoMetricError as err:
         raise UsageError(f"{err} (the trials are in {out})") from None
+    data["page"] = str(write_page(data, bench, out))
     if args.json:
         sys.stdout.write(json.dumps(data, indent=1) + "\n")
     else:

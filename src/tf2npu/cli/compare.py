@@ -15,7 +15,7 @@ from rich.text import Text
 
 from tf2npu.cli import exit_codes
 from tf2npu.cli.console import make_console
-from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
+from tf2npu.cli.paths import check_input_file, check_output_dir, check_output_file, path_arg
 
 if TYPE_CHECKING:  # numpy: imported when the command runs, not for every tf2npu command
     from tf2npu.debug.advisor import Advice
@@ -46,6 +46,8 @@ examples:
   # NPU against the CPU golden, with the vendor's advisor and looser float16 bounds for dense/*
   tf2npu run --no-npu --dump golden train.py
   tf2npu compare dump_on golden --advisor --tolerance 'dense/*=2e-2,2e-2'
+  # the same as a page: tensors in order with their metrics, the first divergent op marked
+  tf2npu compare dump_on dump_off --out cmp/ --html cmp/compare.html
   # a real device dump, converted first, with its graph JSON
   tf2npu compare npu_npy/ golden/ -f ge_proto_00000001_Build.json --alg 0,1,7
 
@@ -64,7 +66,8 @@ algorithms (--alg, names or indices): 0 CosineSimilarity, 1 MaxAbsoluteError,
 exit codes: 0 every tensor read and none fails its tolerance; 1 some tensor fails or cannot
 be read (a damaged file, a FIFO); 2 bad usage, found before any comparison: a missing or
 empty dump folder, device files not converted to .npy, no tensor with a counterpart, an
-unreadable graph JSON or dump folder, a bad --alg or --tolerance, an unwritable --out.
+unreadable graph JSON or dump folder, a bad --alg or --tolerance, an unwritable --out or
+--html (a folder, or in a folder that cannot be written; an existing file is replaced).
 Details: docs/debugging.md.
 """
 FAILED_SHOWN = 10
@@ -121,6 +124,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="folder for the CSV and advisor_summary.txt (default: the current folder)",
     )
     out.add_argument(
+        "--html",
+        metavar="FILE",
+        type=path_arg,
+        help="also write one self-contained page: tensors in execution order with their "
+        "metrics drawn, the first divergent op with its fusion pass, inputs and outputs",
+    )
+    out.add_argument(
         "--json",
         action="store_true",
         help="print the report as JSON (schema in docs/debugging.md) instead of the summary",
@@ -142,6 +152,8 @@ def run(args: argparse.Namespace) -> int:
         if path is not None:
             check_input_file(path, flag, "give a graph JSON file (ge_proto_*_Build.json)")
     check_output_dir(args.out, "--out")
+    if args.html is not None:
+        check_output_file(args.html, "--html", "compare.html")
     stamp = time.strftime("%Y%m%d%H%M%S")
     plan = plan_compare(
         args.npu_dump,
@@ -162,10 +174,15 @@ def run(args: argparse.Namespace) -> int:
             cosine_column="CosineSimilarity" in algorithms,
         )
         advice_file = write_summary(advice, args.out)
+    page = None
+    if args.html is not None:
+        from tf2npu.debug.compare_page import write_page
+
+        page = write_page(report, args.html, csvs)
     if args.json:
         sys.stdout.write(dumps(to_json(report, csvs, advice, advice_file)))
     else:
-        print_summary(report, csvs, advice, advice_file, make_console())
+        print_summary(report, csvs, advice, advice_file, make_console(), page)
     return exit_codes.OK if report else exit_codes.FINDINGS
 
 
@@ -178,6 +195,7 @@ def print_summary(
     advice: Advice | None,
     advice_file: Path | None,
     console: Console,
+    page: Path | None = None,
 ) -> None:
     """The short summary: counts, the first divergent op, failures, advice, files."""
     plan = report.plan
@@ -201,6 +219,8 @@ def print_summary(
         console.print(line)
     for path in csvs:
         console.print(Text.assemble(("CSV: ", "bold"), str(path)), soft_wrap=True)
+    if page is not None:
+        console.print(Text.assemble(("HTML: ", "bold"), str(page)), soft_wrap=True)
 
 
 def _totals(report: CompareReport) -> str:

@@ -27,7 +27,10 @@ it. Then write, under OUT/PROF_<time>/:
                                                       bound, GetNext, host-device copies
   mindstudio_profiler_output/trace_view.json          timeline for Perfetto / chrome://tracing
   advice.md, advice.json                              the advisor's findings (node, line, fix)
-  profile.html                                        one self-contained page of it all
+  profile.html                                        one self-contained page of it all:
+                                                      advice linked to its ops, step breakdown
+                                                      (input, device, host, copies, other), the
+                                                      timeline drawn in (zoom: wheel), tables
 
 The first run of each signature builds TensorFlow's executor; the advice uses the later runs.
 """

@@ -1,7 +1,7 @@
 """``tf2npu run --ranks N``: the multi-rank options of ``tf2npu run`` and their launch.
 
 The parsing and checking of ``tf2npu run`` stay in :mod:`tf2npu.cli.run`; this module turns a
-checked :class:`~tf2npu.cli.run.RunPlan` plus the rank options into a
+checked :class:`~tf2npu.runtime.job.RunSpec` plus the rank options into a
 :class:`~tf2npu.runtime.distributed.launch.JobSpec`, launches it and prints the merged summary.
 """
 
@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
+from tf2npu.artifacts.run_summary import SUMMARY_FILE
 from tf2npu.cli.console import make_console
 from tf2npu.cli.paths import check_input_file, path_arg
 from tf2npu.config.cluster import RankEntry, load_rank_table
 from tf2npu.errors import UsageError
 
 if TYPE_CHECKING:
-    from tf2npu.cli.run import RunPlan
-    from tf2npu.runtime.distributed.instrument import CollectiveCounter
     from tf2npu.runtime.distributed.launch import JobResult, JobSpec
+    from tf2npu.runtime.job import RunSpec
 
-__all__ = ["add_arguments", "collective_counter", "is_multi_rank", "run_ranks"]
+__all__ = ["add_arguments", "is_multi_rank", "run_ranks"]
 
 DEFAULT_JOB_TIMEOUT = 3600.0
 DEFAULT_GRACE = 10.0
@@ -88,7 +88,7 @@ def is_multi_rank(args: argparse.Namespace) -> bool:
     return args.ranks is not None or args.rank_table is not None
 
 
-def job_spec(args: argparse.Namespace, plan: RunPlan) -> JobSpec:
+def job_spec(args: argparse.Namespace, plan: RunSpec) -> JobSpec:
     """The launch the checked command line asks for.
 
     Raises:
@@ -161,7 +161,7 @@ def _ranks(args: argparse.Namespace) -> tuple[tuple[RankEntry, ...], Path | None
     return ranks, args.rank_table.resolve()
 
 
-def _run_flags(args: argparse.Namespace, plan: RunPlan) -> tuple[str, ...]:
+def _run_flags(args: argparse.Namespace, plan: RunSpec) -> tuple[str, ...]:
     """The ``tf2npu run`` options every rank gets; ``{rank}`` is replaced per rank."""
     flags: list[str] = []
     regenerated = _regenerated_options(plan)
@@ -203,7 +203,7 @@ def _engine_flags(args: argparse.Namespace) -> list[str]:
     return flags
 
 
-def _regenerated_options(plan: RunPlan) -> frozenset[str]:
+def _regenerated_options(plan: RunSpec) -> frozenset[str]:
     """Options a forwarded flag makes again in each rank (``--profile``: with its own folder)."""
     names = {"deterministic"} if plan.deterministic else set()
     if plan.profile is not None:
@@ -211,7 +211,7 @@ def _regenerated_options(plan: RunPlan) -> frozenset[str]:
     return frozenset(names)
 
 
-def _timeout_env(plan: RunPlan) -> dict[str, str]:
+def _timeout_env(plan: RunSpec) -> dict[str, str]:
     """``--option hccl_timeout=S`` is the collectives' execution timeout, as on the device."""
     for item in plan.options:
         key, _, value = item.partition("=")
@@ -220,21 +220,7 @@ def _timeout_env(plan: RunPlan) -> dict[str, str]:
     return {}
 
 
-def collective_counter() -> CollectiveCounter | None:
-    """In a rank of a multi-rank job, a :class:`CollectiveCounter` added to the instruments."""
-    from tf2npu import runtime
-    from tf2npu.config.cluster import current
-    from tf2npu.runtime.distributed.instrument import CollectiveCounter
-
-    cluster = current()
-    if not cluster.distributed:
-        return None
-    counter = CollectiveCounter(cluster.rank, cluster.size)
-    runtime.context().extra_instruments.append(counter)
-    return counter
-
-
-def run_ranks(args: argparse.Namespace, plan: RunPlan) -> int:
+def run_ranks(args: argparse.Namespace, plan: RunSpec) -> int:
     """Launch the job, print the merged summary (unless ``--quiet``); the job's exit status."""
     from tf2npu.runtime.distributed.launch import launch
 
@@ -256,7 +242,7 @@ def print_job_summary(result: JobResult, spec: JobSpec) -> None:
     console.print(head)
     for rank in result.summary["per_rank"]:
         console.print(Text(f"  rank {rank['rank']}: {_rank_line(rank)}"))
-    path = spec.report_dir / "run_summary.json"
+    path = spec.report_dir / SUMMARY_FILE
     console.print(Text.assemble(("Summary: ", "bold"), str(path)), soft_wrap=True)
 
 

@@ -14,9 +14,8 @@ import argparse
 import json
 import os
 import sys
-import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +23,7 @@ from rich.console import Console
 from rich.text import Text
 
 from tf2npu import runtime
-from tf2npu.artifacts.run_summary import LOSS_SCALE, LossScale
-from tf2npu.atomic import write_text_atomic
+from tf2npu.artifacts.run_summary import LOSS_SCALE, SUMMARY_FILE, LossScale
 from tf2npu.cli import exit_codes, ranks
 from tf2npu.cli.console import make_console
 from tf2npu.cli.engine_flags import add_engine_flags, engine_overrides
@@ -34,18 +32,17 @@ from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.cli.precision_view import precision_summary_rows
 from tf2npu.cli.script_argv import FLAGS_KEY, record_flags, warn_misplaced
 from tf2npu.config.env import INJECT_FAULT_ENV
-from tf2npu.config.faults import FaultSpec
 from tf2npu.config.options import OPTIONS, Value
 from tf2npu.config.overrides import EngineOverrides
 from tf2npu.config.sources import (
     check_env_option,
+    from_cli,
     from_env,
     option_text,
     single_rank_environment,
 )
 from tf2npu.errors import ConfigError, UsageError
-from tf2npu.runtime.script import run_script
-from tf2npu.runtime.tflog import quiet_tensorflow
+from tf2npu.runtime.job import RunSpec
 
 DESCRIPTION = """\
 Run a TensorFlow 1.15-style training script, original or migrated to npu_bridge, on the
@@ -122,7 +119,6 @@ with one message at the script's line and no traceback, when the script's own NP
 invalid (an option value, a missing fusion_switch_file) and the script does not catch it.
 """
 
-SUMMARY_FILE = "run_summary.json"
 DEFAULT_REPORT_DIR = Path("tf2npu-run")
 
 
@@ -206,8 +202,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     repro.add_argument(
         "--record",
         action="store_true",
-        help="write steps.jsonl (every fetched float scalar, per run) and variables.npz (the "
-        "trainable variables at the end) into the report folder; also TF2NPU_RECORD=1",
+        help="write steps.jsonl (fetched float scalars per run), steps.html (them drawn) and "
+        "variables.npz (trainable variables at the end) to the report folder; TF2NPU_RECORD=1",
     )
     repro.add_argument(
         "--export-graph",
@@ -256,122 +252,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     record_flags(parser)
 
 
-@dataclass(frozen=True)
-class RunPlan:
-    """The checked command line: everything is validated before the script starts."""
-
-    script: Path
-    """Absolute path of the script."""
-    script_args: tuple[str, ...]
-    report_dir: Path
-    """Absolute, so a script that changes directory does not move it."""
-    options: tuple[str, ...]
-    npu: bool
-    execution: str
-    strict_options: bool = False
-    golden_dump: Path | None = None
-    """``--no-npu --dump DIR``: the stock sessions' dump folder."""
-    dump_step: str = ""
-    profile: Path | None = None
-    """``--profile DIR``: the profile's output folder."""
-    profile_steps: str = ""
-    deterministic: bool = False
-    record: bool = False
-    """``--record`` or ``TF2NPU_RECORD=1``."""
-    max_steps: int | None = None
-    """``TF2NPU_MAX_STEPS``: stop the script after this many training steps."""
-    dropout_off: bool = False
-    """``TF2NPU_DROPOUT_OFF=1``: every dropout keeps every element."""
-
-
 def run(args: argparse.Namespace) -> int:
-    plan = make_plan(args)
-    engine = _engine_overrides(args, plan)
+    """Check the command line, run it (:func:`tf2npu.runtime.job.run`), print the summary."""
+    from tf2npu.runtime import job
+
+    spec = make_spec(args)
     if ranks.is_multi_rank(args):
         check_output_dir(args.report_dir, "--report-dir")
-        return ranks.run_ranks(args, plan)
-    settings = runtime.configure(
-        npu=plan.npu,
-        options=plan.options,
-        execution=plan.execution,
-        report_dir=plan.report_dir,
-        strict_options=plan.strict_options,
-        engine=engine,
-    )
-    check_values(settings.overrides, _flags(args))
-    job = single_rank_environment(os.environ)
-    check_environment({**os.environ, **job}, settings.overrides)
-    check_option_files(settings.overrides)
+        return ranks.run_ranks(args, spec)
+    overrides = dict(from_cli(spec.options))
+    check_values(overrides, _flags(args))
+    check_environment({**os.environ, **single_rank_environment(os.environ)}, overrides)
+    check_option_files(overrides)
     check_output_dir(args.report_dir, "--report-dir")
     if args.dump is not None:
         check_output_dir(args.dump, "--dump")
-    if plan.profile is not None:
-        from tf2npu.runtime.profile import install
-
-        check_output_dir(plan.profile, "--profile")
-        install(runtime.context(), plan.profile, steps=plan.profile_steps)
+    if args.profile is not None:
+        check_output_dir(args.profile, "--profile")
     if args.export_graph is not None:
-        from tf2npu.runtime.graph_export import GraphExport
-
         check_output_dir(args.export_graph, "--export-graph")
-        runtime.context().extra_instruments.append(GraphExport(args.export_graph.resolve()))
-    if plan.golden_dump is not None:
-        from tf2npu.runtime.dump import golden_dump
-
-        ctx = runtime.context()
-        ctx.extra_instruments.append(golden_dump(plan.golden_dump, ctx, plan.dump_step))
-    if plan.deterministic:  # read once, when TensorFlow is imported
-        from tf2npu.runtime.determinism import ENVIRONMENT
-
-        os.environ.update(ENVIRONMENT)
-    quiet_tensorflow(verbose=args.verbose)
-    _enter_tf1_environment()
-    _add_run_controls(plan)
-    if engine.faults:
-        _warn_faults(engine.faults)
-    if job and not args.quiet:
-        shown = " ".join(f"{k}={v}" for k, v in job.items())
-        print(f"tf2npu run: one-device job environment: {shown} (were unset)", file=sys.stderr)
-    stats = runtime.reset_stats()
-    # A stale list from an earlier run in this folder would name instances this run never had.
-    from tf2npu.runtime.instances import FUSION_INSTANCES_FILE  # the graph engine: not at start-up
-
-    (plan.report_dir / FUSION_INSTANCES_FILE).unlink(missing_ok=True)
-    counter = ranks.collective_counter()
-    start = time.perf_counter()
-    os.environ.update(job)
-    try:
-        status = run_script(plan.script, plan.script_args)
-    finally:
-        for name in job:  # the script's lifetime only: a caller of main() keeps its environment
-            os.environ.pop(name, None)
-    wall = time.perf_counter() - start
-    dumps, unwritten = _finish_dumps()
-    summary = stats.summary(wall_seconds=wall, exit_status=status)
-    summary["job_environment"] = job
-    summary["dumps"] = dumps
-    summary["profiles"] = _profiles()
-    summary["deterministic"] = runtime.context().determinism.summary()
-    summary["fusion_instances_unmatched"] = runtime.context().fusion_instances.unmatched()
-    summary["injected_faults"] = runtime.context().injected_faults.summary()
-    summary["races"] = runtime.context().races.summary()
-    summary["write_errors"] = unwritten
-    if counter is not None:
-        summary["distributed"] = counter.summary()
-    json_path = plan.report_dir / SUMMARY_FILE
-    written = _write_summary(json_path, summary)
+    outcome = job.run(spec)
     if not args.quiet:
         console = make_console(stderr=True)
-        print_summary(summary, console, plan=plan, json_path=json_path)
+        print_summary(outcome.summary, console, plan=spec, json_path=outcome.summary_path)
         if args.report_dir == DEFAULT_REPORT_DIR:
             _name_default_report_dir(console)
-    if (unwritten or not written) and status == exit_codes.OK:
+    if not outcome.complete and outcome.status == exit_codes.OK:
         return exit_codes.FINDINGS
-    return status
+    return outcome.status
 
 
-def make_plan(args: argparse.Namespace) -> RunPlan:
-    """Check SCRIPT and settle the paths; raise :class:`UsageError` on a problem."""
+def make_spec(args: argparse.Namespace) -> RunSpec:
+    """The run the command line asks for: SCRIPT checked, paths settled, engine overrides
+    loaded; raise :class:`UsageError` (or ``ConfigError``) on a problem."""
     from tf2npu.runtime.dropout import dropout_off_from_env
     from tf2npu.runtime.record import max_steps_from_env, record_from_env
 
@@ -403,7 +316,7 @@ def make_plan(args: argparse.Namespace) -> RunPlan:
             "--dump-mode and --dump-data apply to NPU dumps; a --no-npu (golden) dump holds "
             "every op's outputs as tensors (an op's inputs are its producers' outputs)"
         )
-    return RunPlan(
+    spec = RunSpec(
         script=script.resolve(),
         script_args=tuple(command[1:]),
         report_dir=args.report_dir.resolve(),
@@ -421,10 +334,14 @@ def make_plan(args: argparse.Namespace) -> RunPlan:
         record=args.record or record_from_env(os.environ),
         max_steps=max_steps_from_env(os.environ),
         dropout_off=dropout_off_from_env(os.environ),
+        export_graph=args.export_graph.resolve() if args.export_graph is not None else None,
+        verbose=args.verbose,
+        quiet=args.quiet,
     )
+    return replace(spec, engine=_engine_overrides(args, spec))
 
 
-def _engine_overrides(args: argparse.Namespace, plan: RunPlan) -> EngineOverrides:
+def _engine_overrides(args: argparse.Namespace, plan: RunSpec) -> EngineOverrides:
     """The trial flags (or their variables), checked; faults are dropped under ``--no-npu``."""
     engine = engine_overrides(args, os.environ)
     if plan.npu or not engine.faults:
@@ -440,16 +357,6 @@ def _engine_overrides(args: argparse.Namespace, plan: RunPlan) -> EngineOverride
         file=sys.stderr,
     )
     return replace(engine, faults=())
-
-
-def _warn_faults(faults: Iterable[FaultSpec]) -> None:
-    """Loud, whatever --quiet says: numbers from this run are wrong on purpose."""
-    specs = "; ".join(spec.text for spec in faults)
-    print(
-        f"tf2npu run: WARNING: FAULT INJECTION ACTIVE ({specs}): NPU sessions compute wrong "
-        "values on purpose (a drill); see injected_faults in the run summary",
-        file=sys.stderr,
-    )
 
 
 def _dump_options(args: argparse.Namespace) -> tuple[str, ...]:
@@ -471,25 +378,6 @@ def _dump_options(args: argparse.Namespace) -> tuple[str, ...]:
     return tuple(items)
 
 
-def _add_run_controls(plan: RunPlan) -> None:
-    """What ``--deterministic``, ``--record``, ``TF2NPU_MAX_STEPS`` and
-    ``TF2NPU_DROPOUT_OFF`` add to the run (TensorFlow is imported by now)."""
-    from tf2npu.runtime import dropout, record
-    from tf2npu.runtime.determinism import CLI_FLAG
-
-    ctx = runtime.context()
-    if plan.deterministic:
-        ctx.determinism.requested_by = CLI_FLAG
-    recorder = None
-    if plan.record:
-        recorder = record.RunRecorder(plan.report_dir, ctx)
-        ctx.extra_instruments.append(recorder)
-    if plan.max_steps is not None:
-        ctx.extra_instruments.append(record.StepLimit(plan.max_steps, ctx, recorder))
-    if plan.dropout_off:
-        dropout.install()
-
-
 def _profile_options(args: argparse.Namespace) -> tuple[str, ...]:
     """``--profile DIR`` as the NpuOptimizer options it stands for (``--profile-steps`` is
     checked here: it selects runs, which no adapter option does)."""
@@ -505,38 +393,6 @@ def _profile_options(args: argparse.Namespace) -> tuple[str, ...]:
             raise UsageError(f"--profile-steps {args.profile_steps!r} is not valid; {fix}")
     output = json.dumps({"output": str(args.profile.resolve())})
     return ("profiling_mode=true", f"profiling_options={output}")
-
-
-def _profiles() -> list[dict[str, Any]]:
-    """Per profile this run wrote: its folder, traced runs and advice (after ``close``)."""
-    from tf2npu.runtime.profile import OpProfile
-
-    out = []
-    for instrument in runtime.context().extra_instruments:
-        if not isinstance(instrument, OpProfile):
-            continue
-        analysis = instrument.analysis
-        severities: dict[str, int] = {}
-        for finding in analysis.findings if analysis is not None else ():
-            name = finding.severity.value
-            severities[name] = severities.get(name, 0) + 1
-        out.append(
-            {"path": str(instrument.directory), "traced_runs": instrument.iterations,
-             "findings": severities, "complete": analysis is not None}
-        )  # fmt: skip
-    return out
-
-
-def _finish_dumps() -> tuple[list[dict[str, Any]], list[str]]:
-    """Wait for the dump writers; what each dump folder received, and what could not be
-    written (said on stderr: a full disk ends the run with exit 1, not a traceback)."""
-    from tf2npu.runtime.dump import dump_figures
-
-    ctx = runtime.context()
-    unwritten = ctx.close()
-    for problem in unwritten:
-        print(f"tf2npu run: error: {problem}", file=sys.stderr)
-    return dump_figures(ctx), unwritten
 
 
 def _flags(args: argparse.Namespace) -> dict[str, str]:
@@ -592,41 +448,11 @@ def _name_default_report_dir(console: Console) -> None:
     )
 
 
-def _enter_tf1_environment() -> None:
-    """``import tensorflow`` gives the TF1 API, ``npu_bridge`` imports; sessions are hooked.
-
-    The compat layer is activated even with ``--no-npu`` so a migrated script's ``npu_bridge``
-    imports still work; :func:`tf2npu.runtime.configure` has already told the hook to keep every
-    session stock in that case.
-    """
-    try:
-        from tf2npu import compat
-
-        compat.activate()
-        runtime.install()
-    except ModuleNotFoundError as exc:
-        if exc.name is None or exc.name.partition(".")[0] != "tensorflow":
-            raise
-        raise UsageError(
-            "tf2npu run needs TensorFlow 2.15, which is not installed; install it with "
-            "pip install 'tf2npu[tf]'"
-        ) from None
-
-
 # -- the summary ----------------------------------------------------------------------------------
 
 
-def _write_summary(path: Path, summary: dict[str, Any]) -> bool:
-    try:
-        write_text_atomic(path, json.dumps(summary, indent=2) + "\n")
-    except OSError as exc:
-        print(f"tf2npu run: error: cannot write {path}: {exc.strerror}", file=sys.stderr)
-        return False
-    return True
-
-
 def print_summary(
-    summary: dict[str, Any], console: Console, *, plan: RunPlan, json_path: Path
+    summary: dict[str, Any], console: Console, *, plan: RunSpec, json_path: Path
 ) -> None:
     """The compact two-column table printed at exit; every value is :class:`Text`, never markup.
 
@@ -649,7 +475,7 @@ def print_summary(
     console.print(Text.assemble(("Summary: ", "bold"), str(json_path)), soft_wrap=True)
 
 
-def _rows(summary: dict[str, Any], plan: RunPlan) -> list[tuple[str, Text]]:
+def _rows(summary: dict[str, Any], plan: RunSpec) -> list[tuple[str, Text]]:
     fusions = summary["fusions"]
     mode = f"execution {plan.execution}" if plan.npu else "--no-npu: every session stock"
     rows = [

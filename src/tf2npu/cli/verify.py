@@ -26,6 +26,7 @@ from tf2npu.debug.verify import (
     run_verify,
     write_report,
 )
+from tf2npu.debug.verify_page import write_page
 from tf2npu.errors import UsageError
 from tf2npu.procs import signals_stop_children
 
@@ -60,8 +61,11 @@ examples:
 
 output: a verdict per check; DIR/verify.json (default ./tf2npu-verify) with "verdict" (pass,
 fail or inconclusive) and "checks": [{name, passed, first_divergent_step, first_divergent_variable,
-max_rel_diff, tolerance, noise_floor, ...}]; each run's report folder (run_summary.json,
-steps.jsonl, variables.npz, trial.log) under DIR. Details: docs/verify.md.
+max_rel_diff, tolerance, noise_floor, ...}]; DIR/verify.html, one self-contained page: every
+fetched scalar per step for each run, its relative difference from original-1 (noise floor
+shaded, first divergence marked), the variables that differ; each run's report folder
+(run_summary.json, steps.jsonl, steps.html, variables.npz, trial.log) under DIR.
+Details: docs/verify.md.
 
 dropout: the original's tf.nn.dropout and the migration's npu_ops.dropout draw different
 masks, so losses differ whatever the migration; verify says so and --dropout-off runs both
@@ -212,16 +216,19 @@ def run(args: argparse.Namespace) -> int:
         )
     report = report_json(checks, runs, plan)
     path = write_report(report, plan.out)
+    page = write_page(checks, runs, plan)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        print_checks(checks, report["verdict"], make_console(stderr=False), path)
+        print_checks(checks, report["verdict"], make_console(stderr=False), path, page)
     codes = {"pass": exit_codes.OK, "inconclusive": exit_codes.INCONCLUSIVE}
     return codes.get(report["verdict"], exit_codes.FINDINGS)
 
 
-def print_checks(checks: Sequence[Check], verdict: str, console: Console, path: Path) -> None:
-    """One line per check, then its notes; the verdict first."""
+def print_checks(
+    checks: Sequence[Check], verdict: str, console: Console, path: Path, page: Path | None = None
+) -> None:
+    """One line per check, then its notes; the verdict first; then the files written."""
     sys.stderr.flush()
     style = {"pass": "bold green", "inconclusive": "bold yellow"}.get(verdict, "bold red")
     console.print(Text.assemble(("tf2npu verify: ", "bold"), (verdict.upper(), style)))
@@ -231,6 +238,8 @@ def print_checks(checks: Sequence[Check], verdict: str, console: Console, path: 
         for note in data["notes"]:
             console.print(Text(f"    note: {note}", style="yellow"), soft_wrap=True)
     console.print(Text.assemble(("verify.json: ", "bold"), str(path)), soft_wrap=True)
+    if page is not None:
+        console.print(Text.assemble(("verify.html: ", "bold"), str(page)), soft_wrap=True)
 
 
 def _line(check: Check) -> Text:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tf2npu.artifacts.run_summary import precision_rows
+from tf2npu.artifacts.run_summary import SUMMARY_FILE, precision_rows
 from tf2npu.config.env import FUSION_INSTANCES_ENV, INJECT_FAULT_ENV, KEEP_FP32_ENV, RECORD_ENV
 from tf2npu.debug.bisect import Config
 from tf2npu.debug.bisect_metric import Evidence, FusionInstance, LoweredNode, Metric
@@ -47,7 +47,7 @@ MIXLIST = "modify_mixlist.json"
 KEEP_FP32 = "keep_fp32.json"
 FUSION_INSTANCES = "fusion_instances.json"
 """What ``tf2npu run --record`` writes: the fusion instances the engine applied."""
-SUMMARY = "run_summary.json"
+SUMMARY = SUMMARY_FILE
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ Files (into ``--out``):
 * ``fusion_instances_off.json``: only the guilty instance off (``{"off": [{"rule": ...,
   "root": ...}]}``), for ``TF2NPU_FUSION_INSTANCES`` / ``tf2npu run --fusion-instances``;
 * ``modify_mixlist.json``: seed 004's ``{"black-list": {"to-add": [GE op types]}}``;
+* ``bisect.html``: the trials drawn (:mod:`tf2npu.debug.bisect_page`);
 * ``keep_fp32.json``: the nodes alternative (``{"nodes": [...]}``, ``TF2NPU_KEEP_FP32``), whose
   source fix is ``npu_scope.keep_dtype_scope()`` around the lines that create them.
 """
@@ -219,6 +220,8 @@ def text_lines(data: Mapping[str, Any]) -> list[str]:
     ):
         if data[key]:
             lines.append(f"  wrote {data[key]}  {label}")
+    if data.get("page"):
+        lines.append(f"  wrote {data['page']}  the trials drawn")
     if data.get("keep_dtype_scope"):
         lines += [
             "  or in the script:",

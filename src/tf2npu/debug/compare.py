@@ -400,35 +400,59 @@ class UnitResult:
 
     def divergences(self) -> Iterator[Divergence]:
         """The ops where a difference starts, in execution order."""
-        by_op: dict[str, list[TensorDiff]] = defaultdict(list)
-        for diff in self.diffs:
-            by_op[diff.pair.op_name].append(diff)
-        outputs = {(d.pair.op_name, d.pair.slot): d for d in self.diffs if d.pair.kind == "output"}
+        by_op = self._by_op()
+        outputs = self._outputs()
         for op in self.unit.ops:
             mine = by_op.get(op.name, [])
             failed = tuple(d for d in mine if d.pair.kind == "output" and d.verdict == FAIL)
             if not failed:
                 continue
-            states = _input_states(op, mine, outputs)
+            states = [_state(d) for _, d in _input_diffs(op, mine, outputs)]
             if False in states:
                 continue
             yield Divergence(self.unit, op, failed, states.count(True), states.count(None))
 
+    def input_diffs(self, op: OpNode) -> list[tuple[int, TensorDiff | None]]:
+        """Per input slot of ``op``: the diff it is judged by (its own input dump, else the
+        output feeding it), or None when neither was compared."""
+        return _input_diffs(op, self._by_op().get(op.name, []), self._outputs())
 
-def _input_states(
+    def output_diffs(self, op: OpNode) -> list[TensorDiff]:
+        """The diffs of ``op``'s outputs, in slot order."""
+        mine = [d for d in self._by_op().get(op.name, []) if d.pair.kind == "output"]
+        return sorted(mine, key=lambda d: d.pair.slot)
+
+    def _by_op(self) -> dict[str, list[TensorDiff]]:
+        by_op: dict[str, list[TensorDiff]] = defaultdict(list)
+        for diff in self.diffs:
+            by_op[diff.pair.op_name].append(diff)
+        return by_op
+
+    def _outputs(self) -> dict[tuple[str, int], TensorDiff]:
+        return {(d.pair.op_name, d.pair.slot): d for d in self.diffs if d.pair.kind == "output"}
+
+
+def _input_diffs(
     op: OpNode, mine: list[TensorDiff], outputs: dict[tuple[str, int], TensorDiff]
-) -> list[bool | None]:
-    """Per input of ``op``: True passes, False fails, None not judged."""
+) -> list[tuple[int, TensorDiff | None]]:
+    """Per input slot of ``op``: its own input dump's diff when that was compared, else the
+    diff of the output feeding it (through the graph JSON), else whichever exists."""
     own = {d.pair.slot: d for d in mine if d.pair.kind == "input"}
     slots = max(len(op.inputs), max(own, default=-1) + 1)
-    states: list[bool | None] = []
+    found: list[tuple[int, TensorDiff | None]] = []
     for slot in range(slots):
         diff = own.get(slot)
         producer = op.inputs[slot] if slot < len(op.inputs) else None
         if (diff is None or diff.verdict not in (PASS, FAIL)) and producer is not None:
-            diff = outputs.get(producer)
-        states.append(None if diff is None or diff.verdict not in (PASS, FAIL) else bool(diff))
-    return states
+            fed = outputs.get(producer)  # a TensorDiff that fails is falsy: no `or` here
+            diff = fed if fed is not None else diff
+        found.append((slot, diff))
+    return found
+
+
+def _state(diff: TensorDiff | None) -> bool | None:
+    """True passes, False fails, None not judged."""
+    return None if diff is None or diff.verdict not in (PASS, FAIL) else bool(diff)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import tf2npu
+from tf2npu.artifacts.run_summary import SUMMARY_FILE
 from tf2npu.procs import CHILDREN, die_with_parent
 
 __all__ = [
@@ -46,8 +47,8 @@ TIMEOUT_FACTOR = 4.0
 MIN_TIMEOUT = 300.0
 """With no --timeout, later trials may run ``TIMEOUT_FACTOR`` times the reference's time, and
 at least this long (start-up costs vary on a loaded machine)."""
-_SUMMARY = "run_summary.json"
-_OUTPUTS = (_SUMMARY, "steps.jsonl", "variables.npz", "record.json")
+_SUMMARY = SUMMARY_FILE
+_OUTPUTS = (_SUMMARY, "steps.jsonl", "steps.html", "variables.npz", "record.json")
 
 
 @dataclass(frozen=True)

@@ -50,12 +50,14 @@ __all__ = [
     "RunRecord",
     "VerifyPlan",
     "compare",
+    "compared_steps",
     "explain_with_fusions_off",
     "judge",
     "needs_fusions_off",
     "report_json",
     "run_verify",
     "scalar_scales",
+    "variable_differences",
     "verdict",
     "write_report",
 ]
@@ -244,7 +246,7 @@ def _rel(x: float, y: float) -> float:
     return abs(x - y) / max(abs(y), _TINY)
 
 
-def _series(steps: Sequence[StepRecord]) -> list[StepRecord]:
+def compared_steps(steps: Sequence[StepRecord]) -> list[StepRecord]:
     """The records compared step by step: training runs that fetched scalars, else the last
     evaluation's runs (:func:`tf2npu.debug.records.loss_series`' choice)."""
     train = [r for r in steps if r.train and r.scalars]
@@ -260,7 +262,7 @@ def scalar_scales(run: RunRecord) -> dict[str, float]:
     (a WGAN critic loss crossing 0, a loss trained down to 1e-4), where a relative error alone
     fails every rounding and a fixed absolute slack passes every divergence."""
     values: dict[str, list[float]] = {}
-    for record in _series(run.steps):
+    for record in compared_steps(run.steps):
         for name in record.scalars:
             value = record.value(name)
             if math.isfinite(value):
@@ -277,7 +279,7 @@ def compare(
     """Compare ``candidate`` with ``reference``: ``within(name, x, y)`` says whether the
     candidate's value ``x`` of the scalar the reference calls ``name`` agrees with the reference's
     ``y``; variables agree within ``variable_tolerance`` (see :func:`_compare_variables`)."""
-    ref, cand = _series(reference.steps), _series(candidate.steps)
+    ref, cand = compared_steps(reference.steps), compared_steps(candidate.steps)
     notes = []
     if len(ref) != len(cand):
         notes.append(
@@ -322,9 +324,30 @@ def _compare_variables(
     candidate: Mapping[str, np.ndarray[Any, Any]],
     tolerance: float,
 ) -> tuple[float, str | None, list[str]]:
-    """The largest element difference, relative to the largest magnitude among all the
-    reference's variables, and the first variable (in the reference's order) beyond
-    ``tolerance``.
+    """The largest variable difference (:func:`variable_differences`) and the first variable
+    (in the reference's order) beyond ``tolerance``."""
+    if not reference or not candidate:
+        missing = "the reference" if not reference else "the candidate"
+        return 0.0, None, [f"no variables recorded by {missing}: variables not compared"]
+    worst, first, notes = 0.0, None, []
+    for name, rel in variable_differences(reference, candidate).items():
+        if rel is None:
+            notes.append(f"variable {name!r} is missing or has another shape in the candidate")
+            first = first or name
+            continue
+        worst = max(worst, rel)
+        if first is None and rel > tolerance:
+            first = name
+    return worst, first, notes
+
+
+def variable_differences(
+    reference: Mapping[str, np.ndarray[Any, Any]],
+    candidate: Mapping[str, np.ndarray[Any, Any]],
+) -> dict[str, float | None]:
+    """Per variable of ``reference`` (in its order): the largest element difference, relative
+    to the largest magnitude among all the reference's variables (inf for a NaN); None when
+    the candidate lacks it or has it in another shape.
 
     Relative to the model's scale, not each variable's own: a variable whose gradient is zero
     (attention's key bias, invariant under softmax) holds only rounding noise, which Adam
@@ -333,23 +356,16 @@ def _compare_variables(
     """
     import numpy as np  # not at the CLI's start-up
 
-    if not reference or not candidate:
-        missing = "the reference" if not reference else "the candidate"
-        return 0.0, None, [f"no variables recorded by {missing}: variables not compared"]
     scale = max((float(np.max(np.abs(v))) for v in reference.values() if v.size), default=0.0)
-    worst, first, notes = 0.0, None, []
+    found: dict[str, float | None] = {}
     for name, y in reference.items():
         x = candidate.get(name)
         if x is None or x.shape != y.shape:
-            notes.append(f"variable {name!r} is missing or has another shape in the candidate")
-            first = first or name
+            found[name] = None
             continue
         diff = float(np.max(np.abs(x.astype(np.float64) - y))) if y.size else 0.0
-        rel = math.inf if math.isnan(diff) else diff / max(scale, _TINY)
-        worst = max(worst, rel)
-        if first is None and rel > tolerance:
-            first = name
-    return worst, first, notes
+        found[name] = math.inf if math.isnan(diff) else diff / max(scale, _TINY)
+    return found
 
 
 @dataclass
@@ -510,7 +526,7 @@ def _require_original(run: RunRecord, script: Path) -> None:
             f"`tf2npu run --no-npu`: {result.failure()}; fix it (or the arguments after --) "
             f"first (its output: {result.log})"
         )
-    if not _series(run.steps) and not run.variables:
+    if not compared_steps(run.steps) and not run.variables:
         raise UsageError(
             f"the original script {str(script)!r} fetched no float scalar and left no trainable "
             "variables: nothing to compare. Fetch the loss in sess.run (or print it), as "
@@ -652,7 +668,7 @@ def report_json(
                 "report_dir": str(run.result.report_dir),
                 "status": run.result.status,
                 "seconds": round(run.result.seconds, 3),
-                "steps": len(_series(run.steps)),
+                "steps": len(compared_steps(run.steps)),
             }
             for name, run in runs.items()
         },

@@ -36,7 +36,9 @@ class GraphExport(RunInstrument):
     def on_compile(self, event: CompileEvent) -> None:
         if event.session is None:
             return
-        data = event.session.graph.as_graph_def().SerializeToString()
+        # With the shapes TF inferred (``_output_shapes``): graph inspect then knows the size
+        # and shape of each tensor crossing between host and GeOps.
+        data = event.session.graph.as_graph_def(add_shapes=True).SerializeToString()
         path = self.directory / file_name(event.session.key)
         with self._lock:
             self.directory.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,8 @@ Estimator, Keras' callables — all reach it. It writes into the report folder:
   finite) and the names that were NaN/Inf;
 * ``variables.npz``: the trainable variables of the last session that closed holding any (or
   that was still open at exit), read just before it closed;
+* ``steps.html``: those scalars drawn per training step (:mod:`tf2npu.runtime.record_page`),
+  for whoever opens the folder;
 * ``record.json``: what else a comparison of two runs needs to know: the dropout ops the
   sessions' graphs hold, and where a step limit stopped the script.
 
@@ -37,6 +39,7 @@ import numpy as np
 from tf2npu.atomic import write_text_atomic
 from tf2npu.config.env import MAX_STEPS_ENV, RECORD_ENV
 from tf2npu.errors import UsageError
+from tf2npu.runtime import record_page
 from tf2npu.runtime.instruments import RunHook, RunInstrument, RunSignature, SessionInfo
 
 if TYPE_CHECKING:
@@ -159,13 +162,16 @@ class RunRecorder(RunInstrument):
             self._variables_from = session.key
 
     def close(self) -> None:
-        """Flush: the open sessions' variables, then ``steps.jsonl`` and ``record.json``."""
+        """Flush: the open sessions' variables, then ``steps.jsonl``, ``steps.html`` and
+        ``record.json``."""
         for session in self._ctx.open_sessions():
             self.capture(session)
         self._dir.mkdir(parents=True, exist_ok=True)
         with self._lock:
             text = self._lines.getvalue()
         write_text_atomic(self._dir / STEPS_FILE, text)
+        del text  # getvalue's copy of every line: freed before the page is drawn
+        self._write_page()
         info = {
             "dropout_ops": len(self._dropout),
             "dropout_examples": list(self._dropout)[:_MAX_NAMED],
@@ -175,6 +181,15 @@ class RunRecorder(RunInstrument):
         write_text_atomic(self._dir / RECORD_INFO_FILE, json.dumps(info, indent=2) + "\n")
         if self._unwritten is not None:
             raise self._unwritten
+
+    def _write_page(self) -> None:
+        """``steps.html``, from ``steps.jsonl`` read back line by line: no second copy of a
+        long run's records in memory."""
+        title = f"tf2npu run: recorded steps ({self._dir.name})"
+        with (self._dir / STEPS_FILE).open(encoding="utf-8") as stream:
+            records = (json.loads(line) for line in stream if line.strip())
+            page = record_page.render_page(records, title)
+        write_text_atomic(self._dir / record_page.PAGE_FILE, page)
 
 
 class _RecordHook(RunHook):

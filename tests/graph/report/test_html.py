@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 
-from tf2npu.graph.decisions import CLUSTER, CLUSTERS, Cluster
+from tf2npu.graph.decisions import CLUSTER, CLUSTERS, PLACEMENT, Cluster, Placement
 from tf2npu.graph.engine import EngineRun
 from tf2npu.graph.report.html import BOXES_DRAWN, render_html
 from tf2npu.graph.report.summary import GraphSummary, summarize
@@ -22,7 +23,7 @@ def test_page_is_self_contained(summary: GraphSummary) -> None:
 def test_draws_a_device_box_per_geop_and_a_host_box_per_reason(summary: GraphSummary) -> None:
     page = render_html(summary)
     assert len(re.findall(r'<rect class="device"', page)) == 1
-    assert len(re.findall(r'<rect class="host"', page)) == 4
+    assert len(re.findall(r'<rect class="host[" ]', page)) == 4
     assert "GeOp1_0 (2 nodes)" in page
     assert "not_in_library (1 node)" in page
     assert "memcpy edges: 3" in page
@@ -80,3 +81,48 @@ def test_names_are_escaped_and_many_geops_are_summed(make_run: Callable[..., Eng
     assert "GeOp&lt;0&gt; (1 node)" in page and "GeOp<0>" not in page
     assert len(re.findall(r'<rect class="device"', page)) == BOXES_DRAWN
     assert "6 more GeOps (6 nodes)" in page
+
+
+def test_the_box_of_the_failing_node_is_marked(summary: GraphSummary) -> None:
+    page = render_html(summary)
+    # the table_split error is at s, a gray op on the host: its box, and only it, is red
+    assert len(re.findall(r'<rect class="host failing"', page)) == 1
+    assert '<text class="failing-label"' in page and "✖ s: table_split" in page
+    marked = page.index('<rect class="host failing"')
+    assert page.rindex("<rect", 0, page.index("✖ s: table_split")) == marked
+    assert "gray_op (1 node)" in page[marked : page.index("✖ s: table_split")]
+
+
+def test_without_errors_no_box_is_marked(summary: GraphSummary) -> None:
+    page = render_html(dataclasses.replace(summary, errors=()))
+    body = page.split("</style>", 1)[1]
+    assert "failing" not in body and "✖" not in body
+
+
+def test_the_crossing_tensors_are_listed_with_their_ends(summary: GraphSummary) -> None:
+    page = render_html(summary)
+    section = page[page.index("<h2>Tensors crossing") : page.index("<h2>Host ops")]
+    assert "(3; 3 memcpy edges: one per op input reading one)" in section
+    rows = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td>", section)
+    assert rows == [("py", "not_in_library", "GeOp1_0"), ("x", "outside_geop", "GeOp1_0"),
+                    ("relu", "GeOp1_0", "gray_op")]  # fmt: skip
+
+
+def test_pass_made_names_show_the_users_ops_with_the_internal_name_a_click_away(
+    make_run: Callable[..., EngineRun],
+) -> None:
+    run = make_run()
+    graph = run.graph
+    cast = graph.add_node("relu/_tf2npu_fp16/_tf2npu_to_f32", "Cast", [graph["relu"].output()],
+                          origin=["relu/_tf2npu_fp16"])  # fmt: skip
+    graph.add_node("relu/_tf2npu_fp16", "Relu", origin=["relu"])
+    cast.meta[PLACEMENT] = Placement(False, 1, "not_in_library", "Cast: not here")
+    reader = graph.add_node("cast_str", "AsString", [cast.output()])
+    reader.meta[PLACEMENT] = Placement(False, 2, "gray_op", "AsString: gray op")
+    page = render_html(summarize(run))
+    hosts = page[page.index("<h2>Host ops") : page.index("<h2>Precision")].replace("<wbr>", "")
+    assert (
+        '<td><details class="name"><summary>relu</summary>'
+        "<code>relu/_tf2npu_fp16/_tf2npu_to_f32</code></details></td><td>Cast</td>"
+    ) in hosts
+    assert "<td>cast_str</td>" in hosts  # the user's own names as they are

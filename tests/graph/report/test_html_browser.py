@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.graph.report.browser import BROKEN_WORDS, measure
 
 from tf2npu.graph.decisions import CLUSTER, CLUSTERS, PLACEMENT, Cluster, Placement
 from tf2npu.graph.engine import EngineRun
@@ -133,3 +134,58 @@ def test_line_labels_do_not_overlap(wide_run: EngineRun, tmp_path: Path) -> None
                 min(a[2], b[2]) - max(a[0], b[0]) > 0 and min(a[3], b[3]) - max(a[1], b[1]) > 0
             )
             assert not overlap, (a, b)
+
+
+@pytest.mark.slow
+def test_no_word_or_number_is_broken_across_lines(wide_run: EngineRun, tmp_path: Path) -> None:
+    page = render_html(summarize(wide_run))
+    seen = measure(page, tmp_path, {"broken": BROKEN_WORDS})
+    assert seen["broken"] == []
+    # the check sees it when a cell may break anywhere (the style sheet before)
+    anywhere = page.replace("</style>", "td { overflow-wrap: anywhere !important; }</style>")
+    narrow = measure(anywhere, tmp_path, {"broken": BROKEN_WORDS}, width=420)
+    assert narrow["broken"] != []
+
+
+FAILING = """
+(() => {
+  const box = e => { const b = e.getBBox(); return [b.x, b.y, b.x + b.width, b.y + b.height]; };
+  return {
+    boxes: [...document.querySelectorAll('rect.failing')].map(box),
+    marks: [...document.querySelectorAll('text.failing-label')].map(t => [t.textContent, box(t)]),
+  };
+})()
+"""
+CLICK = """
+(() => {
+  const details = document.querySelector('details.name');
+  if (!details) return null;
+  const code = details.querySelector('code');
+  const before = code.checkVisibility();
+  details.querySelector('summary').click();
+  return [details.querySelector('summary').textContent, before, code.checkVisibility(),
+          code.textContent];
+})()
+"""
+
+
+@pytest.mark.slow
+def test_the_failing_box_holds_its_mark_and_internal_names_open_on_a_click(
+    wide_run: EngineRun, tmp_path: Path
+) -> None:
+    graph = wide_run.graph
+    cast = graph.add_node("relu/_tf2npu_to_f32", "Cast", [graph["relu"].output()],
+                          origin=["relu"])  # fmt: skip
+    cast.meta[PLACEMENT] = Placement(False, 1, "not_in_library", "Cast: not here")
+    graph.add_node("cast_str", "AsString", [cast.output()]).meta[PLACEMENT] = Placement(
+        False, 2, "gray_op", "AsString: gray op"
+    )
+    seen = measure(render_html(summarize(wide_run)), tmp_path,
+                   {"failing": FAILING, "click": CLICK})  # fmt: skip
+    [box] = seen["failing"]["boxes"]  # s's box: GeOp1_1 holds it here
+    [(text, mark)] = seen["failing"]["marks"]
+    assert text == "✖ s: table_split"
+    assert box[0] <= mark[0] and mark[2] <= box[2] and box[1] <= mark[1] and mark[3] <= box[3]
+    summary_text, before, after, code = seen["click"]
+    assert (summary_text, code) == ("relu", "relu/_tf2npu_to_f32")
+    assert (before, after) == (False, True)  # hidden, then shown by the click

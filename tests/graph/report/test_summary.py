@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from tf2npu.graph.decisions import PLACEMENT, Placement
+from tf2npu.graph.decisions import CLUSTER, PLACEMENT, Placement, supersede
 from tf2npu.graph.engine import EngineRun
 from tf2npu.graph.report import to_json_text
 from tf2npu.graph.report.summary import OUTSIDE_GEOP, UNDECIDED, GraphSummary, summarize
@@ -13,12 +13,13 @@ from tf2npu.graph.report.summary import OUTSIDE_GEOP, UNDECIDED, GraphSummary, s
 MakeRun = Callable[..., EngineRun]
 
 EXPECTED = {
-    "schema_version": 1,
+    "schema_version": 2,
     "graph": "model.pbtxt",
     "mode": {"mix_compile_mode": True, "precision_mode": "allow_mix_precision"},
     "nodes": 6,
     "device_nodes": 2,
     "host_nodes": 4,
+    "lowering_nodes": 0,
     "geops": [
         {"name": "GeOp1_0", "nodes": 2, "inputs": ["py", "x"], "outputs": ["relu"],
          "sources": {"not_in_library": 1, "outside_geop": 1}, "sinks": {"gray_op": 1}},
@@ -37,6 +38,11 @@ EXPECTED = {
     "memcpy_bytes": 4096,
     "casts_inserted": 2,
     "precision": {"mm_orig": {"before": "float32", "after": "float16", "reason": "allow_list"}},
+    "crossings": [
+        {"tensor": "py", "from": "not_in_library", "to": "GeOp1_0", "dtype": "", "shape": ""},
+        {"tensor": "x", "from": "outside_geop", "to": "GeOp1_0", "dtype": "", "shape": ""},
+        {"tensor": "relu", "from": "GeOp1_0", "to": "gray_op", "dtype": "", "shape": ""},
+    ],
     "fusions": {"matmul_biasadd": 1, "gelu": 0},
     "fusion_instances": [
         {"rule": "matmul_biasadd", "root": "relu", "nodes": ["relu", "mm_orig"]},
@@ -112,3 +118,23 @@ def test_host_ops_group_by_reason_largest_first(make_run: MakeRun) -> None:
     assert [(reason, [op.name for op in ops]) for reason, ops in groups] == [
         ("gray_op", ["s", "c"]), ("not_in_library", ["py"]), ("outside_geop", ["x"]),
     ]  # fmt: skip
+
+
+def test_geop_members_are_counted_and_lowering_nodes_apart(make_run: MakeRun) -> None:
+    """Lowering gives relu a CPU form (a float32 Relu between two casts) inside GeOp1_0: the
+    GeOp still has its two members, as its GE graph does, and the three new nodes are apart."""
+    run = make_run()
+    graph = run.graph
+    relu = graph["relu"]
+    up = graph.add_node("relu/_tf2npu_f32", "Cast", [graph["mm_orig/_tf2npu_fp16"].output()])
+    cpu = graph.add_node("relu/_tf2npu_cpu", "Relu", [up.output()])
+    down = graph.add_node("relu/_tf2npu_to_f16", "Cast", [cpu.output()])
+    for node in (up, cpu, down):
+        node.meta[CLUSTER] = "GeOp1_0"
+    graph.add_node("s2", "AsString", [relu.output()])
+    supersede(graph, relu, {0: down.output()}, by="lowering", rule="cpu_form")
+    summary = summarize(run)
+    assert (summary.nodes, summary.device_nodes, summary.host_nodes) == (7, 2, 5)
+    assert summary.lowering_nodes == 3
+    assert [g.nodes for g in summary.geops] == [2]
+    assert summary.nodes == summary.device_nodes + summary.host_nodes

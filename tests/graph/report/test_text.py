@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 
 from rich.console import Console
@@ -20,6 +21,14 @@ def test_totals_line(summary: GraphSummary) -> None:
     assert totals_line(summary) == (
         "6 nodes: 2 on the device in 1 GeOp, 4 on the host; 3 memcpy edges (4.0 KiB); "
         "2 casts inserted; 1 fusion"
+    )
+
+
+def test_totals_line_says_the_nodes_lowering_added_apart(summary: GraphSummary) -> None:
+    lowered = dataclasses.replace(summary, lowering_nodes=80)
+    assert totals_line(lowered) == (
+        "6 nodes: 2 on the device in 1 GeOp (+80 that lowering added to run GeOps on the CPU), "
+        "4 on the host; 3 memcpy edges (4.0 KiB); 2 casts inserted; 1 fusion"
     )
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tf2npu.artifacts.run_summary import LOSS_SCALE, LossScale
+from tf2npu.artifacts.run_summary import LOSS_SCALE, SUMMARY_FILE, LossScale
 from tf2npu.config.jsonfile import parse_json
 from tf2npu.debug.doctor.checks import op_summary_findings
 from tf2npu.debug.doctor.symptoms import BY_ID
@@ -36,7 +36,7 @@ __all__ = [
     "read_run_dir",
 ]
 
-SUMMARY = "run_summary.json"
+SUMMARY = SUMMARY_FILE
 CHECK_RESULT = "check_result.tf.json"
 _DATASET_GRAPH = "dataset-initialisation graph"
 _TABLE_OPS = frozenset({"HashTableV2", "HashTable", "MutableHashTableV2", "MutableHashTable",

@@ -7,17 +7,21 @@ is one box per host reason (with its node count), the device side one box per Ge
 each host box to each GeOp it exchanges tensors with, labelled with the tensors crossing
 (``in``: host to device, ``out``: device to host), and an arc on the device side between two
 GeOps that pass tensors to each other (through the host). Beyond :data:`BOXES_DRAWN` boxes per
-side, the rest are summed into one box, and their lines go to it.
+side, the rest are summed into one box, and their lines go to it. The box holding an error's
+node is outlined red with the node named in it. The tables list the tensors crossing the
+boundaries and show a pass-made node by the user's ops it stands for, its internal name one
+click away (:func:`user_name`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 
 from tf2npu.artifacts.run_summary import NAMED_REASONS, PrecisionRow, precision_groups
-from tf2npu.graph.report.page import ROWS_SHOWN, document, table
+from tf2npu.graph.report.crossings import is_internal
+from tf2npu.graph.report.page import ROWS_SHOWN, Html, breakable, document, table
 from tf2npu.graph.report.summary import GraphSummary
 from tf2npu.graph.report.text import mode_label, timings_line, totals_line
 
@@ -54,11 +58,15 @@ def _sections(summary: GraphSummary) -> list[str]:
             [[g.name, g.nodes, len(g.inputs), len(g.outputs)] for g in summary.geops],
         )
     )
+    out.extend(_crossings(summary))
     out.append(f"<h2>Host ops ({summary.host_nodes:,})</h2>")
     out.append(
         table(
             ["node", "type", "reason", "code", "why"],
-            [[h.name, h.type, h.reason, h.code, h.message] for h in summary.host_ops],
+            [
+                [user_name(summary, h.name), h.type, h.reason, h.code, h.message]
+                for h in summary.host_ops
+            ],
         )
     )
     out.extend(_precision(summary))
@@ -68,13 +76,54 @@ def _sections(summary: GraphSummary) -> list[str]:
     out.append(
         table(
             ["rule", "root", "nodes"],
-            [[f.rule, f.root, ", ".join(f.nodes)] for f in summary.fusion_instances],
+            [
+                [f.rule, user_name(summary, f.root), _names(summary, f.nodes)]
+                for f in summary.fusion_instances
+            ],
         )
     )
     if summary.no_effect:
         out.append("<h2>Options without effect here</h2>")
         out.append(table(["option", "why"], [list(row) for row in summary.no_effect]))
     return out
+
+
+def user_name(summary: GraphSummary, name: str) -> object:
+    """``name`` as the page shows it: a pass-made name (``dense/Relu/_tf2npu_fp16/...``) as the
+    user's ops it stands for, the internal name one click away; any other name as it is."""
+    node, colon, index = name.partition(":")
+    users = summary.user_names.get(node)
+    if not is_internal(node) or not users:
+        return name
+    shown = ", ".join(users) + (f" ({colon}{index})" if colon else "")
+    return Html(
+        f'<details class="name"><summary>{breakable(shown)}</summary>'
+        f"<code>{breakable(name)}</code></details>"
+    )
+
+
+def _names(summary: GraphSummary, names: Sequence[str]) -> object:
+    """Several names in one cell, each as :func:`user_name` shows it."""
+    shown = [user_name(summary, n) for n in names]
+    if not any(isinstance(n, Html) for n in shown):
+        return ", ".join(names)
+    return Html(", ".join(n if isinstance(n, Html) else breakable(str(n)) for n in shown))
+
+
+def _crossings(summary: GraphSummary) -> list[str]:
+    """The tensors copied between the host and GeOps (or GeOp to GeOp) each step."""
+    rows = [
+        [user_name(summary, c.tensor), c.source, c.dest, c.dtype or "?", c.shape or "?"]
+        for c in summary.crossings
+    ]
+    return [
+        f"<h2>Tensors crossing between host and GeOps ({len(rows):,}; "
+        f"{summary.memcpy_edges:,} memcpy edges: one per op input reading one)</h2>",
+        table(["tensor", "from", "to", "dtype", "shape"], rows),
+        '<p class="note">One row per tensor copied into a GeOp or out of it each step; from / '
+        "to: a GeOp, or the host reasons of the ops at that end; ? = the graph does not say "
+        "(a graph exported with add_shapes=True says the shapes).</p>",
+    ]
 
 
 def _precision(summary: GraphSummary) -> list[str]:
@@ -117,8 +166,8 @@ def _diagnostics(summary: GraphSummary) -> list[str]:
     counts = f"{_count(len(summary.errors), 'error')}, {_count(len(summary.warnings), 'warning')}"
     heading = f"<h2>Errors and warnings ({counts})</h2>"
     rows = [
-        [f'<span class="{d.severity}">{escape(d.severity)}</span>', d.code, d.node, d.message,
-         d.fix]
+        [f'<span class="{d.severity}">{escape(d.severity)}</span>', d.code,
+         user_name(summary, d.node), d.message, d.fix]
         for d in diagnostics
     ]  # fmt: skip
     return [heading, table(["severity", "code", "node", "message", "fix"], rows, raw_first=True)]
@@ -132,6 +181,9 @@ def _svg(summary: GraphSummary) -> str:
     pairs = _pairs(summary, host_row, geop_row)
     fan = max([*Counter(h for h, _ in pairs).values(), *Counter(d for _, d in pairs).values(), 1])
     box_h = max(_BOX_H, _LINE_GAP * fan + 8)
+    host_marks, device_marks = _failing(summary, host_row, geop_row)
+    if host_marks or device_marks:
+        box_h = max(box_h, 2 * _BOX_H)  # room for the error's line under the label
     rows = max(len(host), len(device), 1)
     height = _TOP + rows * (box_h + _GAP) + _GAP
     out = [
@@ -148,7 +200,8 @@ def _svg(summary: GraphSummary) -> str:
     if not device:
         out.append(_text(_DEVICE_X, _TOP + 20, "no GeOps"))
     out += _host_lines(pairs, box_h) + _geop_arcs(summary, geop_row, box_h)
-    out += _draw(host, _HOST_X, "host", box_h) + _draw(device, _DEVICE_X, "device", box_h)
+    out += _draw(host, _HOST_X, "host", box_h, host_marks)
+    out += _draw(device, _DEVICE_X, "device", box_h, device_marks)
     out.append("</svg>")
     return "\n".join(out)
 
@@ -221,16 +274,46 @@ def _boxes(items: Iterable[tuple[str, int]], what: str) -> list[tuple[str, int]]
     return [*kept, (f"{len(rest)} more {what}", sum(n for _, n in rest))]
 
 
-def _draw(boxes: list[tuple[str, int]], x: int, kind: str, box_h: int) -> list[str]:
+def _draw(
+    boxes: list[tuple[str, int]], x: int, kind: str, box_h: int, marks: Mapping[int, str]
+) -> list[str]:
+    """The boxes; one holding an error's node is outlined red, the node named under its label."""
     out = []
     for i, (label, count) in enumerate(boxes):
         y = _top(i, box_h)
+        css = f"{kind} failing" if i in marks else kind
         out.append(
-            f'<rect class="{kind}" x="{x}" y="{y:.0f}" width="{_BOX_W}" height="{box_h}" rx="4"/>'
+            f'<rect class="{css}" x="{x}" y="{y:.0f}" width="{_BOX_W}" height="{box_h}" rx="4"/>'
         )
-        # Device labels sit right of centre, clear of the line labels at the box's left edge.
-        out.append(_text(x + 8, y + box_h / 2 + 4, f"{_clip(label)} ({_nodes(count)})"))
+        text = f"{_clip(label)} ({_nodes(count)})"
+        if i not in marks:
+            out.append(_text(x + 8, y + box_h / 2 + 4, text))
+            continue
+        out.append(_text(x + 8, y + box_h / 2 - 4, text))
+        out.append(_text(x + 8, y + box_h / 2 + 14, marks[i], css="failing-label"))
     return out
+
+
+def _failing(
+    summary: GraphSummary, host_row: Mapping[str, int], geop_row: Mapping[str, int]
+) -> tuple[dict[int, str], dict[int, str]]:
+    """The host and GeOp boxes holding an error's node: row -> ``✖ node: code`` (the user's
+    op for a pass-made node; ``(+N)`` more errors in the same box)."""
+    found: tuple[dict[int, list[str]], dict[int, list[str]]] = ({}, {})
+    for d in summary.errors:
+        where = summary.diagnostic_sides.get(d.node, "")
+        name = ", ".join(summary.user_names.get(d.node, ())) or d.node
+        if where in geop_row:
+            found[1].setdefault(geop_row[where], []).append(f"{name}: {d.code}")
+        elif where in host_row:
+            found[0].setdefault(host_row[where], []).append(f"{name}: {d.code}")
+    host, device = ({row: _mark(texts) for row, texts in side.items()} for side in found)
+    return host, device
+
+
+def _mark(texts: Sequence[str]) -> str:
+    more = f" (+{len(texts) - 1})" if len(texts) > 1 else ""
+    return f"✖ {_clip(texts[0], 36 - len(more))}{more}"
 
 
 def _nodes(count: int) -> str:
@@ -241,9 +324,9 @@ def _count(count: int, noun: str) -> str:
     return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
 
 
-def _text(x: float, y: float, text: str, *, anchor: str = "start") -> str:
+def _text(x: float, y: float, text: str, *, anchor: str = "start", css: str = "label") -> str:
     end = ' text-anchor="end"' if anchor == "end" else ""
-    return f'<text class="label" x="{x:.0f}" y="{y:.0f}"{end}>{escape(text)}</text>'
+    return f'<text class="{css}" x="{x:.0f}" y="{y:.0f}"{end}>{escape(text)}</text>'
 
 
 def _clip(label: str, width: int = 30) -> str:

@@ -7,10 +7,11 @@ CSS and any script are inline, so a page opens anywhere and can be mailed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from html import escape
 
-__all__ = ["CSS", "ROWS_SHOWN", "cell", "document", "table"]
+__all__ = ["CSS", "ROWS_SHOWN", "Html", "breakable", "cell", "document", "table"]
 
 ROWS_SHOWN = 2000
 """Rows per table; the full data is in the report's files."""
@@ -30,18 +31,92 @@ th { background: #f3f3f3; } td.n { text-align: right; }
 .info { color: #1565c0; }
 .bar-device { fill: #66bb6a; } .bar-host { fill: #ffa726; } .bar-copy { fill: #90a4ae; }
 .bar-input { fill: #ef5350; } .bar-fpbp { fill: #42a5f5; } .bar-refresh { fill: #ab47bc; }
+.bar-other { fill: #e0e0e0; stroke: #9e9e9e; stroke-width: 0.5; }
+th, td { overflow-wrap: normal; word-break: normal; } td.n { white-space: nowrap; }
+table.wide th, table.wide td { font-size: 12px; padding: 2px 5px; }
+a { color: #1565c0; } :target { background: #fff59d; }
+.bar-step { fill: #cfd8dc; } .lane { stroke: #eee; }
+.step { stroke: #d32f2f; stroke-dasharray: 4 3; } #tl-plot { cursor: grab; }
+details.name summary { cursor: pointer; } details.name code { font-size: 12px; color: #555; }
+.failing { stroke: #b71c1c; stroke-width: 3; }
+.failing-label { font: bold 12px system-ui, sans-serif; fill: #b71c1c; }
+table.names th, table.names td { overflow-wrap: normal; }
+table.names .num { white-space: nowrap; }
+tr.first td { background: #ffebee; } tr.fail td:nth-child(1) { color: #b71c1c; }
+.chart { display: block; margin: 8px 0; }
+.side { display: flex; flex-wrap: wrap; gap: 16px; } .side > div { flex: 1 1 440px; min-width: 0; }
 """
+"""Cells wrap at spaces and at the ``<wbr>`` :func:`breakable` puts after name separators,
+never inside a word or a number (``overflow-wrap: anywhere`` broke "warning" and "1,234")."""
+
+LONG_WORD = 12
+"""A word longer than this may break before each capital of its CamelCase
+(``Resource<wbr>Apply<wbr>Adam``)."""
+LONG_PART = 24
+"""A part between scope separators longer than this may break after its underscores too."""
+_WORD = re.compile(r"\S+")
+_NUMBER = re.compile(r"[-+]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?%?|[-+]?inf|nan", re.I)
+_SCOPES = re.compile(r"(?<=[/.:,])|(?<=->)")
+_UNDERSCORES = re.compile(r"(?<=_)")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+class Html(str):
+    """A cell's content already in HTML (a link, a marked name): :func:`cell` keeps it as is."""
+
+    __slots__ = ()
+
+
+def breakable(text: str) -> str:
+    """``text`` escaped, with line-break opportunities (``<wbr>``) only between the parts of
+    names: after each ``/ . : , ->`` (not before a last part of one or two characters, so
+    ``loss:0`` stays whole), after the underscores of a part longer than :data:`LONG_PART`,
+    and inside the CamelCase of a word longer than :data:`LONG_WORD`. A number is never broken.
+
+    >>> breakable("tower_0/dense/MatMul")
+    'tower_0/<wbr>dense/<wbr>MatMul'
+    >>> breakable("sparse_softmax_cross_entropy <x> 1,234.5")
+    'sparse_<wbr>softmax_<wbr>cross_<wbr>entropy &lt;x&gt; 1,234.5'
+    >>> breakable("SparseSoftmaxCrossEntropyWithLogits")
+    'Sparse<wbr>Softmax<wbr>Cross<wbr>Entropy<wbr>With<wbr>Logits'
+    >>> breakable("IteratorGetNext:output:0")
+    'Iterator<wbr>Get<wbr>Next:<wbr>output:0'
+    """
+    return _WORD.sub(lambda m: _word(m.group(0)), text)
+
+
+def _word(word: str) -> str:
+    if _NUMBER.fullmatch(word):
+        return escape(word)
+    out = ""
+    for number, part in enumerate(_SCOPES.split(word)):
+        if not part:
+            continue
+        pieces = _UNDERSCORES.split(part) if len(part) > LONG_PART else [part]
+        if number and len(part) > 2:
+            out += "<wbr>"
+        out += "<wbr>".join(_camel(piece) for piece in pieces)
+    return out
+
+
+def _camel(word: str) -> str:
+    if len(word) <= LONG_WORD:
+        return escape(word)
+    return "<wbr>".join(escape(w) for w in _CAMEL.split(word))
 
 
 def cell(value: object) -> str:
-    """One ``<td>``: numbers right-aligned with thousands separators, text escaped."""
+    """One ``<td>``: numbers right-aligned with thousands separators, text escaped (wrapping
+    only at name separators, :func:`breakable`), :class:`Html` as it is."""
+    if isinstance(value, Html):
+        return f"<td>{value}</td>"
     if isinstance(value, bool):
         return f"<td>{'yes' if value else 'no'}</td>"
     if isinstance(value, int):
         return f'<td class="n">{value:,}</td>'
     if isinstance(value, float):
         return f'<td class="n">{value:,.1f}</td>'
-    return f"<td>{escape(str(value))}</td>"
+    return f"<td>{breakable(str(value))}</td>"
 
 
 def table(

@@ -9,13 +9,19 @@ Where a node runs: once the partition pass has run (``graph.meta[CLUSTERS]`` is 
 on the device exactly when it belongs to a GeOp; a node the placement pass allowed on the device
 but that no GeOp holds (full-offload mode keeps a single GeOp) falls back to the host with reason
 :data:`OUTSIDE_GEOP`. Before partitioning, the placement decides.
+
+How nodes are counted, one rule everywhere (totals, GeOp table, drawing, JSON): a GeOp's nodes
+are its members as the partition made them (:attr:`Cluster.nodes`, the nodes of its GE graph
+JSON); the host's are the live nodes outside every GeOp; ``nodes`` is their sum. The nodes the
+lowering pass adds inside a GeOp so that the CPU can run it (float32 casts around float16 ops,
+expanded fusions) are no GeOp's members: they are counted apart, as ``lowering_nodes``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tf2npu.artifacts.run_summary import PrecisionRow
@@ -35,6 +41,7 @@ from tf2npu.graph.decisions import (
 )
 from tf2npu.graph.engine import EngineRun
 from tf2npu.graph.ir import Graph, Node, TensorRef
+from tf2npu.graph.report.crossings import Crossing, crossings, sides, user_names
 
 __all__ = [
     "OUTSIDE_GEOP",
@@ -46,8 +53,9 @@ __all__ = [
     "summarize",
 ]
 
-SCHEMA_VERSION = 1
-"""Bumped when a key of :meth:`GraphSummary.to_json` changes meaning or disappears."""
+SCHEMA_VERSION = 2
+"""Bumped when a key of :meth:`GraphSummary.to_json` changes meaning or disappears (2:
+``device_nodes`` counts GeOp members, not the live nodes lowering left in GeOps)."""
 
 OUTSIDE_GEOP = "outside_geop"
 """Host reason of a node the device could run that no GeOp holds."""
@@ -109,6 +117,14 @@ class GraphSummary:
     """Every fusion applied, in the order the pass applied them (function bodies included)."""
     precision_ops: tuple[PrecisionRow, ...] = ()
     """Per user op the precision pass judged, its dtype and reason (:mod:`.precision`)."""
+    lowering_nodes: int = 0
+    """Nodes the lowering pass added inside GeOps to run them on the CPU (no GeOp's members)."""
+    crossings: tuple[Crossing, ...] = ()
+    """Every tensor crossing a GeOp's boundary, with its ends, dtype and shape."""
+    user_names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """The user's ops behind each pass-made node name this summary mentions."""
+    diagnostic_sides: Mapping[str, str] = field(default_factory=dict)
+    """Where each error's and warning's node is: its GeOp or host reason (nodes of the graph)."""
 
     @property
     def fusions_applied(self) -> int:
@@ -137,6 +153,7 @@ class GraphSummary:
             "nodes": self.nodes,
             "device_nodes": self.device_nodes,
             "host_nodes": self.host_nodes,
+            "lowering_nodes": self.lowering_nodes,
             "geops": [
                 {
                     "name": g.name,
@@ -165,6 +182,16 @@ class GraphSummary:
                 name: {"before": d.before, "after": d.after, "reason": d.reason}
                 for name, d in self.precision.items()
             },
+            "crossings": [
+                {
+                    "tensor": c.tensor,
+                    "from": c.source,
+                    "to": c.dest,
+                    "dtype": c.dtype,
+                    "shape": c.shape,
+                }
+                for c in self.crossings
+            ],
             "fusions": dict(self.fusions),
             "fusion_instances": [f.to_json() for f in self.fusion_instances],
             "errors": [_diagnostic_json(d) for d in self.errors],
@@ -199,14 +226,31 @@ def summarize(run: EngineRun, graph_label: str = "") -> GraphSummary:
     fusion_stats = stats.get("fusion", {})
     fusions = {rule: int(fusion_stats.get(rule, 0)) for rule, on in cfg.fusion.states.items() if on}
     diagnostics = cfg.diagnostics
+    reasons = {op.name: op.reason for op in host_ops}
+    side = sides(graph, reasons)
+    crossing = tuple(crossings(graph, clusters or [], side, unknown=UNDECIDED))
+    instances = tuple(graph.meta.get(FUSION_INSTANCES, ()))
+    flagged = [*diagnostics.of("error"), *diagnostics.of("warning")]
+    mentioned = [
+        *(op.name for op in host_ops),
+        *(c.tensor for c in crossing),
+        *(d.node for d in flagged),
+        *(name for f in instances for name in (f.root, *f.nodes)),
+    ]
+    device_nodes = len(live) - len(host_ops)
+    lowering = 0
+    if partitioned:
+        members = {name for c in clusters or [] for name in c.nodes}
+        lowering = sum(1 for n in live if CLUSTER in n.meta and n.name not in members)
+        device_nodes = len(members)
     return GraphSummary(
         graph=graph_label,
         mix_compile_mode=cfg.options.mix_compile_mode,
         precision_mode=cfg.options.effective_precision_mode,
-        nodes=len(live),
-        device_nodes=len(live) - len(host_ops),
+        nodes=device_nodes + len(host_ops),
+        device_nodes=device_nodes,
         host_nodes=len(host_ops),
-        geops=_geops(graph, clusters or [], {op.name: op.reason for op in host_ops}),
+        geops=_geops(graph, clusters or [], reasons),
         host_ops=tuple(host_ops),
         memcpy_edges=int(stats.get("partition", {}).get("memcpy_edges", 0)),
         memcpy_bytes=int(stats.get("partition", {}).get("memcpy_bytes", 0)),
@@ -220,8 +264,12 @@ def summarize(run: EngineRun, graph_label: str = "") -> GraphSummary:
         pass_seconds=dict(run.pass_seconds),
         skipped_passes=tuple(run.pipeline.skipped),
         partitioned=partitioned,
-        fusion_instances=tuple(graph.meta.get(FUSION_INSTANCES, ())),
+        fusion_instances=instances,
         precision_ops=tuple(user_precision(graph)),
+        lowering_nodes=lowering,
+        crossings=crossing,
+        user_names=user_names(graph, mentioned),
+        diagnostic_sides={d.node: side(d.node) for d in flagged if d.node and side(d.node)},
     )
 
 
@@ -229,11 +277,10 @@ def _geops(
     graph: Graph, clusters: list[Cluster], reasons: dict[str, str]
 ) -> tuple[GeOpSummary, ...]:
     """Each GeOp with the host reason or GeOp at the other end of each crossing tensor."""
+    known = sides(graph, reasons)
 
     def side(name: str) -> str:
-        node = graph.get(name)
-        cluster = node.meta.get(CLUSTER) if node is not None else None
-        return str(cluster) if cluster else reasons.get(name, UNDECIDED)
+        return known(name) or UNDECIDED
 
     out = []
     for c in clusters:

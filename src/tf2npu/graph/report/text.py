@@ -42,9 +42,13 @@ def mode_label(summary: GraphSummary) -> str:
 def totals_line(summary: GraphSummary) -> str:
     """One sentence with the headline counts."""
     geops = _counted(len(summary.geops), "GeOp")
+    lowered = ""
+    if summary.lowering_nodes:
+        lowered = f" (+{summary.lowering_nodes:,} that lowering added to run GeOps on the CPU)"
     return (
-        f"{_counted(summary.nodes, 'node')}: {summary.device_nodes:,} on the device in {geops}, "
-        f"{summary.host_nodes:,} on the host; {_counted(summary.memcpy_edges, 'memcpy edge')}"
+        f"{_counted(summary.nodes, 'node')}: {summary.device_nodes:,} on the device in {geops}"
+        f"{lowered}, {summary.host_nodes:,} on the host; "
+        f"{_counted(summary.memcpy_edges, 'memcpy edge')}"
         f" ({_bytes(summary.memcpy_bytes)}); {_counted(summary.casts_inserted, 'cast')} "
         f"inserted; {_counted(summary.fusions_applied, 'fusion')}"
     )

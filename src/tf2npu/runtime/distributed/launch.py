@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from tf2npu.artifacts.run_summary import SUMMARY_FILE
 from tf2npu.atomic import write_text_atomic
 from tf2npu.config.cluster import RankEntry
 from tf2npu.config.env import ADDRESSES_VARIABLE
@@ -208,7 +209,7 @@ def launch(spec: JobSpec, out: IO[str] | None = None) -> JobResult:
         break
     result.seconds = round(time.monotonic() - started, 3)
     result.summary = merged_summary(spec, result)
-    write_text_atomic(spec.report_dir / "run_summary.json", json.dumps(result.summary, indent=2))
+    write_text_atomic(spec.report_dir / SUMMARY_FILE, json.dumps(result.summary, indent=2))
     return result
 
 
@@ -536,7 +537,7 @@ def merged_summary(spec: JobSpec, result: JobResult) -> dict[str, Any]:
     """The job's ``run_summary.json``: each rank's own summary (read back), and how it ended."""
     ranks = []
     for outcome in result.ranks:
-        own = _read_summary(spec.report_dir / f"rank_{outcome.rank}" / "run_summary.json")
+        own = _read_summary(spec.report_dir / f"rank_{outcome.rank}" / SUMMARY_FILE)
         distributed = own.get("distributed") or {}
         ranks.append(
             {

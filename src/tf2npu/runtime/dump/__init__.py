@@ -19,7 +19,9 @@ Three run instruments share one mechanism, :class:`TensorDump`:
 How values are taken: the instrument adds the tensors to the run's fetches. Only tensors the run
 computes anyway are fetched (the ops the fetches and targets reach, outside v1 control-flow
 frames and cond branches, whose tensors may be dead), so dumping changes no value and runs
-nothing more. Files are written by one background thread per dump folder; a run waits only
+nothing more. A ``dump_data=stats`` dump fetches no float tensor: the run computes their
+statistics itself and hands over eight numbers each (:mod:`tf2npu.runtime.dump.measure`).
+Files are written by one background thread per dump folder; a run waits only
 when the disk falls behind by more than ``DumpWriter._BACKLOG`` bytes of tensors. Limits,
 stated in ``docs/debugging.md``: nodes inside functions (``tf.function``, functional
 ``While``) are not dumped, nor are ref tensors (a ``VariableV2`` output; the variable's value
@@ -37,11 +39,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
+
 from tf2npu.artifacts import dump as dumpfile
 from tf2npu.artifacts import gegraph
 from tf2npu.artifacts.dump import Kind
 from tf2npu.config.dump_steps import DumpSteps
 from tf2npu.runtime.dump.ge_build import GraphJsonDumps
+from tf2npu.runtime.dump.measure import StatsPlan
 from tf2npu.runtime.dump.overflow import check_overflow
 from tf2npu.runtime.dump.select import (
     DumpModel,
@@ -142,6 +147,8 @@ class TensorDump(RunInstrument):
         self._clusters: dict[str, tuple[gegraph.GeGraph, int]] = {}
         """mirror node name -> (its GeOp's graph, the graph number of that compile)."""
         self._graphs: dict[tuple[int, str], gegraph.GeGraph] = {}
+        self._figures: dict[str, Any] = {}
+        """``dump_data=stats``: mirror tensor name -> its figures in the graph (made once)."""
         self._writer = writer_for(ctx, spec.path)
 
     # -- compile time: which GeOp each node belongs to ---------------------------------------
@@ -192,6 +199,9 @@ class TensorDump(RunInstrument):
                 models.append(model)
         if not models:
             return None
+        if self.spec.flavour == "npu" and self.spec.data == "stats":
+            plan = StatsPlan.of(extras, self._figures)
+            return _StatsHook(self, models, list(plan.fetches), run, plan)
         return _NpuHook(self, models, extras, run)
 
     def _wanted(self, op: gegraph.GeOp) -> bool:
@@ -305,8 +315,37 @@ class _NpuHook(RunHook):
                     check_overflow(writer, model, step, values, stamp, self._client)
                     continue
                 if not model.graph_written:
-                    writer.put_graph(model, values)
+                    writer.put_graph(model, [np.shape(v) for v in values])
                 writer.put_step(model, step, values, stamp, stats=spec.data == "stats")
+
+
+class _StatsHook(_NpuHook):
+    """``dump_data=stats``: the run computes each float tensor's figures and hands over
+    those (:mod:`tf2npu.runtime.dump.measure`), never the tensors."""
+
+    def __init__(
+        self,
+        dump: TensorDump,
+        models: list[DumpModel],
+        extras: list[Any],
+        run: RunSignature,
+        plan: StatsPlan,
+    ) -> None:
+        super().__init__(dump, models, extras, run)
+        self._plan = plan
+
+    def after_run(self, values: Sequence[Any], extras: Sequence[Any]) -> None:
+        step = self._steps.end()
+        if not extras and self.extras:
+            return  # a step dump_step leaves out
+        rows, shapes = self._plan.decode(extras)
+        stamp = time.time_ns() // 1000
+        writer = self._dump._writer
+        with writer.holding(rows):
+            for model in self._models:
+                if not model.graph_written:
+                    writer.put_graph(model, shapes)
+                writer.put_step(model, step, rows, stamp, stats=True)
 
 
 class _GoldenHook(RunHook):

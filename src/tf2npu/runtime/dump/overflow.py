@@ -37,7 +37,7 @@ def check_overflow(
         if not bad:
             continue
         if not model.graph_written:
-            writer.put_graph(model, values)
+            writer.put_graph(model, [np.shape(v) for v in values])
         op = model.graph.ops[task]
         record = opdebug_record(model, op, step, bad[0][1], first_created_at(client, op.origins))
         writer.put_overflow(model, step, tensors, values, stamp + task, record)

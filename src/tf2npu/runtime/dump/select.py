@@ -118,10 +118,11 @@ def is_float(tensor: Any) -> bool:
 
 
 def with_shapes(
-    graph: gegraph.GeGraph, tensors: Sequence[DumpTensor], values: Sequence[Any]
+    graph: gegraph.GeGraph, tensors: Sequence[DumpTensor], by_fetch: Sequence[tuple[int, ...]]
 ) -> gegraph.GeGraph:
-    """``graph`` with each dumped tensor's descriptor given the shape of its value."""
-    shapes = {(t.task, t.kind, t.index): tuple(np.shape(values[t.fetch])) for t in tensors}
+    """``graph`` with each dumped tensor's descriptor given its shape in this step
+    (``by_fetch``: per fetch position)."""
+    shapes = {(t.task, t.kind, t.index): tuple(by_fetch[t.fetch]) for t in tensors}
     if not shapes:
         return graph
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import atexit
 import contextlib
 import logging
+import os
 import queue
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,11 +75,11 @@ class DumpWriter:
         finally:
             self._queue.put((self._release, (nbytes,)))
 
-    def put_graph(self, model: DumpModel, values: Sequence[Any]) -> None:
+    def put_graph(self, model: DumpModel, shapes: Sequence[tuple[int, ...]]) -> None:
         """Write the model's graph JSON, with the shapes this step's values have (the
-        engine's graph often leaves them unknown)."""
+        engine's graph often leaves them unknown), by fetch position."""
         model.graph_written = True
-        model.graph = with_shapes(model.graph, model.tensors, values)
+        model.graph = with_shapes(model.graph, model.tensors, shapes)
         path = dumpfile.model_graph_json(self.path, self._time, model.graph.name)
         self._queue.put((self._write_graph, (path, model.graph)))
 
@@ -185,18 +185,21 @@ class DumpWriter:
         self, model: DumpModel, directory: Path, values: Sequence[Any], stamp: int
     ) -> None:
         """One CSV per op; a tensor several ops read (an output and the next op's input) is
-        measured once."""
-        figures: dict[int, dumpfile.TensorStats] = {}
-        tasks: dict[int, tuple[DumpTensor, list[dumpfile.TensorStats]]] = {}
+        measured and formatted once. A value is a tensor, or its row already (measured inside
+        the run: :mod:`tf2npu.runtime.dump.measure`)."""
+        tails: dict[int, str] = {}
+        tasks: dict[int, tuple[DumpTensor, list[tuple[Kind, int, str]]]] = {}
         for tensor in model.tensors:
-            row = figures.get(tensor.fetch)
-            if row is None:
-                value = np.asarray(values[tensor.fetch])
-                row = figures[tensor.fetch] = dumpfile.tensor_stats(tensor.kind, 0, value)
-            row = replace(row, kind=tensor.kind, index=tensor.index)
-            tasks.setdefault(tensor.task, (tensor, []))[1].append(row)
+            tail = tails.get(tensor.fetch)
+            if tail is None:
+                value = values[tensor.fetch]
+                if not isinstance(value, dumpfile.TensorStats):
+                    value = dumpfile.tensor_stats(tensor.kind, 0, np.asarray(value))
+                tail = tails[tensor.fetch] = dumpfile.stats_line_tail(value)
+            tasks.setdefault(tensor.task, (tensor, []))[1].append((tensor.kind, tensor.index, tail))
+        folder = os.fspath(directory)
         for first, rows in tasks.values():
-            dumpfile.write_stats_csv(directory / file_name(first, stamp).stats(), rows)
+            dumpfile.write_stats_lines(f"{folder}/{file_name(first, stamp).stats()}", rows)
             self.files += 1
 
     def _write_golden(

@@ -1,0 +1,277 @@
+"""A run as a value: a :class:`RunSpec` goes in, :func:`run` runs it, a :class:`RunOutcome`
+comes out.
+
+This is the composition root of ``tf2npu run``: it puts the spec's settings in force, adds the
+instruments the spec asks for to the :class:`~tf2npu.runtime.context.RuntimeContext` (a
+profile, a graph export, a golden dump, a run record, a step limit, a collective counter),
+enters the TF 1.15 environment, runs the script in this process, closes the instruments and
+assembles the run summary from what each of them gathered. The command line is the CLI's
+business (:mod:`tf2npu.cli.run` checks it and turns it into a spec, then prints the outcome);
+a tool that starts runs builds a spec, never a command line of its own.
+
+A spec is plain data (paths, strings, numbers and the engine overrides the CLI loaded); tools
+that start runs in child processes (verify, bisect, ``--ranks``) do not hand it over yet: they
+still build ``tf2npu run`` command lines (docs/design.md, Status).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tf2npu import runtime
+from tf2npu.artifacts.run_summary import SUMMARY_FILE
+from tf2npu.atomic import write_text_atomic
+from tf2npu.config.faults import FaultSpec
+from tf2npu.config.overrides import EngineOverrides
+from tf2npu.config.sources import single_rank_environment
+from tf2npu.errors import UsageError
+from tf2npu.runtime.script import run_script
+from tf2npu.runtime.tflog import quiet_tensorflow
+
+__all__ = ["RunOutcome", "RunSpec", "run"]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a script, checked: every path absolute, every option already validated."""
+
+    script: Path
+    """Absolute path of the script."""
+    script_args: tuple[str, ...]
+    report_dir: Path
+    """Absolute, so a script that changes directory does not move it."""
+    options: tuple[str, ...]
+    """``KEY=VALUE`` NpuOptimizer overrides (``--option`` and the flags that stand for one)."""
+    npu: bool
+    execution: str
+    strict_options: bool = False
+    golden_dump: Path | None = None
+    """``--no-npu --dump DIR``: the stock sessions' dump folder."""
+    dump_step: str = ""
+    profile: Path | None = None
+    """``--profile DIR``: the profile's output folder."""
+    profile_steps: str = ""
+    export_graph: Path | None = None
+    """``--export-graph DIR``: each compiled graph's GraphDefs go there."""
+    deterministic: bool = False
+    record: bool = False
+    """``--record`` or ``TF2NPU_RECORD=1``."""
+    max_steps: int | None = None
+    """``TF2NPU_MAX_STEPS``: stop the script after this many training steps."""
+    dropout_off: bool = False
+    """``TF2NPU_DROPOUT_OFF=1``: every dropout keeps every element."""
+    engine: EngineOverrides = field(default_factory=EngineOverrides)
+    """A trial's fusion instances off, nodes kept in float32, injected faults."""
+    verbose: bool = False
+    """TensorFlow's own log lines are shown (``--verbose``)."""
+    quiet: bool = False
+    """No notes on stderr besides warnings and errors (``--quiet``)."""
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What a run ended with: the script's status and the summary the instruments made."""
+
+    status: int
+    """The script's exit status (0, its ``sys.exit`` code, or 1 after an exception)."""
+    summary: dict[str, Any]
+    summary_path: Path
+    summary_written: bool
+    unwritten: list[str]
+    """What could not be written (a full disk), one message each."""
+    job_environment: Mapping[str, str]
+    """The one-device job variables this run set for the script (they were unset)."""
+
+    @property
+    def complete(self) -> bool:
+        """Every artifact of the run was written."""
+        return self.summary_written and not self.unwritten
+
+
+def run(spec: RunSpec) -> RunOutcome:
+    """Run ``spec`` in this process (the script is ``__main__``) and summarise it.
+
+    The spec's values are taken as checked (:mod:`tf2npu.cli.run` checks a command line);
+    the settings and instruments it puts in force stay in the context in force afterwards.
+    """
+    runtime.configure(
+        npu=spec.npu,
+        options=spec.options,
+        execution=spec.execution,
+        report_dir=spec.report_dir,
+        strict_options=spec.strict_options,
+        engine=spec.engine,
+    )
+    job = single_rank_environment(os.environ)
+    _add_instruments(spec)
+    if spec.deterministic:  # read once, when TensorFlow is imported
+        from tf2npu.runtime.determinism import ENVIRONMENT
+
+        os.environ.update(ENVIRONMENT)
+    quiet_tensorflow(verbose=spec.verbose)
+    _enter_tf1_environment()
+    _add_run_controls(spec)
+    if spec.engine.faults:
+        _warn_faults(spec.engine.faults)
+    if job and not spec.quiet:
+        shown = " ".join(f"{k}={v}" for k, v in job.items())
+        print(f"tf2npu run: one-device job environment: {shown} (were unset)", file=sys.stderr)
+    stats = runtime.reset_stats()
+    # A stale list from an earlier run in this folder would name instances this run never had.
+    from tf2npu.runtime.instances import FUSION_INSTANCES_FILE  # the graph engine: not at start-up
+
+    (spec.report_dir / FUSION_INSTANCES_FILE).unlink(missing_ok=True)
+    counter = _collective_counter()
+    start = time.perf_counter()
+    os.environ.update(job)
+    try:
+        status = run_script(spec.script, spec.script_args)
+    finally:
+        for name in job:  # the script's lifetime only: a caller of run() keeps its environment
+            os.environ.pop(name, None)
+    wall = time.perf_counter() - start
+    dumps, unwritten = _finish_dumps()
+    ctx = runtime.context()
+    summary = stats.summary(wall_seconds=wall, exit_status=status)
+    summary["job_environment"] = job
+    summary["dumps"] = dumps
+    summary["profiles"] = _profiles()
+    summary["deterministic"] = ctx.determinism.summary()
+    summary["fusion_instances_unmatched"] = ctx.fusion_instances.unmatched()
+    summary["injected_faults"] = ctx.injected_faults.summary()
+    summary["races"] = ctx.races.summary()
+    summary["write_errors"] = unwritten
+    if counter is not None:
+        summary["distributed"] = counter.summary()
+    path = spec.report_dir / SUMMARY_FILE
+    written = _write_summary(path, summary)
+    return RunOutcome(status, summary, path, written, unwritten, job)
+
+
+def _add_instruments(spec: RunSpec) -> None:
+    """The instruments the spec asks for before any session exists."""
+    ctx = runtime.context()
+    if spec.profile is not None:
+        from tf2npu.runtime.profile import install
+
+        install(ctx, spec.profile, steps=spec.profile_steps)
+    if spec.export_graph is not None:
+        from tf2npu.runtime.graph_export import GraphExport
+
+        ctx.extra_instruments.append(GraphExport(spec.export_graph))
+    if spec.golden_dump is not None:
+        from tf2npu.runtime.dump import golden_dump
+
+        ctx.extra_instruments.append(golden_dump(spec.golden_dump, ctx, spec.dump_step))
+
+
+def _add_run_controls(spec: RunSpec) -> None:
+    """What ``--deterministic``, ``--record``, ``TF2NPU_MAX_STEPS`` and
+    ``TF2NPU_DROPOUT_OFF`` add to the run (TensorFlow is imported by now)."""
+    from tf2npu.runtime import dropout, record
+    from tf2npu.runtime.determinism import CLI_FLAG
+
+    ctx = runtime.context()
+    if spec.deterministic:
+        ctx.determinism.requested_by = CLI_FLAG
+    recorder = None
+    if spec.record:
+        recorder = record.RunRecorder(spec.report_dir, ctx)
+        ctx.extra_instruments.append(recorder)
+    if spec.max_steps is not None:
+        ctx.extra_instruments.append(record.StepLimit(spec.max_steps, ctx, recorder))
+    if spec.dropout_off:
+        dropout.install()
+
+
+def _collective_counter() -> Any:
+    """In a rank of a multi-rank job, a collective counter added to the instruments."""
+    from tf2npu.config.cluster import current
+
+    cluster = current()
+    if not cluster.distributed:
+        return None
+    from tf2npu.runtime.distributed.instrument import CollectiveCounter
+
+    counter = CollectiveCounter(cluster.rank, cluster.size)
+    runtime.context().extra_instruments.append(counter)
+    return counter
+
+
+def _warn_faults(faults: Iterable[FaultSpec]) -> None:
+    """Loud, whatever --quiet says: numbers from this run are wrong on purpose."""
+    specs = "; ".join(spec.text for spec in faults)
+    print(
+        f"tf2npu run: WARNING: FAULT INJECTION ACTIVE ({specs}): NPU sessions compute wrong "
+        "values on purpose (a drill); see injected_faults in the run summary",
+        file=sys.stderr,
+    )
+
+
+def _profiles() -> list[dict[str, Any]]:
+    """Per profile this run wrote: its folder, traced runs and advice (after ``close``)."""
+    from tf2npu.runtime.profile import OpProfile
+
+    out = []
+    for instrument in runtime.context().extra_instruments:
+        if not isinstance(instrument, OpProfile):
+            continue
+        analysis = instrument.analysis
+        severities: dict[str, int] = {}
+        for finding in analysis.findings if analysis is not None else ():
+            name = finding.severity.value
+            severities[name] = severities.get(name, 0) + 1
+        out.append(
+            {"path": str(instrument.directory), "traced_runs": instrument.iterations,
+             "findings": severities, "complete": analysis is not None}
+        )  # fmt: skip
+    return out
+
+
+def _finish_dumps() -> tuple[list[dict[str, Any]], list[str]]:
+    """Wait for the dump writers; what each dump folder received, and what could not be
+    written (said on stderr: a full disk ends the run with exit 1, not a traceback)."""
+    from tf2npu.runtime.dump import dump_figures
+
+    ctx = runtime.context()
+    unwritten = ctx.close()
+    for problem in unwritten:
+        print(f"tf2npu run: error: {problem}", file=sys.stderr)
+    return dump_figures(ctx), unwritten
+
+
+def _enter_tf1_environment() -> None:
+    """``import tensorflow`` gives the TF1 API, ``npu_bridge`` imports; sessions are hooked.
+
+    The compat layer is activated even with ``--no-npu`` so a migrated script's ``npu_bridge``
+    imports still work; :func:`tf2npu.runtime.configure` has already told the hook to keep every
+    session stock in that case.
+    """
+    try:
+        from tf2npu import compat
+
+        compat.activate()
+        runtime.install()
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.partition(".")[0] != "tensorflow":
+            raise
+        raise UsageError(
+            "tf2npu run needs TensorFlow 2.15, which is not installed; install it with "
+            "pip install 'tf2npu[tf]'"
+        ) from None
+
+
+def _write_summary(path: Path, summary: dict[str, Any]) -> bool:
+    try:
+        write_text_atomic(path, json.dumps(summary, indent=2) + "\n")
+    except OSError as exc:
+        print(f"tf2npu run: error: cannot write {path}: {exc.strerror}", file=sys.stderr)
+        return False
+    return True
