@@ -97,7 +97,7 @@ run summary (on stderr, and as JSON in REPORT_DIR/run_summary.json, schema_versi
                               (docs/profile.md)
   deterministic               null, or {requested_by, reproducible, op_determinism, schedule,
                               problems}: --deterministic / deterministic=1, the schedule it
-                              fixed ("one inter-op thread") and what keeps the run from being
+                              fixed ("the caller's thread") and what keeps the run from being
                               reproducible (oneDNN on at import, no seed)
   fusion_instances_unmatched  entries of --fusion-instances that no compile had ({rule[, root]})
   injected_faults             per --inject-fault spec: {spec, applied_to: [nodes corrupted]}
@@ -197,7 +197,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run-to-run reproducible CPU execution: TF_ENABLE_ONEDNN_OPTS=0 before TensorFlow "
         "is imported, TF's op determinism in every session (stock ones too), and "
-        "--option deterministic=1; the script must set a random seed",
+        "--option deterministic=1; the script must set a random seed before it builds the model",
     )
     repro.add_argument(
         "--record",

@@ -102,7 +102,7 @@ def has_npu_optimizer(config: Any) -> bool:
 def _base_init(self: Any, target: str = "", graph: Any = None, config: Any = None) -> None:
     """``BaseSession.__init__``; a stock session the hook made moves onto this rank's server
     in a multi-rank job (:func:`~tf2npu.runtime.distributed.world.session_args`), and every
-    session runs on one inter-op thread while determinism is asked
+    session runs its ops in the caller's thread while determinism is asked
     (:meth:`~tf2npu.runtime.determinism.Determinism.session_config`)."""
     if not target and watch.is_marked(self):
         from tf2npu.runtime.distributed.world import session_args
