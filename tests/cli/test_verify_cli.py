@@ -256,3 +256,16 @@ def test_sigkill_of_verify_kills_its_trials(tmp_path: Path) -> None:
         stop_group(started.process.pid)
     assert ended.code == -signal.SIGKILL
     assert commands(ended.left) == []
+
+
+def test_a_check_that_compared_no_scalar_says_so_instead_of_a_zero() -> None:
+    from tf2npu.cli.verify import _line
+    from tf2npu.debug.verify import Check, Comparison
+
+    nothing = Comparison(0, 0.0, None, None, 0.0, None)
+    line = _line(Check("keep_origin_dtype", True, 1e-5, 0.0, nothing, None, 1e-3)).plain
+    assert "no scalar compared (tolerance 1e-05), variables 0" in line
+    assert "max rel diff" not in line
+    some = Comparison(3, 0.0, None, None, 0.0, None)
+    line = _line(Check("keep_origin_dtype", True, 1e-5, 0.0, some, None, 1e-3)).plain
+    assert "max rel diff 0 (tolerance 1e-05)" in line

@@ -416,3 +416,17 @@ def test_a_single_migrated_file_runs_in_the_callers_folder(tmp_path: Path) -> No
     _tree(tmp_path / "m", "train.py")
     assert migrated_cwd(tmp_path, tmp_path / "train.py", tmp_path / "m" / "train.py") is None
     assert migrated_cwd(tmp_path, tmp_path / "train.py", tmp_path / "gone" / "train.py") is None
+
+
+def test_runs_that_fetched_no_scalar_are_judged_on_variables_and_say_so(tmp_path: Path) -> None:
+    runs = {name.replace("-", "_"): _run(tmp_path, name, []) for name in NAMES}
+    exact = _judge(tmp_path, **runs)["keep_origin_dtype"]
+    assert exact["passed"] and exact["steps_compared"] == 0
+    assert exact["max_rel_diff"] is None  # no figure, not a 0 that reads as agreement
+    assert any("no scalar was compared" in note for note in exact["notes"])
+    moved = W.copy()
+    moved[0, 0] += 0.5
+    runs["keep_origin_dtype"] = _run(tmp_path / "x", "keep-origin-dtype", [], w=moved)
+    assert (
+        _judge(tmp_path, **runs)["keep_origin_dtype"]["first_divergent_variable"] == "dense/kernel"
+    )

@@ -248,7 +248,11 @@ def _line(check: Check) -> Text:
         mark, text = "  --  ", f"noise floor {_fmt(data['noise_floor'])} (two original runs)"
     else:
         mark = " ??  " if check.inconclusive else "  ok  " if check.passed else " FAIL "
-        text = f"max rel diff {_fmt(data['max_rel_diff'])} (tolerance {_fmt(data['tolerance'])})"
+        if data["steps_compared"]:
+            text = f"max rel diff {_fmt(data['max_rel_diff'])} "
+        else:
+            text = "no scalar compared "
+        text += f"(tolerance {_fmt(data['tolerance'])})"
         text += f", variables {_fmt(data['max_rel_diff_variables'])}"
         if data["first_divergent_step"] is not None:
             scalar = data["first_divergent_scalar"]

@@ -293,6 +293,12 @@ def compare(
                 first_step, first_scalar = c.step or index + 1, label
     if first_step is None and len(ref) != len(cand):
         first_step = min(len(ref), len(cand)) + 1
+    if not ref and not cand:
+        notes.append(
+            "no step fetched a float scalar in both runs (a run of only summaries, or a loss "
+            "computed after the last step), so no scalar was compared: this check judges the "
+            "trainable variables only; fetch the loss in sess.run, or run more steps"
+        )
     var_worst, first_var, var_notes = _compare_variables(
         reference.variables, candidate.variables, variable_tolerance
     )
@@ -394,7 +400,7 @@ class Check:
             "first_divergent_step": c.first_divergent_step if c else None,
             "first_divergent_scalar": c.first_divergent_scalar if c else None,
             "first_divergent_variable": c.first_divergent_variable if c else None,
-            "max_rel_diff": _number(c.max_rel_diff) if c else None,
+            "max_rel_diff": _number(c.max_rel_diff) if c and c.steps_compared else None,
             "max_rel_diff_variables": _number(c.max_rel_diff_variables) if c else None,
             "steps_compared": c.steps_compared if c else 0,
             "tolerance": self.tolerance,
