@@ -36,10 +36,10 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from tf2npu.artifacts.gegraph import GeOp, TensorDesc  # noqa: E402
-from tf2npu.debug.compare import compare_plan  # noqa: E402
-from tf2npu.debug.compare_report import write_csvs  # noqa: E402
-from tf2npu.debug.matching import plan_compare  # noqa: E402
-from tf2npu.debug.metrics import ALGORITHMS, select_algorithms  # noqa: E402
+from tf2npu.debug.compare.matching import plan_compare  # noqa: E402
+from tf2npu.debug.compare.metrics import ALGORITHMS, select_algorithms  # noqa: E402
+from tf2npu.debug.compare.report import write_csvs  # noqa: E402
+from tf2npu.debug.compare.trees import compare_plan  # noqa: E402
 from tf2npu.testing.dumptrees import npu_step_dir, write_golden, write_graph, write_npu  # noqa: E402
 
 OPS_LARGE = 8

@@ -7,20 +7,20 @@ CODE = """
 import sys
 import tf2npu, tf2npu.migrate.engine, tf2npu.migrate.tree, tf2npu.cli.main, tf2npu.findings
 import tf2npu.artifacts.dump, tf2npu.artifacts.gegraph
-import tf2npu.debug.opdebug, tf2npu.debug.overflow, tf2npu.debug.overflow_fix
-import tf2npu.debug.overflow_report, tf2npu.cli.overflow
-import tf2npu.debug.metrics, tf2npu.debug.tolerance, tf2npu.debug.matching
-import tf2npu.debug.compare, tf2npu.debug.compare_report, tf2npu.debug.advisor
-import tf2npu.debug.records, tf2npu.debug.trials, tf2npu.debug.verify, tf2npu.cli.verify
+import tf2npu.debug.overflow.opdebug, tf2npu.debug.overflow.analysis, tf2npu.debug.overflow.fix
+import tf2npu.debug.overflow.report, tf2npu.cli.overflow
+import tf2npu.debug.compare.metrics, tf2npu.debug.compare.tolerance, tf2npu.debug.compare.matching
+import tf2npu.debug.compare.trees, tf2npu.debug.compare.report, tf2npu.debug.compare.advisor
+import tf2npu.debug.records, tf2npu.debug.trials, tf2npu.debug.verify.checks, tf2npu.cli.verify
 import tf2npu.testing.dumptrees, tf2npu.config.overrides, tf2npu.config.fusion_switch
 import tf2npu.debug.doctor.match, tf2npu.debug.doctor.script, tf2npu.cli.doctor, tf2npu.cli.findings_view
-import tf2npu.debug.profile, tf2npu.debug.profile_tables, tf2npu.debug.profile_advice
-import tf2npu.debug.profile_report, tf2npu.debug.profile_page, tf2npu.cli.profile
+import tf2npu.debug.profile.raw, tf2npu.debug.profile.tables, tf2npu.debug.profile.advice
+import tf2npu.debug.profile.report, tf2npu.debug.profile.page, tf2npu.cli.profile
 import tf2npu.config.profiling
 import tf2npu.config.faults
 import tf2npu.config.cluster, tf2npu.runtime.distributed.launch
-import tf2npu.debug.bisect, tf2npu.debug.bisect_fusion, tf2npu.debug.bisect_precision
-import tf2npu.debug.bisect_metric, tf2npu.debug.bisect_report, tf2npu.debug.bisect_lab
+import tf2npu.debug.bisect.search, tf2npu.debug.bisect.fusion, tf2npu.debug.bisect.precision
+import tf2npu.debug.bisect.metric, tf2npu.debug.bisect.report, tf2npu.debug.bisect.lab
 import tf2npu.cli.bisect, tf2npu.testing.fake_lab
 from tf2npu.testing.migration import migrate_text
 out = migrate_text("import tensorflow as tf\\nsess = tf.Session()\\n").output

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tf2npu.cli.main import main
-from tf2npu.debug.bisect_metric import FusionInstance, LoweredNode
+from tf2npu.debug.bisect.metric import FusionInstance, LoweredNode
 from tf2npu.testing.fake_lab import FakeLab
 from tf2npu.testing.hostile import finish, start_tf2npu, stop_group, wait_for
 
@@ -63,7 +63,7 @@ def lab(monkeypatch: pytest.MonkeyPatch) -> FakeLab:
             made[-1]["faults"] = faults
         return fake
 
-    monkeypatch.setattr("tf2npu.debug.bisect_lab.ScriptLab", factory)
+    monkeypatch.setattr("tf2npu.debug.bisect.lab.ScriptLab", factory)
     fake.made = made  # type: ignore[attr-defined]
     return fake
 

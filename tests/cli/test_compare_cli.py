@@ -19,8 +19,8 @@ import pytest
 
 from tf2npu.cli import compare as compare_cli
 from tf2npu.cli.main import main
-from tf2npu.debug.metrics import ALGORITHMS
-from tf2npu.debug.tolerance import DEFAULTS
+from tf2npu.debug.compare.metrics import ALGORITHMS
+from tf2npu.debug.compare.tolerance import DEFAULTS
 from tf2npu.testing.dumptrees import (
     graph_json_path,
     write_dense_golden,

@@ -191,7 +191,7 @@ def test_the_verdict_gives_the_exit_code(
     mark: str,
 ) -> None:
     from tf2npu.cli import verify as cli
-    from tf2npu.debug.verify import Check
+    from tf2npu.debug.verify.checks import Check
 
     check = Check("keep_origin_dtype", verdict != "fail", 2e-3, 1e-3)
     check.inconclusive = verdict == "inconclusive"
@@ -260,7 +260,7 @@ def test_sigkill_of_verify_kills_its_trials(tmp_path: Path) -> None:
 
 def test_a_check_that_compared_no_scalar_says_so_instead_of_a_zero() -> None:
     from tf2npu.cli.verify import _line
-    from tf2npu.debug.verify import Check, Comparison
+    from tf2npu.debug.verify.checks import Check, Comparison
 
     nothing = Comparison(0, 0.0, None, None, 0.0, None)
     line = _line(Check("keep_origin_dtype", True, 1e-5, 0.0, nothing, None, 1e-3)).plain

@@ -20,14 +20,14 @@ import numpy as np
 import pytest
 
 from tf2npu.artifacts.gegraph import GeOp, TensorDesc
-from tf2npu.debug.bisect import Config, Trial
-from tf2npu.debug.bisect_metric import Evidence
-from tf2npu.debug.bisect_page import render_page as bisect_page
-from tf2npu.debug.compare import compare_trees
-from tf2npu.debug.compare_page import render_page as compare_page
+from tf2npu.debug.bisect.metric import Evidence
+from tf2npu.debug.bisect.page import render_page as bisect_page
+from tf2npu.debug.bisect.search import Config, Trial
+from tf2npu.debug.compare.page import render_page as compare_page
+from tf2npu.debug.compare.trees import compare_trees
 from tf2npu.debug.trials import TrialResult
-from tf2npu.debug.verify import RunRecord, VerifyPlan, judge
-from tf2npu.debug.verify_page import render_page as verify_page
+from tf2npu.debug.verify.checks import RunRecord, VerifyPlan, judge
+from tf2npu.debug.verify.page import render_page as verify_page
 from tf2npu.runtime.record_page import render_page as steps_page
 from tf2npu.testing.dumptrees import (
     npu_step_dir,

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from tf2npu.artifacts.opdebug import read_raw_record
-from tf2npu.debug.overflow import analyse
+from tf2npu.debug.overflow.analysis import analyse
 from tf2npu.testing.scripts import OVERFLOWING_MATMUL
 
 EXE = Path(sys.executable).with_name("tf2npu")

@@ -18,7 +18,8 @@ record layouts from that output:
 
 :func:`decode_record` turns either into the JSON msaccucmp's ``convert`` writes for it (the old
 one: ``{"DHA Atomic Add": {...}, "L2 Atomic Add": {...}, "AI Core": {...}}``), which
-:mod:`tf2npu.debug.opdebug` reads. tf2npu writes the old layout, with the ``AI Core`` unit's
+:mod:`tf2npu.debug.overflow.opdebug` reads. tf2npu writes the old layout, with the
+``AI Core`` unit's
 status (:func:`encode_old_record`).
 
 What tf2npu knows beyond the device's fields (the user's ops, the line that created them, Inf or

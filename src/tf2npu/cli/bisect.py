@@ -13,14 +13,14 @@ from tf2npu.cli import exit_codes
 from tf2npu.cli.npu_flags import add_option_flag
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.config.env import INJECT_FAULT_ENV
-from tf2npu.debug.bisect_metric import DEFAULT_TOLERANCES
+from tf2npu.debug.bisect.metric import DEFAULT_TOLERANCES
 from tf2npu.errors import UsageError
 from tf2npu.procs import signals_stop_children
 
 if TYPE_CHECKING:
-    from tf2npu.debug.bisect import Bench, Trial
-    from tf2npu.debug.bisect_metric import Metric
-    from tf2npu.debug.bisect_report import KnownRules
+    from tf2npu.debug.bisect.metric import Metric
+    from tf2npu.debug.bisect.report import KnownRules
+    from tf2npu.debug.bisect.search import Bench, Trial
 
 DESCRIPTION = """\
 Run a script many times, each time in a fresh `tf2npu run` process with one engine override,
@@ -266,11 +266,11 @@ def _check_clean(folders: list[Path], script: Path, out: Path) -> None:
 
 
 def _bisect(args: argparse.Namespace, script: Path, script_args: tuple[str, ...], out: Path) -> int:
-    from tf2npu.debug.bisect import Bench, Store
-    from tf2npu.debug.bisect_lab import ScriptLab
-    from tf2npu.debug.bisect_metric import Metric, NoMetricError
-    from tf2npu.debug.bisect_page import write_page
-    from tf2npu.debug.bisect_report import text_lines
+    from tf2npu.debug.bisect.lab import ScriptLab
+    from tf2npu.debug.bisect.metric import Metric, NoMetricError
+    from tf2npu.debug.bisect.page import write_page
+    from tf2npu.debug.bisect.report import text_lines
+    from tf2npu.debug.bisect.search import Bench, Store
     from tf2npu.debug.trials import TrialTimeout
     from tf2npu.graph.fusion import known_rules
 
@@ -336,9 +336,9 @@ def _search(
     out: Path,
     known: KnownRules,
 ) -> dict[str, Any]:
-    from tf2npu.debug import bisect_report as report
-    from tf2npu.debug.bisect_fusion import bisect_fusion
-    from tf2npu.debug.bisect_precision import bisect_precision
+    from tf2npu.debug.bisect import report as report
+    from tf2npu.debug.bisect.fusion import bisect_fusion
+    from tf2npu.debug.bisect.precision import bisect_precision
 
     if args.kind == "fusion":
         fusion = bisect_fusion(bench, metric, args.tolerance, tuple(known))
@@ -350,7 +350,7 @@ def _search(
 
 
 def _progress(trial: Trial, metric: Metric) -> None:
-    from tf2npu.debug.bisect_metric import headline
+    from tf2npu.debug.bisect.metric import headline
 
     value = headline(trial.evidence, metric)
     shown = "-" if value is None else f"{value:.6g}"

@@ -18,8 +18,8 @@ from tf2npu.cli.console import make_console
 from tf2npu.cli.paths import check_input_file, check_output_dir, check_output_file, path_arg
 
 if TYPE_CHECKING:  # numpy: imported when the command runs, not for every tf2npu command
-    from tf2npu.debug.advisor import Advice
-    from tf2npu.debug.compare import CompareReport, Divergence, TensorDiff
+    from tf2npu.debug.compare.advisor import Advice
+    from tf2npu.debug.compare.trees import CompareReport, Divergence, TensorDiff
 
 DESCRIPTION = """\
 Compare the tensors of NPU_DUMP with those of GOLDEN_DUMP, as Ascend's msaccucmp does, and
@@ -139,12 +139,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Compare the two dumps, write the CSV (and advisor summary), report, and exit."""
-    from tf2npu.debug.advisor import advise, write_summary
-    from tf2npu.debug.compare import compare_plan
-    from tf2npu.debug.compare_report import advisor_rows, dumps, input_nodes, to_json, write_csvs
-    from tf2npu.debug.matching import plan_compare
-    from tf2npu.debug.metrics import select_algorithms
-    from tf2npu.debug.tolerance import Tolerances
+    from tf2npu.debug.compare.advisor import advise, write_summary
+    from tf2npu.debug.compare.matching import plan_compare
+    from tf2npu.debug.compare.metrics import select_algorithms
+    from tf2npu.debug.compare.report import advisor_rows, dumps, input_nodes, to_json, write_csvs
+    from tf2npu.debug.compare.tolerance import Tolerances
+    from tf2npu.debug.compare.trees import compare_plan
 
     algorithms = select_algorithms(args.alg)
     tolerances = Tolerances.parse(args.tolerance)
@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
         advice_file = write_summary(advice, args.out)
     page = None
     if args.html is not None:
-        from tf2npu.debug.compare_page import write_page
+        from tf2npu.debug.compare.page import write_page
 
         page = write_page(report, args.html, csvs)
     if args.json:

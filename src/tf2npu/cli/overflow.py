@@ -16,7 +16,7 @@ from rich.text import Text
 from tf2npu.cli import exit_codes
 from tf2npu.cli.console import make_console
 from tf2npu.cli.paths import check_output_dir, kind_of, path_arg
-from tf2npu.debug.overflow_report import (
+from tf2npu.debug.overflow.report import (
     MIXLIST_NAME,
     Outputs,
     detail_lines,
@@ -28,7 +28,7 @@ from tf2npu.debug.overflow_report import (
 from tf2npu.errors import UsageError
 
 if TYPE_CHECKING:
-    from tf2npu.debug.overflow import OverflowReport
+    from tf2npu.debug.overflow.analysis import OverflowReport
 
 DESCRIPTION = """\
 Read an overflow dump (what a run writes with enable_dump_debug=True, or precision_tool's
@@ -99,7 +99,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tf2npu.debug.overflow import analyse
+    from tf2npu.debug.overflow.analysis import analyse
 
     _check_args(args)
     report = analyse(args.dump_dir, args.limit)

@@ -146,8 +146,8 @@ def _print_advice() -> None:
 
 
 def _analyse_again(source: Path) -> int:
-    from tf2npu.debug.profile import find_profiles
-    from tf2npu.debug.profile_report import analyse, write_outputs
+    from tf2npu.debug.profile.raw import find_profiles
+    from tf2npu.debug.profile.report import analyse, write_outputs
 
     try:
         folders = find_profiles(source)
@@ -167,7 +167,7 @@ def _analyse_again(source: Path) -> int:
 
 
 def _show(analysis: object) -> None:
-    from tf2npu.debug.profile_report import ADVICE_MD, Analysis
+    from tf2npu.debug.profile.report import ADVICE_MD, Analysis
 
     assert isinstance(analysis, Analysis)
     print(f"tf2npu profile: {analysis.summary_line()}", file=sys.stderr)

@@ -18,7 +18,7 @@ from tf2npu.cli.console import make_console
 from tf2npu.cli.npu_flags import add_option_flag
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.config.sources import from_cli
-from tf2npu.debug.verify import (
+from tf2npu.debug.verify.checks import (
     PRECISION_TOLERANCE,
     Check,
     VerifyPlan,
@@ -26,7 +26,7 @@ from tf2npu.debug.verify import (
     run_verify,
     write_report,
 )
-from tf2npu.debug.verify_page import write_page
+from tf2npu.debug.verify.page import write_page
 from tf2npu.errors import UsageError
 from tf2npu.procs import signals_stop_children
 

@@ -8,9 +8,9 @@ the graph engine decided for it (from the compile the mirror imported: its GeOp 
 placement, the precision decision, the fusion rule that made it, the user's ops it stands for)
 and to the line of the user's script that created it. That raw data goes to
 ``<output>/PROF_<pid>_<time>_<id>/device_<n>/data/`` as it comes (the folder layout's home is
-:mod:`tf2npu.artifacts.profile`) (:mod:`tf2npu.debug.profile`); at exit the
+:mod:`tf2npu.artifacts.profile`) (:mod:`tf2npu.debug.profile.raw`); at exit the
 TF-free analysis writes msprof's tables, a timeline, the advice and a page next to it
-(:mod:`tf2npu.debug.profile_report`).
+(:mod:`tf2npu.debug.profile.report`).
 
 A session is profiled when its options say ``profiling_mode=True`` (its config, ``NPURunConfig``'s
 ``ProfilingConfig``, ``PROFILING_MODE``/``PROFILING_OPTIONS`` in the environment, or ``tf2npu run
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from tf2npu.artifacts.profile import folder_name
 from tf2npu.config.dump_steps import DumpSteps
 from tf2npu.config.profiling import ProfilingSpec, parse_options
-from tf2npu.debug import profile as raw
+from tf2npu.debug.profile import raw as raw
 from tf2npu.runtime.errors import first_created_at
 from tf2npu.runtime.instruments import (
     CompileEvent,
@@ -49,7 +49,7 @@ from tf2npu.runtime.instruments import (
 
 if TYPE_CHECKING:
     from tf2npu.config.options import NpuOptions
-    from tf2npu.debug.profile_report import Analysis
+    from tf2npu.debug.profile.report import Analysis
     from tf2npu.graph.ir import Graph, Node
     from tf2npu.runtime.context import RuntimeContext
 
@@ -290,7 +290,7 @@ class OpProfile(RunInstrument):
                 self._writer.close()
             except OSError as err:  # a full disk: the profile is cut short, say where
                 raise OSError(err.errno, err.strerror, str(self.directory)) from None
-        from tf2npu.debug.profile_report import analyse, write_outputs
+        from tf2npu.debug.profile.report import analyse, write_outputs
 
         try:
             self.analysis = analyse(self.directory)
@@ -351,7 +351,7 @@ class _ProfileHook(RunHook):
 
 
 def _op_runs(run_metadata: Any) -> tuple[list[raw.OpRun], dict[str, str]]:
-    """Every ``NodeExecStats`` of the run as an :class:`~tf2npu.debug.profile.OpRun`, and each
+    """Every ``NodeExecStats`` of the run as an :class:`~tf2npu.debug.profile.raw.OpRun`, and each
     node's ``timeline_label`` (``name = Type(inputs)``)."""
     from tf2npu.graph.report.ge_graph import ge_dtype_name
 

@@ -1,4 +1,4 @@
-"""A fake :class:`~tf2npu.debug.bisect.Lab` for the bisection tests: no process, no TF.
+"""A fake :class:`~tf2npu.debug.bisect.search.Lab` for the bisection tests: no process, no TF.
 
 A "run" is bad (its loss drifts from 1.0 to 2.0) while any culprit fusion instance is on, or
 while any culprit op type / node computes in float16; every trial is logged so tests can
@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tf2npu.debug.bisect import Config
-from tf2npu.debug.bisect_metric import Evidence, FusionInstance, LoweredNode
+from tf2npu.debug.bisect.metric import Evidence, FusionInstance, LoweredNode
+from tf2npu.debug.bisect.search import Config
 
 GOOD = (3.0, 1.0)
 BAD = (3.0, 2.0)

@@ -338,7 +338,7 @@ def test_an_overflow_is_recorded_with_the_op_and_its_tensors(tmp_path: Path) -> 
     assert [(t.kind, t.index, t.raw) for t in tensors] == [
         ("input", 0, True), ("input", 1, True), ("output", 0, True),
     ]  # fmt: skip
-    from tf2npu.debug.overflow import analyse
+    from tf2npu.debug.overflow.analysis import analyse
 
     [found] = analyse(tmp_path).overflows  # tf2npu overflow reads the raw files
     assert (found.op_name, found.record.step, found.created_at) == ("big", 1, facts["created_at"])

@@ -226,7 +226,7 @@ def _loss_scale(summary: Mapping[str, Any], source: str) -> Iterator[Finding]:
 
 def _overflows(run: RunDir) -> Iterator[Finding]:
     """The first overflow of each overflow dump the run wrote (``tf2npu overflow``'s rule)."""
-    from tf2npu.debug import overflow
+    from tf2npu.debug.overflow import analysis as overflow
 
     for folder in _dump_folders(run):
         if not overflow.scan(folder).records:

@@ -1,0 +1,224 @@
+"""The real :class:`~.search.Lab`: each trial is ``tf2npu run --record`` in a fresh
+process (:func:`tf2npu.debug.trials.run_trial`), its evidence read from its report folder.
+
+A trial's :class:`~tf2npu.debug.bisect.search.Config` becomes files in the trial's folder and
+environment variables the engine reads (docs/debugging.md#bisect):
+
+* fusions off → ``fusion_instances_off.json`` = ``{"off": [{"rule": R}, {"rule": R, "root":
+  N}]}``, named by ``TF2NPU_FUSION_INSTANCES`` (on top of the user's ``fusion_switch_file``);
+* op types to float32 → ``modify_mixlist.json`` (the user's own ``--option modify_mixlist``
+  file, if any, with the types added to its black list), given as ``--option modify_mixlist``;
+* nodes to float32 → ``keep_fp32.json`` = ``{"nodes": [...]}``, named by ``TF2NPU_KEEP_FP32``;
+* the precision mode → ``--option precision_mode``.
+
+Every trial runs with ``deterministic=1`` (unless the user's ``--option`` says otherwise), so
+two runs of one configuration give the same numbers. The lowered nodes a trial's precision mode
+chose are read from ``precision`` in its ``run_summary.json`` (every run records them).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tf2npu.artifacts.run_summary import SUMMARY_FILE, precision_rows
+from tf2npu.config.env import FUSION_INSTANCES_ENV, INJECT_FAULT_ENV, KEEP_FP32_ENV, RECORD_ENV
+from tf2npu.debug.bisect.metric import Evidence, FusionInstance, LoweredNode, Metric
+from tf2npu.debug.bisect.search import Config
+
+__all__ = [
+    "INSTANCES_OFF",
+    "KEEP_FP32",
+    "MIXLIST",
+    "ScriptLab",
+    "overrides",
+    "read_instances",
+    "read_lowered",
+]
+
+INSTANCES_OFF = "fusion_instances_off.json"
+MIXLIST = "modify_mixlist.json"
+KEEP_FP32 = "keep_fp32.json"
+FUSION_INSTANCES = "fusion_instances.json"
+"""What ``tf2npu run --record`` writes: the fusion instances the engine applied."""
+SUMMARY = SUMMARY_FILE
+
+
+@dataclass(frozen=True)
+class ScriptLab:
+    """Runs ``script args`` with the user's ``options`` plus each trial's overrides."""
+
+    script: Path
+    args: tuple[str, ...]
+    options: tuple[str, ...]
+    """The user's ``--option K=V`` items."""
+    metric: Metric
+    timeout: float | None = None
+    """``--timeout``; None: derived from the reference trial's time (``TrialTimeout``)."""
+    runner: Callable[[Any, float | None], Any] | None = None
+    """``run_trial(trial, timeout)``; default :func:`tf2npu.debug.trials.run_trial`."""
+    clean: tuple[Path, ...] = ()
+    """Folders removed before each trial (the script's checkpoint folder: a trial must not
+    resume from the previous trial's checkpoint)."""
+    faults: str = ""
+    """``bisect --inject-fault`` specs (``;``-joined), given to every trial as
+    ``TF2NPU_INJECT_FAULT`` (``""``: the trials inherit this process's variable, if any)."""
+
+    def run(self, config: Config, folder: Path) -> Evidence:
+        from tf2npu.debug import trials
+
+        for path in self.clean:
+            shutil.rmtree(path, ignore_errors=True)
+        options, env = overrides(config, folder, self.options)
+        if self.faults:
+            env[INJECT_FAULT_ENV] = self.faults
+        trial = trials.Trial(
+            script=self.script,
+            args=self.args,
+            npu=True,
+            options=options,
+            env=env,
+            report_dir=folder,
+        )
+        result = (self.runner or trials.run_trial)(trial, self.timeouts.seconds())
+        return self.load(folder, int(result.status), float(result.seconds))
+
+    @functools.cached_property
+    def timeouts(self) -> Any:
+        """The per-trial timeout (a ``TrialTimeout``: the reference run sets it)."""
+        from tf2npu.debug.trials import TrialTimeout
+
+        return TrialTimeout(self.timeout)
+
+    def load(self, folder: Path, status: int, seconds: float) -> Evidence:
+        from tf2npu.debug import records
+
+        self.timeouts.note(status, seconds)
+        steps = records.read_steps(folder) if (folder / "steps.jsonl").exists() else []
+        variables = None
+        if self.metric is Metric.VARIABLES and (folder / "variables.npz").exists():
+            variables = records.read_variables(folder)
+        return Evidence(
+            status=status,
+            loss=tuple(_finite(v) for v in _losses(records, steps)),
+            variables=variables,
+            instances=read_instances(folder / FUSION_INSTANCES),
+            lowered=read_lowered(folder / SUMMARY),
+            seconds=seconds,
+            extras=_summary_extras(folder / SUMMARY),
+        )
+
+
+def _losses(records: Any, steps: Sequence[Any]) -> list[float]:
+    """The loss per training step, then the loss of the script's last evaluation (if any): a
+    fusion that only fires in the evaluation graph changes only the latter."""
+    series: list[float] = list(records.loss_series(steps))
+    if any(step.train and step.scalars for step in steps):
+        series += records.loss_series([step for step in steps if not step.train])
+    return series
+
+
+def overrides(
+    config: Config, folder: Path, user_options: Sequence[str]
+) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The ``--option`` items and environment of one trial; writes its override files."""
+    user = _option_map(user_options)
+    options = list(user_options)
+    env = {RECORD_ENV: "1"}
+    if "deterministic" not in user:
+        options.append("deterministic=1")
+    if config.precision_mode:
+        options = [o for o in options if not o.startswith("precision_mode=")]
+        options.append(f"precision_mode={config.precision_mode}")
+    if config.fusion_off:
+        entries = [{"rule": r, "root": n} if n else {"rule": r} for r, n in config.fusion_off]
+        env[FUSION_INSTANCES_ENV] = str(_write(folder / INSTANCES_OFF, {"off": entries}))
+    if config.black_list:
+        mixlist = _with_black_list(user.get("modify_mixlist", ""), config.black_list)
+        options = [o for o in options if not o.startswith("modify_mixlist=")]
+        options.append(f"modify_mixlist={_write(folder / MIXLIST, mixlist)}")
+    if config.keep_fp32:
+        env[KEEP_FP32_ENV] = str(_write(folder / KEEP_FP32, {"nodes": list(config.keep_fp32)}))
+    return tuple(options), env
+
+
+def _option_map(items: Sequence[str]) -> dict[str, str]:
+    return dict(item.split("=", 1) for item in items if "=" in item)
+
+
+def _with_black_list(user_file: str, types: Sequence[str]) -> dict[str, Any]:
+    """The user's mixlist (if any) with ``types`` in ``black-list.to-add``, and out of the
+    edits that would contradict that (``black-list.to-remove``, other lists' ``to-add``)."""
+    data: dict[str, Any] = {}
+    if user_file:
+        data = json.loads(Path(user_file).read_text(encoding="utf-8"))
+    added = set(types)
+    for name, edits in data.items():
+        if not isinstance(edits, dict):
+            continue
+        key = "to-remove" if name == "black-list" else "to-add"
+        if key in edits:
+            edits[key] = [op for op in edits[key] if op not in added]
+    black = data.setdefault("black-list", {})
+    black["to-add"] = list(dict.fromkeys([*black.get("to-add", []), *types]))
+    return data
+
+
+def _write(path: Path, data: object) -> Path:
+    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    return path.absolute()
+
+
+def _finite(value: float | None) -> float | None:
+    if value is None or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def read_instances(path: Path) -> tuple[FusionInstance, ...]:
+    """The instances of ``fusion_instances.json`` (none when the file is missing)."""
+    rows = _rows(path)
+    return tuple(
+        FusionInstance(
+            str(row["rule"]),
+            str(row["root"]),
+            tuple(str(n) for n in row.get("nodes") or ()),
+            row.get("where") or None,
+        )
+        for row in rows
+    )
+
+
+def read_lowered(path: Path) -> tuple[LoweredNode, ...]:
+    """The lowered nodes of ``precision`` in ``run_summary.json`` (none when the file is
+    missing), in the order the run compiled them."""
+    if not path.exists():
+        return ()
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    return tuple(
+        LoweredNode(row.op, row.tf_type or row.op_type, row.op_type, row.where or None)
+        for row in precision_rows(summary)
+        if row.lowered
+    )
+
+
+def _rows(path: Path) -> list[Mapping[str, Any]]:
+    if not path.exists():
+        return []
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: expected a JSON list, got {type(data).__name__}")
+    return [row for row in data if isinstance(row, Mapping)]
+
+
+def _summary_extras(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    return {"injected_faults": summary.get("injected_faults") or []}
