@@ -244,6 +244,7 @@ def test_a_signal_stops_verify_and_its_trials(
     )
 
 
+@pytest.mark.slow
 def test_sigkill_of_verify_kills_its_trials(tmp_path: Path) -> None:
     script = tmp_path / "hang.py"
     script.write_text(HANGING)  # the trial and the `sleep 300` it starts must both go
