@@ -161,8 +161,8 @@ def open_pair(tf: Any, graph: Any, values: dict[str, str] | None) -> tuple[Any, 
     ``values=None`` is the A/A control: two stock sessions with the same config. The stock
     sessions bypass the hook, so the baseline is TensorFlow's session, not a watched one.
     """
-    from tf2npu.runtime.hook import stock_session
     from tf2npu.runtime.session import NpuSession
+    from tf2npu.runtime.stock import stock_session
 
     npu_config, stock_config = session_configs(values or {})
     # Stock sessions made past the hook: a session the hook makes is watched for the run

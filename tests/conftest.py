@@ -56,6 +56,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(f"{seconds:6.1f} s  {nodeid}")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the node ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that share a module-scoped fixture of their own module run on one xdist worker.
 

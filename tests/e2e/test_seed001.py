@@ -107,7 +107,7 @@ def test_seed_001_finds_the_fusion_that_breaks_accuracy(tmp_path: Path) -> None:
     shutil.rmtree(npu / "debug_1", ignore_errors=True)
     (npu / "debug_0").rename(npu / "debug_1")
     run(tmp_path, "fusion_off|dump", "r_dump_off")
-    graphs_on = [g for p in (npu / "debug_1" / "graph").iterdir() for g in gegraph.load(p)]
+    graphs_on = [g for p in (npu / "debug_1" / "graph").glob("*.json") for g in gegraph.load(p)]
     fused = [op for g in graphs_on for op in g.ops if op.pass_name == "MatMulBiasAddFusionPass"]
     assert fused, "the fusion-on run's graph JSON names the fused ops and their pass"
     # each fused op's output carries the tensor of the last op it replaced
@@ -139,8 +139,9 @@ def test_seed_001_finds_the_fusion_that_breaks_accuracy(tmp_path: Path) -> None:
 
     # the seed's own msaccucmp order: the fusions-off dump first, -f the fusions-on graph and
     # -cf the fusions-off one; each graph is used for the dump it names, and the pass is named
-    [on_graph] = (npu / "debug_1" / "graph").glob("ge_proto_*_Build.json")
-    [off_graph] = (npu / "debug_0" / "graph").glob("ge_proto_*_Build.json")
+    # (GE's ge_proto_*_Build.txt as atc converts it, the .txt.json beside it: one per run
+    # signature, and the training one is the graph the seed points at)
+    on_graph, off_graph = _training_graph(npu / "debug_1"), _training_graph(npu / "debug_0")
     done = compare(tmp_path, str(npu / "debug_0" / "dump"), str(npu / "debug_1" / "dump"),
                    "-f", str(on_graph), "-cf", str(off_graph), "--out", "cmp_seed", "--json")  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
@@ -196,3 +197,9 @@ def _break_first_fused_output(root: Path, fused: set[str]) -> str:
             _scale_in_place(tensor)
             return sanitized[tensor.name.op_name]
     raise AssertionError("no fused op output in the fusion-on dump")
+
+
+def _training_graph(debug: Path) -> Path:
+    """The converted build graph of the training run signature: the one with the most ops."""
+    builds = sorted((debug / "graph").glob("ge_proto_*_Build.txt.json"))
+    return max(builds, key=lambda path: sum(len(g.ops) for g in gegraph.load(path)))
