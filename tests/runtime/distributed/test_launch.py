@@ -329,8 +329,10 @@ def test_a_failing_rank_ends_the_job(tmp_path: Path, fault: str) -> None:
     result = launch(spec, stream)
     ended = time.time()
     fault_at = float(re.search(r"FAULT \w+ at ([\d.]+)", stream.getvalue()).group(1))
-    # The job ends within the exec timeout + 10 s of the fault, and leaves nothing behind.
-    assert ended - fault_at <= 5 + 10, stream.getvalue()[-3000:]
+    # The job ends within the exec timeout of the fault plus slack, and leaves nothing behind.
+    # Quiet, it takes 5-7 s; a loaded 2-core CI run once took 25 s. A job that did not end
+    # would run to the 300 s rank timeout, so 5 + 40 s still tells a stop from a hang.
+    assert ended - fault_at <= 5 + 40, stream.getvalue()[-3000:]
     assert _alive(out) == []
     first = result.message.splitlines()[0]
     if fault == "raise":
