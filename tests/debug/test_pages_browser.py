@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from tests.graph.report.browser import dump_probe, needs_browser
 
 from tf2npu.artifacts.gegraph import GeOp, TensorDesc
 from tf2npu.debug.bisect.metric import Evidence
@@ -38,16 +36,7 @@ from tf2npu.testing.dumptrees import (
     write_npu,
 )
 
-BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser")
-BROWSER = next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
-pytestmark = [
-    pytest.mark.skipif(
-        BROWSER is None,
-        reason="no headless Chromium: apt-get install chromium-headless-shell (make test does "
-        "this when run as root)",
-    ),
-    pytest.mark.slow,
-]
+pytestmark = [needs_browser, pytest.mark.slow]
 WIDTH = 1000
 LOSS = "tower_0/" + "very_long_scope_name/" * 4 + "sparse_softmax_cross_entropy_loss/value:0"
 
@@ -80,17 +69,7 @@ window.addEventListener('load', () => {
 
 
 def _measure(page: str, path: Path) -> dict[str, Any]:
-    path.write_text(page.replace("</body>", _PROBE + "</body>"), encoding="utf-8")
-    assert BROWSER is not None
-    done = subprocess.run(
-        [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", f"--window-size={WIDTH},900",
-         "--dump-dom", path.as_uri()],
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
-    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
-    assert found, done.stdout[-2000:] + done.stderr[-2000:]
-    text = found.group(1).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-    return dict(json.loads(text))
+    return dict(dump_probe(page.replace("</body>", _PROBE + "</body>"), path, WIDTH))
 
 
 def _overlap(a: list[float], b: list[float]) -> bool:

@@ -54,8 +54,14 @@ def measure(page: str, tmp_path: Path, fields: dict[str, str], width: int = 1000
         "const pre = document.createElement('pre'); pre.id = 'probe';"
         "pre.textContent = JSON.stringify(out); document.body.appendChild(pre); });</script>"
     )
-    path = tmp_path / "page.html"
-    path.write_text(page.replace("</body>", probe + "</body>"), encoding="utf-8")
+    return dump_probe(page.replace("</body>", probe + "</body>"), tmp_path / "page.html", width)
+
+
+def dump_probe(page: str, path: Path, width: int = 1000) -> Any:
+    """Write ``page`` (which carries a probe script filling ``<pre id="probe">`` with JSON) to
+    ``path``, load it at ``width`` px and return the probe's JSON."""
+    assert BROWSER is not None
+    path.write_text(page, encoding="utf-8")
     done = subprocess.run(
         [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", f"--window-size={width},900",
          "--dump-dom", path.as_uri()],

@@ -7,28 +7,19 @@ prints. `make test` installs chromium-headless-shell where it can (Debian, as ro
 
 from __future__ import annotations
 
-import json
 import re
-import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.graph.report.browser import BROKEN_WORDS, measure
+from tests.graph.report.browser import BROKEN_WORDS, dump_probe, measure, needs_browser
 
 from tf2npu.graph.decisions import CLUSTER, CLUSTERS, PLACEMENT, Cluster, Placement
 from tf2npu.graph.engine import EngineRun
 from tf2npu.graph.report.html import render_html
 from tf2npu.graph.report.summary import summarize
 
-BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser")
-BROWSER = next((shutil.which(b) for b in BROWSERS if shutil.which(b)), None)
-pytestmark = pytest.mark.skipif(
-    BROWSER is None,
-    reason="no headless Chromium: apt-get install chromium-headless-shell (make test does this "
-    "when run as root)",
-)
+pytestmark = needs_browser
 WIDTH = 1000
 
 _PROBE = """
@@ -55,17 +46,9 @@ window.addEventListener('load', () => {
 
 
 def _measure(page: str, tmp_path: Path) -> dict:
-    path = tmp_path / "page.html"
-    path.write_text(page.replace("</body>", _PROBE + "</body>"), encoding="utf-8")
-    assert BROWSER is not None
-    done = subprocess.run(
-        [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", f"--window-size={WIDTH},900",
-         "--dump-dom", path.as_uri()],
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
-    found = re.search(r'<pre id="probe">(.*?)</pre>', done.stdout, re.S)
-    assert found, done.stdout[-2000:] + done.stderr[-2000:]
-    return json.loads(found.group(1).replace("&amp;", "&").replace("&lt;", "<"))
+    return dict(
+        dump_probe(page.replace("</body>", _PROBE + "</body>"), tmp_path / "page.html", WIDTH)
+    )
 
 
 def _inside(point: tuple[float, float], box: list[float], slack: float = 1.5) -> bool:
