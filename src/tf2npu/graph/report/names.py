@@ -8,15 +8,13 @@ page's CSS (``table.names``) keeps every other cell whole.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Sequence
 from html import escape
 
-from tf2npu.graph.report.page import ROWS_SHOWN, breakable, cell
+from tf2npu.graph.report.page import NUMBER, ROWS_SHOWN, breakable, cell
 
 __all__ = ["breakable", "name_table"]
 
-_NUMBER = re.compile(r"[-+]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?|[-+]?inf|nan|NaN", re.I)
 _SIGNS = frozenset({"<", "<=", ">", ">=", "=", "vs"})
 
 
@@ -26,7 +24,7 @@ def _cell(value: object, name: bool) -> str:
     if name:
         return f"<td>{breakable(str(value))}</td>"
     words = value.split(" ") if isinstance(value, str) and value else []
-    if words and all(_NUMBER.fullmatch(w) or w in _SIGNS for w in words):
+    if words and all(NUMBER.fullmatch(w) or w in _SIGNS for w in words):
         numbers = " ".join(f'<span class="num">{escape(w)}</span>' for w in words)
         return f'<td class="n">{numbers}</td>'
     return cell(value)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from html import escape
 
-__all__ = ["CSS", "ROWS_SHOWN", "Html", "breakable", "cell", "document", "table"]
+__all__ = ["CSS", "NUMBER", "ROWS_SHOWN", "Html", "breakable", "cell", "document", "table"]
 
 ROWS_SHOWN = 2000
 """Rows per table; the full data is in the report's files."""
@@ -55,7 +55,8 @@ LONG_WORD = 16
 LONG_PART = 24
 """A part between scope separators longer than this may break after its underscores too."""
 _WORD = re.compile(r"\S+")
-_NUMBER = re.compile(r"[-+]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?%?|[-+]?inf|nan", re.I)
+NUMBER = re.compile(r"[-+]?(\d[\d,]*\.?\d*|\.\d+)(e[-+]?\d+)?%?|[-+]?inf|nan", re.I)
+"""A number as the pages print one (``1,234.5``, ``-1e-05``, ``12%``, ``nan``): never broken."""
 _SCOPES = re.compile(r"(?<=[/.:,])|(?<=->)")
 _UNDERSCORES = re.compile(r"(?<=_)")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
@@ -86,7 +87,7 @@ def breakable(text: str) -> str:
 
 
 def _word(word: str) -> str:
-    if _NUMBER.fullmatch(word):
+    if NUMBER.fullmatch(word):
         return escape(word)
     out = ""
     for number, part in enumerate(_SCOPES.split(word)):
