@@ -20,7 +20,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -82,17 +82,15 @@ class RunOutcome:
     status: int
     """The script's exit status (0, its ``sys.exit`` code, or 1 after an exception)."""
     summary: dict[str, Any]
+    """``run_summary.json``'s content; what could not be written (a full disk) is its
+    ``write_errors``, the one-device job variables the run set are its ``job_environment``."""
     summary_path: Path
     summary_written: bool
-    unwritten: list[str]
-    """What could not be written (a full disk), one message each."""
-    job_environment: Mapping[str, str]
-    """The one-device job variables this run set for the script (they were unset)."""
 
     @property
     def complete(self) -> bool:
         """Every artifact of the run was written."""
-        return self.summary_written and not self.unwritten
+        return self.summary_written and not self.summary["write_errors"]
 
 
 def run(spec: RunSpec) -> RunOutcome:
@@ -153,7 +151,7 @@ def run(spec: RunSpec) -> RunOutcome:
         summary["distributed"] = counter.summary()
     path = spec.report_dir / SUMMARY_FILE
     written = _write_summary(path, summary)
-    return RunOutcome(status, summary, path, written, unwritten, job)
+    return RunOutcome(status, summary, path, written)
 
 
 def _add_instruments(spec: RunSpec) -> None:
