@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/migrate_vs_parse.py CORPUS_DIR [--runs 5] [--jobs N]
+    python benchmarks/migrate_vs_parse.py CORPUS_DIR [--runs 5] [--jobs N] [--base OTHER/src]
 
 Both sides are whole processes started the same way, alternated run by run in one invocation
 so that both see the same machine load:
@@ -26,6 +26,7 @@ and of the medians. Target: ratio <= 5. Bytecode caching follows the environment
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
 import statistics
@@ -43,11 +44,15 @@ PARSE = (
 )
 
 
-def timed(argv: list[str], ok: tuple[int, ...]) -> tuple[float, float]:
+def timed(
+    argv: list[str], ok: tuple[int, ...], env: dict[str, str] | None = None
+) -> tuple[float, float]:
     """(wall seconds, CPU seconds: user + system of the child) of one run of ``argv``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    done = subprocess.run(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False, env=env
+    )
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in ok:
@@ -63,6 +68,13 @@ def main() -> int:
     parser.add_argument(
         "--jobs", type=int, default=None, help="tf2npu migrate -j (default: its own)"
     )
+    parser.add_argument(
+        "--base",
+        type=Path,
+        default=None,
+        help="another tree's src/ folder: its migrate runs too, alternated with this one's "
+        "(before/after side by side under the same load)",
+    )
     args = parser.parse_args()
     files = sorted(args.corpus.rglob("*.py"))
     if not files:
@@ -70,6 +82,10 @@ def main() -> int:
     lines = sum(p.read_bytes().count(b"\n") for p in files)
     parse_s: list[tuple[float, float]] = []
     migrate_s: list[tuple[float, float]] = []
+    base_s: list[tuple[float, float]] = []
+    base_env = None
+    if args.base is not None:
+        base_env = {**os.environ, "PYTHONPATH": str(args.base.resolve())}
     for _ in range(args.runs):
         parse_s.append(timed([sys.executable, "-c", PARSE, str(args.corpus)], (0,)))
         out = Path(tempfile.mkdtemp(prefix="tf2npu_bench_"))
@@ -78,18 +94,27 @@ def main() -> int:
             argv += ["-j", str(args.jobs)]
         try:
             migrate_s.append(timed(argv, (0, 1)))
+            if base_env is not None:
+                shutil.rmtree(out, ignore_errors=True)
+                base_s.append(timed(argv, (0, 1), base_env))
         finally:
             shutil.rmtree(out, ignore_errors=True)
     print(f"{len(files)} files, {lines} lines, {args.runs} alternating runs")
     for what, column in (("wall", 0), ("cpu", 1)):
         parse = [run[column] for run in parse_s]
-        migrate = [run[column] for run in migrate_s]
-        for name, values in (("parse", parse), ("migrate", migrate)):
+        sides = [("migrate", [run[column] for run in migrate_s])]
+        if base_s:
+            sides.append(("base", [run[column] for run in base_s]))
+        for name, values in (("parse", parse), *sides):
             low, mid = min(values), statistics.median(values)
             print(f"{what:4} {name:8} min {low:.3f} s  median {mid:.3f} s")
-        best = min(migrate) / min(parse)
-        median = statistics.median(migrate) / statistics.median(parse)
-        print(f"{what:4} ratio    min {best:.2f}x  median {median:.2f}x  (target <= {TARGET:g}x)")
+        for name, values in sides:
+            best = min(values) / min(parse)
+            median = statistics.median(values) / statistics.median(parse)
+            label = "ratio" if name == "migrate" else "base"
+            print(
+                f"{what:4} {label:8} min {best:.2f}x  median {median:.2f}x  (target <= {TARGET:g}x)"
+            )
     return 0
 
 

@@ -7,6 +7,7 @@ check the engine alone; the helper test runs the real ``session_config`` rule.
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -657,3 +658,26 @@ def test_a_failure_never_has_an_empty_reason() -> None:
     assert engine._failed(b"x", "a.py", "").result.reason == (
         "unknown failure (please report this file)"
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = 1\n",
+        "return 1\n",  # the compiler rejects it, the parser does not: a rewrite may keep it
+        "def f():\n    nonlocal x\n",
+        "if x is 1:\n    pass\n",  # a SyntaxWarning when compiled: not printed
+    ],
+)
+def test_a_rewrite_that_parses_passes_the_check(text: str) -> None:
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        engine._check_parses(text, "f.py")
+    assert seen == []
+
+
+def test_a_rewrite_that_does_not_parse_fails_the_check_with_the_parser_s_error() -> None:
+    with pytest.raises(SyntaxError) as caught:
+        engine._check_parses("x = (1,\n", "f.py")
+    assert caught.value.lineno == 1
+    assert "never closed" in caught.value.msg

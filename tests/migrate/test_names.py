@@ -393,15 +393,28 @@ CHILDREN_CASES = [
 ]
 
 
+_SINGLETONS = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+
+
 @pytest.mark.parametrize("source", CHILDREN_CASES)
-def test_child_nodes_and_walk_match_the_ast_module(source: str) -> None:
+def test_child_nodes_and_walk_are_the_ast_module_s_without_context_and_operator_nodes(
+    source: str,
+) -> None:
     tree = ast.parse(source)
     for node in ast.walk(tree):
-        assert child_nodes(node) == list(ast.iter_child_nodes(node))
-    assert walk(tree) == list(ast.walk(tree))
+        expected = [c for c in ast.iter_child_nodes(node) if not isinstance(c, _SINGLETONS)]
+        assert child_nodes(node) == expected
+    assert walk(tree) == [n for n in ast.walk(tree) if not isinstance(n, _SINGLETONS)]
 
 
 def test_child_nodes_of_a_leaf_is_empty() -> None:
     name = ast.parse("x").body[0].value  # type: ignore[attr-defined]
-    assert child_nodes(name) == [name.ctx]
-    assert child_nodes(name.ctx) == []
+    assert child_nodes(name) == []
+    assert child_nodes(ast.parse("1").body[0].value) == []  # type: ignore[attr-defined]
+
+
+def test_child_nodes_skips_operators_and_contexts_but_keeps_operands() -> None:
+    expr = ast.parse("a + -b < c and not d").body[0].value  # type: ignore[attr-defined]
+    assert [type(n).__name__ for n in walk(expr)] == [
+        "BoolOp", "Compare", "UnaryOp", "BinOp", "Name", "Name", "Name", "UnaryOp", "Name",
+    ]  # fmt: skip

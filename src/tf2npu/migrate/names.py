@@ -57,19 +57,48 @@ def is_tf_api(name: str) -> bool:
     return root in TF_ROOTS
 
 
-def child_nodes(node: ast.AST) -> list[ast.AST]:
-    """The direct children of ``node``, in ``ast.iter_child_nodes`` order (a faster loop).
+_NEVER_NODES = frozenset(
+    {"ctx", "op", "ops", "id", "attr", "name", "arg", "module", "level", "type_comment", "kind",
+     "conversion", "is_async", "simple", "asname", "rest", "kwd_attrs", "tag"}
+)  # fmt: skip
+"""Fields that hold no node the migration looks at: strings, numbers, and the shared singleton
+nodes of contexts and operators (``Load``, ``Add``, ``Eq``: a third of a module's nodes; every
+check reads them through their parent's ``ctx``/``op``/``ops``)."""
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
-    The migration walks every module several times (scopes, index, rules); this reads each
-    field once with ``getattr`` instead of ``ast.iter_fields``' generator.
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    fields = tuple(f for f in kind._fields if f not in _NEVER_NODES)  # type: ignore[attr-defined]
+    if kind is ast.Constant or kind in (
+        ast.Global,
+        ast.Nonlocal,
+    ):  # its value is a Python constant, never a node
+        fields = ()
+    _CHILD_FIELDS[kind] = fields
+    return fields
+
+
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """The direct children of ``node`` in ``ast.iter_child_nodes`` order, without the context
+    and operator singletons (``ctx``, ``op``, ``ops``): a faster loop over the fields that can
+    hold nodes.
+
+    The migration walks every module several times (scopes, index, rules); this reads only
+    those fields, known per node type, with ``getattr``.
     """
     children: list[ast.AST] = []
-    for name in node._fields:
+    kind = type(node)
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        fields = _child_fields(kind)
+    for name in fields:
         value = getattr(node, name, None)
-        if isinstance(value, ast.AST):
-            children.append(value)
-        elif isinstance(value, list):
+        if value is None:
+            continue
+        if type(value) is list:
             children += [item for item in value if isinstance(item, ast.AST)]
+        elif isinstance(value, ast.AST):
+            children.append(value)
     return children
 
 
