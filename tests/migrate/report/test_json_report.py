@@ -255,3 +255,19 @@ def test_empty_report() -> None:
     assert set(data["api_status_counts"]["raw"].values()) == {0}
     assert len(data["api_status_counts"]["distinct"]) == 11
     assert data["files"] == []
+
+
+def test_each_record_is_one_line_under_its_file(report: MigrationReport) -> None:
+    lines = render_json(report).splitlines()
+    start = lines.index('      "changes": [')
+    record = lines[start + 1]
+    assert record.startswith('        {"line": ')
+    assert record.endswith("},") or record.endswith("}")
+    first = next(f["changes"][0] for f in EXPECTED["files"] if f["changes"])
+    assert json.loads(record.strip().rstrip(",")) == first
+
+
+def test_empty_containers_and_scalars_are_written_compact() -> None:
+    text = render_json(MigrationReport("in", "out"))
+    assert '\n  "files": []\n}\n' in text
+    assert '\n  "changes_by_rule": {},\n' in text

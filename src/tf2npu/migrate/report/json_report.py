@@ -35,8 +35,10 @@ meaning (new keys may appear without a version change). Keys:
     ``decorator`` or ``base``.
 
 Lines and columns count from 1. Records inside a file carry no path: it is the file's. The text
-is UTF-8 (``ensure_ascii=False``), indented by 2, and ends with a newline; the same report always
-gives the same text. A file name that is not valid UTF-8 keeps its bytes as surrogate escapes
+is UTF-8 (``ensure_ascii=False``), indented by 2 down to the records: each change, finding and
+API use is one line (thousands of them: the C encoder writes them, the pure-Python one that
+``indent`` needs would take most of the report's time), and ends with a newline; the same report
+always gives the same text. A file name that is not valid UTF-8 keeps its bytes as surrogate escapes
 (``"\\udcff"`` for the byte 0xff): ``os.fsencode(path)`` gives the name back.
 """
 
@@ -63,9 +65,26 @@ REPORT_JSON = "report.json"
 SCHEMA_VERSION = 1
 
 
+_RECORD_DEPTH = 4
+"""Root -> ``files`` -> a file -> its ``changes``/``findings``/``api_uses`` -> a record."""
+_compact = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+
+
 def render_json(report: MigrationReport) -> str:
     """The JSON document for ``report`` (see the module docstring for the schema)."""
-    return json_escaped(json.dumps(report_data(report), ensure_ascii=False, indent=2)) + "\n"
+    return json_escaped(_indented(report_data(report), 0)) + "\n"
+
+
+def _indented(value: Any, depth: int) -> str:
+    """``value`` indented by 2 per level above :data:`_RECORD_DEPTH`, compact from there on."""
+    if depth >= _RECORD_DEPTH or not isinstance(value, (dict, list)) or not value:
+        return _compact(value)
+    inner = "\n" + "  " * (depth + 1)
+    if isinstance(value, dict):
+        items = [f"{_compact(str(k))}: {_indented(v, depth + 1)}" for k, v in value.items()]
+        return "{" + inner + ("," + inner).join(items) + "\n" + "  " * depth + "}"
+    items = [_indented(v, depth + 1) for v in value]
+    return "[" + inner + ("," + inner).join(items) + "\n" + "  " * depth + "]"
 
 
 def report_data(report: MigrationReport) -> dict[str, Any]:
