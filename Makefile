@@ -12,6 +12,10 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip==24.3.1
 	$(PY) -m pip install --quiet -e '.[dev,tf]'
+	@# What pip does for a regular install: byte-compile the sources once, so that a command
+	@# does not compile tf2npu again on every start (PYTHONDONTWRITEBYTECODE=1 stops Python
+	@# from caching it; an edited module is still recompiled in memory).
+	$(PY) -m compileall -q src > /dev/null
 	touch $(STAMP)
 
 venv: $(STAMP)

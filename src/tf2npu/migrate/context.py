@@ -271,7 +271,7 @@ class FileContext:
     def string_lines(self) -> frozenset[int]:
         """Lines that begin inside a multi-line string literal (their indentation is data)."""
         lines: set[int] = set()
-        for node in ast.walk(self.tree):
+        for node in self.index.nodes():
             if isinstance(node, (ast.Constant, ast.JoinedStr)) and node.end_lineno:
                 if node.end_lineno > node.lineno and isinstance(
                     getattr(node, "value", ""), (str, bytes, list)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from tf2npu.migrate.context import FileContext
 from tf2npu.migrate.index import Ref
-from tf2npu.migrate.names import Scope, canonical
+from tf2npu.migrate.names import Scope, canonical, child_nodes
 from tf2npu.migrate.project import module_holders
 
 CONVENTIONAL = "hvd"
@@ -214,7 +214,7 @@ def _innermost(
 
 def parent_map(nodes: Iterable[ast.AST]) -> dict[int, ast.AST]:
     """id(node) -> parent, for every child of ``nodes`` (all of a tree's: ``index.nodes()``)."""
-    return {id(c): p for p in nodes for c in ast.iter_child_nodes(p)}
+    return {id(c): p for p in nodes for c in child_nodes(p)}
 
 
 def _attribute_ref(
