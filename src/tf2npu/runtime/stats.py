@@ -31,7 +31,7 @@ class RunStats:
     """Counters over the sessions of the process.
 
     Graph figures (GeOps, host ops, casts, fusions) and options are the NPU sessions'; steps,
-    non-finite fetches and loss scaling are counted in stock sessions too (:mod:`.watch`).
+    non-finite fetches and loss scaling are counted in stock sessions too (:mod:`.intercept`).
     """
 
     sessions: int = 0
