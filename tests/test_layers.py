@@ -162,3 +162,17 @@ def test_artifacts_and_config_import_nothing_above_them() -> None:
         if not b.startswith(below)
     )
     assert upward == []
+
+
+def test_the_sessions_and_their_interception_import_no_instrument_of_a_feature() -> None:
+    # Multi-rank is the DistributedInstrument (docs/design.md, "A run is a value"): session.py
+    # maps runs into the mirror, and neither it nor the hook nor intercept.py grows per feature.
+    edges = import_graph()
+    sessions = ("tf2npu.runtime.session", "tf2npu.runtime.intercept", "tf2npu.runtime.hook")
+    found = sorted(
+        f"{a} -> {b}"
+        for a in sessions
+        for b in edges[a]
+        if b.startswith("tf2npu.runtime.distributed")
+    )
+    assert found == []

@@ -315,20 +315,27 @@ def test_a_small_change_reads_what_replaced_an_earlier_node() -> None:
         sess.close()
 
 
-def test_hccl_timeout_is_the_ranks_run_timeout(monkeypatch) -> None:
-    # In a multi-rank job the session's hccl_timeout bounds each run of the rank (world.py);
-    # the NPU session hands it over with its target and config.
-    from tf2npu.runtime import session as session_module
+def test_the_inner_session_runs_where_the_instruments_session_target_says() -> None:
+    # A multi-rank job moves it onto the rank's server this way (DistributedInstrument); the
+    # hook sees the session's options (hccl_timeout) and a config without NpuOptimizer.
+    from tf2npu.runtime import context
+    from tf2npu.runtime.hook import has_npu_optimizer
+    from tf2npu.runtime.instruments import RunInstrument, SessionInfo
     from tf2npu.runtime.session import NpuSession
 
     seen: list[Any] = []
 
-    def session_args(target: str, config: Any, exec_timeout: Any = None) -> tuple[str, Any]:
-        seen.append(exec_timeout)
-        return target, config
+    class _Threads(RunInstrument):
+        def session_target(self, session: SessionInfo, target: str, config: Any) -> Any:
+            seen.append((session.npu, session.options.hccl_timeout, has_npu_optimizer(config)))
+            config.inter_op_parallelism_threads = 3
+            return target, config
 
-    monkeypatch.setattr(session_module, "session_args", session_args)
+    context().extra_instruments.append(_Threads())
     with tf.Graph().as_default():
-        NpuSession(config=npu_config(hccl_timeout=40)).close()
+        sess = NpuSession(config=npu_config(hccl_timeout=40))
+        assert sess._inner._config.inter_op_parallelism_threads == 3
+        assert sess._config.inter_op_parallelism_threads == 0  # the client session's: as given
+        sess.close()
         NpuSession(config=npu_config()).close()
-    assert seen == [40, None]
+    assert seen == [(True, 40, False), (True, None, False)]

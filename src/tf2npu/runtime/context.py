@@ -77,7 +77,7 @@ class RuntimeContext:
         from tf2npu.runtime.instances import FusionInstances
         from tf2npu.runtime.precision_record import PrecisionRecord
         from tf2npu.runtime.races import RaceLint
-        from tf2npu.runtime.watch import StatsRecorder
+        from tf2npu.runtime.stats_recorder import StatsRecorder
 
         self.check_result = CheckResult(self)
         self.determinism = Determinism()

@@ -17,7 +17,7 @@ import threading
 from typing import Any
 
 from tf2npu.config.sources import NPU_OPTIMIZER
-from tf2npu.runtime import watch
+from tf2npu.runtime import intercept
 from tf2npu.runtime.context import context
 from tf2npu.runtime.instruments import SessionInfo
 
@@ -50,7 +50,7 @@ def install() -> None:
             cls.__new__ = staticmethod(_new)
         _BASE_INIT[:] = [session_lib.BaseSession.__init__]
         session_lib.BaseSession.__init__ = _base_init
-        watch.install()
+        intercept.install()
         _state["installed"] = True
 
 
@@ -69,7 +69,7 @@ def uninstall() -> None:
         for cls in (session_lib.Session, session_lib.InteractiveSession):
             cls.__new__ = staticmethod(_stock_new)
         session_lib.BaseSession.__init__ = _BASE_INIT.pop()
-        watch.uninstall()
+        intercept.uninstall()
         _state["installed"] = False
         context().npu_by_default = False
 
@@ -100,14 +100,13 @@ def has_npu_optimizer(config: Any) -> bool:
 
 
 def _base_init(self: Any, target: str = "", graph: Any = None, config: Any = None) -> None:
-    """``BaseSession.__init__``; a stock session the hook made moves onto this rank's server
-    in a multi-rank job (:func:`~tf2npu.runtime.distributed.world.session_args`), and every
-    session runs its ops in the caller's thread while determinism is asked
+    """``BaseSession.__init__``; a stock session the hook made runs where its instruments set
+    (:meth:`~tf2npu.runtime.intercept.Interception.session_target`: a multi-rank job's server),
+    and every session runs its ops in the caller's thread while determinism is asked
     (:meth:`~tf2npu.runtime.determinism.Determinism.session_config`)."""
-    if not target and watch.is_marked(self):
-        from tf2npu.runtime.distributed.world import session_args
-
-        target, config = session_args(target, config)
+    interception = intercept.interception_of(self)
+    if interception is not None:
+        target, config = interception.session_target(target, config)
     _BASE_INIT[0](self, target, graph, context().determinism.session_config(config, target))
 
 
@@ -118,7 +117,7 @@ def _stock_new(cls: type, *args: Any, **kwargs: Any) -> Any:
 def _new(cls: type, *args: Any, **kwargs: Any) -> Any:
     picked = _pick(cls, args, kwargs)
     session: Any = object.__new__(picked)
-    if picked in _STOCK:  # its runs reach the instruments (runtime.watch)
+    if picked in _STOCK:  # its runs reach the instruments (runtime.intercept)
         _mark_stock(session, args, kwargs)
     return session
 
@@ -131,11 +130,8 @@ def _mark_stock(session: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     if graph is None:  # what BaseSession.__init__ will use
         graph = ops.get_default_graph()
     ctx = context()
-    info = SessionInfo(ctx.next_session_key(), False, graph, reader=watch.reader(session))
-    for instrument in ctx.instruments:
-        instrument.on_session(info)
-    watch.mark(session, ctx, info)
-    ctx.opened(info, session)
+    info = SessionInfo(ctx.next_session_key(), False, graph, reader=intercept.reader(session))
+    intercept.mark(session, intercept.Interception(ctx, info, ctx.instruments))
 
 
 def _pick(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> type:

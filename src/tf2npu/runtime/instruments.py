@@ -3,9 +3,11 @@
 The graph engine has :mod:`tf2npu.graph.instruments` around its passes; this is the same shape
 around sessions (TVM's ``instrument.py``). An instrument is told when a session starts, when the
 engine compiled a graph (its decisions) and when the mirror imported it (the names it runs
-under), and it may *plan* each run signature: name extra tensors to fetch with the run and read
-their values after it. The run summary counters, ``check_result.tf.json``, ``PRINT_MODEL`` dumps
-and tensor dumps are all instruments; ``session.py`` knows none of them.
+under); it may set where a session runs (:meth:`RunInstrument.session_target`), *plan* each run
+signature (name extra tensors to fetch with the run and read their values after it) and map a
+failed run's error (:meth:`RunInstrument.on_run_error`). The run summary counters,
+``check_result.tf.json``, ``PRINT_MODEL`` dumps, tensor dumps and multi-rank jobs are all
+instruments, reached through :mod:`tf2npu.runtime.intercept`; ``session.py`` knows none of them.
 
 Extra fetches only ever name tensors the run computes anyway (an instrument must not make a run
 execute more), so fetching them changes no value.
@@ -212,6 +214,13 @@ class RunInstrument:
     def on_session(self, session: SessionInfo) -> None:
         """A session was created (NPU or stock)."""
 
+    def session_target(self, session: SessionInfo, target: str, config: Any) -> tuple[str, Any]:
+        """Where ``session`` runs: the target and ``ConfigProto`` (or None) it was given, or
+        others (a multi-rank job moves local sessions onto its rank's server). An NPU session
+        asks for its inner session, whose config carries no ``NpuOptimizer``; a stock session
+        for itself, before TensorFlow makes its C session."""
+        return target, config
+
     def pass_instruments(self, options: NpuOptions) -> list[PassInstrument[Any]]:
         """Instruments to put around the graph engine's passes for a compile."""
         return []
@@ -224,6 +233,12 @@ class RunInstrument:
 
     def plan(self, run: RunSignature) -> RunHook | None:
         """The hook for runs of ``run`` (None: nothing to do)."""
+        return None
+
+    def on_run_error(self, run: RunSignature, error: Exception) -> Exception | None:
+        """A run of ``run`` (``run``, a callable's call) failed with the ``OpError`` ``error``,
+        already raised against the client op for an NPU session; no hook saw ``after_run``.
+        Returns the error to raise instead (the next instrument sees that one), or None."""
         return None
 
     def on_session_close(self, session: SessionInfo) -> None:
@@ -288,13 +303,17 @@ class RunHooks:
 
     hooks: Sequence[RunHook] = ()
     _fixed: RunCall | None = None
+    run: RunSignature | None = None
+    """The signature planned (None: hooks made by hand, in tests)."""
+    instruments: Sequence[RunInstrument] = ()
+    """Every instrument asked to plan it, hook or not: each sees a failed run's error."""
 
     @classmethod
     def plan(cls, instruments: Sequence[RunInstrument], run: RunSignature) -> RunHooks:
         hooks = [h for h in (i.plan(run) for i in instruments) if h is not None]
         varies = any(_varies(hook) for hook in hooks)
         fixed = None if varies else _call(hooks, [hook.extras for hook in hooks])
-        return cls(hooks, fixed)
+        return cls(hooks, fixed, run, tuple(instruments))
 
     @property
     def extras(self) -> list[Any]:
@@ -317,4 +336,12 @@ class RunHooks:
         """The hooks that fetch nothing extra (a partial run fetches only what its setup
         named, and cannot be traced)."""
         hooks = [h for h in (hook.without_extras() for hook in self.hooks) if h is not None]
-        return RunHooks(hooks, _call(hooks, [()] * len(hooks)))
+        return RunHooks(hooks, _call(hooks, [()] * len(hooks)), self.run, self.instruments)
+
+    def on_run_error(self, error: Exception) -> Exception:
+        """The error a failed run raises: ``error`` as each instrument in turn maps it."""
+        if self.run is None:
+            return error
+        for instrument in self.instruments:
+            error = instrument.on_run_error(self.run, error) or error
+        return error

@@ -191,16 +191,17 @@ def _add_run_controls(spec: RunSpec) -> None:
 
 
 def _collective_counter() -> Any:
-    """In a rank of a multi-rank job, a collective counter added to the instruments."""
+    """In a rank of a multi-rank job, the distributed instrument and a collective counter
+    added to the instruments; the counter."""
     from tf2npu.config.cluster import current
 
     cluster = current()
     if not cluster.distributed:
         return None
-    from tf2npu.runtime.distributed.instrument import CollectiveCounter
+    from tf2npu.runtime.distributed.instrument import CollectiveCounter, DistributedInstrument
 
     counter = CollectiveCounter(cluster.rank, cluster.size)
-    runtime.context().extra_instruments.append(counter)
+    runtime.context().extra_instruments.extend([DistributedInstrument(), counter])
     return counter
 
 

@@ -11,8 +11,10 @@ mapped by name, to one stock inner session over the mirror graph:
   ``_make_callable_from_options`` (Keras; its options are name based);
 * ``partial_run_setup``, ``list_devices``, ``close``, and ``_extend_graph`` (the sync).
 
-The client C session is never run: ``_call_tf_sessionrun``/``_call_tf_sessionprun`` raise if
-reached. Run-time ``OpError``s are re-raised against the client op the failing node stands for.
+Each call reaches the instruments through :mod:`tf2npu.runtime.intercept`, as a stock
+session's do; this module only maps it into the mirror. The client C session is never run:
+``_call_tf_sessionrun``/``_call_tf_sessionprun`` raise if reached. Run-time ``OpError``s are
+re-raised against the client op the failing node stands for (before the instruments see them).
 """
 
 from __future__ import annotations
@@ -20,30 +22,22 @@ from __future__ import annotations
 import os
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from tensorflow.python.client import session as session_lib
-from tensorflow.python.framework import errors as _errors
 
 from tf2npu.config.sources import resolve
 from tf2npu.errors import InternalError
+from tf2npu.runtime import intercept
 from tf2npu.runtime.context import context, session_instruments
-from tf2npu.runtime.distributed.errors import fatal_failure
-from tf2npu.runtime.distributed.world import session_args
 from tf2npu.runtime.errors import created_at
-from tf2npu.runtime.instruments import RunCall, RunHooks, RunSignature, SessionInfo
-from tf2npu.runtime.loop import TrainingSteps, check_loop, is_loop_run
+from tf2npu.runtime.instruments import RunHooks, SessionInfo
+from tf2npu.runtime.intercept import HookedCallable, Interception, with_trace
+from tf2npu.runtime.loop import check_loop, is_loop_run
 from tf2npu.runtime.mirror import GraphMirror
 from tf2npu.runtime.protos import npu_session_config, without_npu_optimizer
 from tf2npu.runtime.stock import stock_session
-from tf2npu.runtime.watch import (
-    CallableCache,
-    HookedCallable,
-    TracedRun,
-    traced,
-    with_trace,
-)
 
 __all__ = ["NpuInteractiveSession", "NpuSession"]
 
@@ -77,21 +71,18 @@ class _NpuSessionMixin:
             _Session.close(self)
             raise
         self._npu_options = options
-        self._ctx = ctx
-        self._instruments = session_instruments(options, ctx)
-        self._mirror = GraphMirror(self._graph, options, ctx, self._instruments)
-        self._info = SessionInfo(
+        instruments = session_instruments(options, ctx)
+        self._mirror = GraphMirror(self._graph, options, ctx, instruments)
+        info = SessionInfo(
             ctx.next_session_key(), True, self._graph, options, self._mirror, _reader(self)
         )
-        ctx.opened(self._info, self)
-        self._mirror.session = self._info
-        for instrument in self._instruments:
-            instrument.on_session(self._info)
-        inner_target, inner_config = session_args(
-            target, without_npu_optimizer(config), options.hccl_timeout
+        self._mirror.session = info
+        self._interception = Interception(ctx, info, instruments)
+        self._interception.open(self)
+        inner_target, inner_config = self._interception.session_target(
+            target, without_npu_optimizer(config)
         )
         self._inner = stock_session(inner_target, self._mirror.graph, inner_config)
-        self._steps = TrainingSteps(self._graph)
         self._loop_checked = False
         self._plans: dict[tuple[tuple[Any, ...], tuple[Any, ...], frozenset[str]], _RunPlan] = {}
 
@@ -110,35 +101,19 @@ class _NpuSessionMixin:
         mirror.sync()
         plan = self._plan(target_list, fetch_list, feed_dict)
         feeds = {mirror.tensor(key.deref().name).ref(): value for key, value in feed_dict.items()}
-        repeat = plan.repeat if handle is None else 1
-        # A partial run can fetch only what its setup named: no instrument extras.
-        hooks = plan.hooks if handle is None else plan.hooks.without_extras()
-        try:
-            for _ in range(repeat - 1):
-                self._run_once(hooks.begin(), handle, plan, feeds, options, None)
-            return self._run_once(hooks.begin(), handle, plan, feeds, options, run_metadata)
-        except _errors.OpError as err:
-            fatal = fatal_failure(err, _collectives_in(target_list, fetch_list))
-            if fatal is not None:
-                raise fatal from err
-            raise self._client_error(err) from None
+        inner = self._inner._do_run
 
-    def _run_once(
-        self, call: RunCall, handle: Any, plan: _RunPlan, feeds: Any, options: Any, metadata: Any
-    ) -> list[Any]:
-        """One run of ``plan`` with ``call``'s extras (traced when it asks); its own values."""
-        fetches = plan.fetches + list(call.extras) if call.extras else plan.fetches
-        if not call.trace:
-            values = self._inner._do_run(handle, plan.targets, fetches, feeds, options, metadata)
-            return call.after_run(values)
-        run = TracedRun(call, options, metadata)
-        try:
-            values = self._inner._do_run(
-                handle, plan.targets, fetches, feeds, run.options, run.run_metadata
-            )
-        finally:
-            traced_metadata = run.metadata()
-        return call.after_run(values, traced_metadata)
+        def execute(extras: Sequence[Any], run_options: Any, metadata: Any) -> list[Any]:
+            fetches = plan.fetches + list(extras) if extras else plan.fetches
+            values: list[Any] = inner(handle, plan.targets, fetches, feeds, run_options, metadata)
+            return values
+
+        hooks, repeat = plan.hooks, plan.repeat
+        if handle is not None:  # a partial run can fetch only what its setup named: no extras
+            hooks, repeat = hooks.without_extras(), 1
+        return intercept.run(
+            hooks, execute, options, run_metadata, repeat=repeat, map_error=self._client_error
+        )
 
     def _plan(
         self, target_list: Sequence[Any], fetch_list: Sequence[Any], feed_dict: dict[Any, Any]
@@ -153,11 +128,12 @@ class _NpuSessionMixin:
         syncs = len(self._mirror.syncs)
         plan = self._plans.get(key)
         if plan is None or plan.syncs != syncs:
-            if len(self._plans) > _MAX_PLANS:
+            if len(self._plans) > intercept.MAX_PLANS:
                 self._plans.clear()
             mirror = self._mirror
             repeat = self._repeat(target_list)
-            hooks = self._hooks(target_list, fetch_list, feeds, step=repeat > 1 or None)
+            step = repeat > 1 or None
+            hooks = self._interception.plan(target_list, fetch_list, feeds, step=step)
             plan = self._plans[key] = _RunPlan(
                 targets=[mirror.op(op.name) for op in target_list],
                 fetches=[mirror.tensor(t.name) for t in fetch_list],
@@ -166,22 +142,6 @@ class _NpuSessionMixin:
                 syncs=syncs,
             )
         return plan
-
-    def _hooks(
-        self,
-        targets: Sequence[Any],
-        fetches: Sequence[Any],
-        feeds: frozenset[str] = frozenset(),
-        *,
-        step: bool | None = None,
-    ) -> RunHooks:
-        """The instruments' hooks for runs of ``targets`` and ``fetches`` (client objects)
-        feeding the client tensors named ``feeds``."""
-        if step is None:
-            step = self._is_step([*targets, *(t.op for t in fetches)])
-        run = RunSignature(self._info, tuple(targets), tuple(fetches), step, feeds)
-        run = replace(run, number=self._ctx.run_number(run.key()))
-        return RunHooks.plan(self._instruments, run)
 
     def _repeat(self, target_list: Sequence[Any]) -> int:
         """N for a run of ``IterationOp`` (after the adapter's checks), else 1."""
@@ -192,10 +152,6 @@ class _NpuSessionMixin:
             check_loop(self._graph, self._npu_options)
             self._loop_checked = True
         return n
-
-    def _is_step(self, ops: Sequence[Any]) -> bool:
-        """Whether a run of ``ops`` (targets and fetched tensors' ops) is a training step."""
-        return bool(ops) and self._steps.is_step(ops)
 
     def _client_error(self, err: Any) -> Any:
         """``err`` re-raised against the client op its node stands for (name and traceback)."""
@@ -229,7 +185,7 @@ class _NpuSessionMixin:
         mirror = self._mirror
         mirror.sync()
         handler = session_lib._FetchHandler(self._graph, fetches, {})
-        hooks = self._hooks(handler.targets(), handler.fetches())
+        hooks = self._interception.plan(handler.targets(), handler.fetches())
         own = [mirror.tensor(t.name) for t in handler.fetches()]
         targets = [mirror.op(op.name) for op in handler.targets()]
         make = self._inner.make_callable
@@ -242,15 +198,8 @@ class _NpuSessionMixin:
             both = make([fetched, targets], accept_options=accept_options or trace)
             return lambda *args, **kwargs: both(*args, **kwargs)[0]
 
-        inner = CallableCache(build)
-
-        def run_callable(*args: Any, **kwargs: Any) -> Any:
-            call = hooks.begin()
-            kwargs, metadata = traced(call, kwargs, options=True)
-            values = call.after_run(inner.get(call)(*args, **kwargs), metadata)
-            return handler.build_results(self, values)
-
-        return run_callable
+        hooked = HookedCallable(hooks, build, run_options=True, map_error=self._client_error)
+        return lambda *args, **kwargs: handler.build_results(self, hooked(*args, **kwargs))
 
     def _make_callable_from_options(self, callable_options: Any) -> Any:
         mirror = self._mirror
@@ -258,7 +207,7 @@ class _NpuSessionMixin:
         fetches = [self._graph.as_graph_element(n) for n in callable_options.fetch]
         targets = [self._graph.get_operation_by_name(n) for n in callable_options.target]
         feeds = frozenset(_tensor_name(name) for name in callable_options.feed)
-        hooks = self._hooks(targets, fetches, feeds)
+        hooks = self._interception.plan(targets, fetches, feeds)
         mapped = type(callable_options)()
         mapped.CopyFrom(callable_options)
         for field in (mapped.feed, mapped.fetch):
@@ -274,7 +223,7 @@ class _NpuSessionMixin:
         def build(extras: Sequence[Any], trace: bool) -> Any:
             return make(with_trace(mapped, extras, trace))
 
-        return HookedCallable(hooks, CallableCache(build))
+        return HookedCallable(hooks, build, run_options=False, map_error=self._client_error)
 
     def partial_run_setup(self, fetches: Any, feeds: Any = None) -> Any:
         mirror = self._mirror
@@ -293,9 +242,7 @@ class _NpuSessionMixin:
     def close(self) -> None:
         inner = getattr(self, "_inner", None)
         if inner is not None and not self._closed:
-            for instrument in self._instruments:
-                instrument.on_session_close(self._info)
-            self._ctx.closed(self._info)
+            self._interception.close()
         if inner is not None:
             inner.close()
         super().close()  # type: ignore[misc]
@@ -322,17 +269,6 @@ class _RunPlan:
     repeat: int
     hooks: RunHooks
     syncs: int
-
-
-def _collectives_in(targets: Sequence[Any], fetches: Sequence[Any]) -> list[tuple[str, str]]:
-    """The HCCL nodes a failed run of client ``targets``/``fetches`` contained (asked for only
-    when a run of a multi-rank job fails)."""
-    from tf2npu.runtime.distributed.instrument import collective_nodes
-
-    return collective_nodes([*targets, *(t.op for t in fetches)])
-
-
-_MAX_PLANS = 1024  # signatures kept per session (a script building fetches per step churns)
 
 
 class NpuSession(_NpuSessionMixin, _Session):  # type: ignore[misc]

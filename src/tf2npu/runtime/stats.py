@@ -1,7 +1,7 @@
 """What the sessions of this process did, for the run summary (``run_summary.json``).
 
 The :class:`RunStats` of the :class:`~tf2npu.runtime.context.RuntimeContext` is filled by the
-``StatsRecorder`` run instrument (:mod:`tf2npu.runtime.watch`); ``tf2npu run`` prints and
+``StatsRecorder`` run instrument (:mod:`tf2npu.runtime.stats_recorder`); ``tf2npu run`` prints and
 writes it at exit. The JSON keys are documented in ``docs/run.md`` and stable
 (``schema_version`` 1).
 """
@@ -31,7 +31,7 @@ class RunStats:
     """Counters over the sessions of the process.
 
     Graph figures (GeOps, host ops, casts, fusions) and options are the NPU sessions'; steps,
-    non-finite fetches and loss scaling are counted in stock sessions too (:mod:`.watch`).
+    non-finite fetches and loss scaling are counted in stock sessions too (:mod:`.intercept`).
     """
 
     sessions: int = 0

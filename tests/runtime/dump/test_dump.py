@@ -146,11 +146,11 @@ def test_an_npu_dump_has_the_device_layout_and_maps_fused_ops(tmp_path: Path) ->
 
 @pytest.mark.parametrize("npu", [True, False])
 def test_a_step_dump_step_leaves_out_fetches_nothing_extra(tmp_path: Path, npu: bool) -> None:
-    from tf2npu.runtime import context, watch
+    from tf2npu.runtime import context, intercept
     from tf2npu.runtime.dump import golden_dump
 
     fetched: list[int] = []
-    real = watch._saved["_do_run"]  # BaseSession's own, under the hook's wrapper
+    real = intercept._saved["_do_run"]  # BaseSession's own, under the hook's wrapper
 
     def counting(self: Any, handle: Any, targets: Any, fetches: Any, *rest: Any) -> Any:
         fetched.append(len(fetches))
@@ -165,12 +165,12 @@ def test_a_step_dump_step_leaves_out_fetches_nothing_extra(tmp_path: Path, npu: 
     model = _model()
     with tf.compat.v1.Session(graph=model["graph"], config=config) as sess:
         sess.run(model["init"])
-        watch._saved["_do_run"] = counting  # undone here: the hook's teardown clears _saved
+        intercept._saved["_do_run"] = counting  # undone here: the hook's teardown clears _saved
         try:
             for _ in range(3):
                 sess.run([model["loss"], model["train"]], {model["x"]: X})
         finally:
-            watch._saved["_do_run"] = real
+            intercept._saved["_do_run"] = real
     _flush()
     runs = fetched[-3:]  # the NPU session's inner session, or the stock session itself
     assert runs[0] == runs[2] == 1 and runs[1] > 1  # only step 1 fetches the dumped tensors

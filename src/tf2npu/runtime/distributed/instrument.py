@@ -1,11 +1,19 @@
-"""What one rank's runs did across ranks: collectives executed, bytes they moved, the loss.
+"""A multi-rank job as run instruments: where its sessions run, its failures, what it moved.
 
-:class:`CollectiveCounter` is a run instrument (NPU and stock sessions alike). When a run
-signature is planned it finds the ``Hcom*`` nodes the run executes (in the client graph, where
-they keep their HCCL op type in the ``_npu_op`` attr); after each run it adds one execution of
-each and the bytes of its input (static shape; unknown shapes count 0 bytes). A training step's
-first fetched float scalar is taken as the loss. ``tf2npu run`` puts :meth:`summary` under the
-key ``distributed`` of each rank's ``run_summary.json``; the launcher merges them.
+:class:`DistributedInstrument` puts a rank's sessions (NPU and stock alike) onto its server
+(``session_target``: :func:`~tf2npu.runtime.distributed.world.session_args`, an NPU session's
+``hccl_timeout`` bounding each run) and makes a failed collective fatal (``on_run_error``: the
+:class:`~tf2npu.runtime.distributed.errors.CollectiveError` naming the rank, the HCCL op and
+node, and the collectives a run that timed out was waiting in).
+
+:class:`CollectiveCounter` counts. When a run signature is planned it finds the ``Hcom*`` nodes
+the run executes (in the client graph, where they keep their HCCL op type in the ``_npu_op``
+attr); after each run it adds one execution of each and the bytes of its input (static shape;
+unknown shapes count 0 bytes). A training step's first fetched float scalar is taken as the
+loss. ``tf2npu run`` puts :meth:`CollectiveCounter.summary` under the key ``distributed`` of
+each rank's ``run_summary.json``; the launcher merges them.
+
+``tf2npu run`` adds both to the instruments of a rank of a multi-rank job.
 """
 
 from __future__ import annotations
@@ -17,9 +25,11 @@ from typing import Any
 import numpy as np
 
 from tf2npu.runtime.distributed.collectives import FUSED_ATTR, hcom_type
-from tf2npu.runtime.instruments import RunHook, RunInstrument, RunSignature
+from tf2npu.runtime.distributed.errors import fatal_failure
+from tf2npu.runtime.distributed.world import session_args
+from tf2npu.runtime.instruments import RunHook, RunInstrument, RunSignature, SessionInfo
 
-__all__ = ["CollectiveCounter", "collective_nodes", "collectives_reached"]
+__all__ = ["CollectiveCounter", "DistributedInstrument", "collective_nodes", "collectives_reached"]
 
 
 def collectives_reached(ops: Sequence[Any]) -> list[tuple[str, int, int]]:
@@ -67,6 +77,17 @@ def _bytes(tensor: Any) -> int:
     if not shape.is_fully_defined():
         return 0
     return int(shape.num_elements()) * int(tensor.dtype.size)
+
+
+class DistributedInstrument(RunInstrument):
+    """A rank's sessions run on its server, and a failed collective ends the rank."""
+
+    def session_target(self, session: SessionInfo, target: str, config: Any) -> tuple[str, Any]:
+        timeout = session.options.hccl_timeout if session.options is not None else None
+        return session_args(target, config, timeout)
+
+    def on_run_error(self, run: RunSignature, error: Exception) -> Exception | None:
+        return fatal_failure(error, collective_nodes([*run.targets, *(t.op for t in run.fetches)]))
 
 
 class CollectiveCounter(RunInstrument):
