@@ -82,3 +82,38 @@ def test_a_file_without_name_to_name_assignments_builds_no_index(monkeypatch):
     assert module_holders(tree) == []
     with pytest.raises(AssertionError, match=r"ModuleIndex\.build called"):
         module_holders(ast.parse("import horovod.tensorflow as hvd\nH = hvd\n"))
+
+
+def test_what_the_project_pass_read_is_taken_once_by_the_file_s_migration(tmp_path):
+    from tf2npu.migrate import project
+
+    (tmp_path / "wrapper.py").write_text(WRAPPER)
+    (tmp_path / "plain.py").write_text("import horovod.tensorflow as hvd\nhvd.init()\n")
+    raw = (tmp_path / "wrapper.py").read_bytes()
+    plain = (tmp_path / "plain.py").read_bytes()
+    try:
+        horovod_holders(
+            [("wrapper.py", tmp_path / "wrapper.py"), ("plain.py", tmp_path / "plain.py")]
+        )
+        taken = project.take_parsed(raw)
+        assert taken is not None and taken.index is not None  # `holder = hvd`: indexed
+        assert ast.dump(taken.tree) == ast.dump(ast.parse(WRAPPER))
+        assert taken.source.text == WRAPPER
+        assert project.take_parsed(raw) is None  # once
+        untouched = project.take_parsed(plain)
+        assert untouched is not None and untouched.index is None  # no `a = b`: no index built
+        horovod_holders([("wrapper.py", tmp_path / "wrapper.py")])
+        project.forget_parsed()
+        assert project.take_parsed(raw) is None
+    finally:
+        project.forget_parsed()
+
+
+def test_a_migrated_tree_leaves_nothing_read_behind(tmp_path):
+    from tf2npu.migrate import project
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "wrapper.py").write_text(WRAPPER)
+    migrate_tree(make_plan(src, tmp_path / "out"), MigrateOptions())
+    assert project._parsed == {}

@@ -20,6 +20,7 @@ from tf2npu.migrate.edits import Edit, Patch, accept, apply_edits, subject_after
 from tf2npu.migrate.index import ModuleIndex
 from tf2npu.migrate.model import Change, FileResult, FileStatus, Finding, Severity
 from tf2npu.migrate.options import MigrateOptions
+from tf2npu.migrate.project import Parsed, parse, take_parsed
 from tf2npu.migrate.rule import REGISTRY
 from tf2npu.migrate.source import SourceError, SourceFile
 
@@ -86,8 +87,7 @@ _TOO_DEEP = "expression nesting too deep for Python's parser; copied unchanged"
 
 def _migrate_bytes(raw: bytes, path: str, options: MigrateOptions, diff: bool) -> Migrated:
     try:
-        source = SourceFile.decode(raw)
-        tree = ast.parse(source.text, filename=path, type_comments=False)
+        parsed = take_parsed(raw) or parse(raw, path)
     except SourceError as exc:
         return _failed(raw, path, str(exc))
     except SyntaxError as exc:
@@ -98,7 +98,7 @@ def _migrate_bytes(raw: bytes, path: str, options: MigrateOptions, diff: bool) -
     except ValueError as exc:
         return _failed(raw, path, f"cannot parse: {exc or type(exc).__name__}")
     try:
-        return _migrate(raw, path, source, tree, options, diff)
+        return _migrate(raw, path, parsed, options, diff)
     except RecursionError:
         return _failed(raw, path, "expression nesting too deep to analyse")
     except _RuleCrashed as exc:
@@ -131,8 +131,14 @@ class _Pass:
     findings: list[Finding]
 
 
-def _run_rules(path: str, source: SourceFile, tree: ast.Module, options: MigrateOptions) -> _Pass:
-    index = ModuleIndex.build(tree)
+def _run_rules(
+    path: str,
+    source: SourceFile,
+    tree: ast.Module,
+    options: MigrateOptions,
+    index: ModuleIndex | None = None,
+) -> _Pass:
+    index = index if index is not None else ModuleIndex.build(tree)
     ctx = FileContext(path, source, tree, index, options, is_entry=options.entry == path)
     for name in RULE_ORDER:
         if name in REGISTRY:
@@ -164,9 +170,10 @@ def _changes(path: str, run: _Pass) -> list[Change]:
 
 
 def _migrate(
-    raw: bytes, path: str, source: SourceFile, tree: ast.Module, options: MigrateOptions, diff: bool
+    raw: bytes, path: str, parsed: Parsed, options: MigrateOptions, diff: bool
 ) -> Migrated:
-    first = _run_rules(path, source, tree, options)
+    source = parsed.source
+    first = _run_rules(path, source, parsed.tree, options, parsed.index)
     findings = first.findings
     edited = [
         (e.start, e.end)

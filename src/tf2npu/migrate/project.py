@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
 from tf2npu.migrate.index import ModuleIndex
 from tf2npu.migrate.names import canonical, walk
+from tf2npu.migrate.source import SourceError, SourceFile
 
 MAX_BYTES = 4 * 1024 * 1024
 """Files above this size are not read for project facts (the engine does not migrate them)."""
@@ -45,12 +47,53 @@ def horovod_holders(files: Iterable[tuple[str, Path]]) -> tuple[str, ...]:
         if b"horovod" not in raw:
             continue
         try:
-            tree = ast.parse(raw)
-        except (SyntaxError, ValueError):
+            parsed = parse(raw, rel)
+        except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
             continue
+        index = ModuleIndex.build(parsed.tree) if has_aliases(parsed.tree) else None
+        if index is not None:
+            parsed = Parsed(parsed.source, parsed.tree, index)
+        _parsed[raw] = parsed
         module = module_path(rel)
-        found += [f"{module}.{name}={prefix}" for name, prefix in module_holders(tree)]
+        found += [
+            f"{module}.{name}={prefix}" for name, prefix in module_holders(parsed.tree, index)
+        ]
     return tuple(sorted(set(found)))
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed:
+    """A file as the engine reads it: decoded, parsed, and indexed when that was needed."""
+
+    source: SourceFile
+    tree: ast.Module
+    index: ModuleIndex | None = None
+
+
+def parse(raw: bytes, path: str) -> Parsed:
+    """Decode and parse ``raw`` as the engine does (its one way to read a file)."""
+    source = SourceFile.decode(raw)
+    return Parsed(source, ast.parse(source.text, filename=path, type_comments=False))
+
+
+_parsed: dict[bytes, Parsed] = {}
+"""What :func:`horovod_holders` read, for the same file's migration in this process to take
+instead of reading it again (a worker process finds nothing here and reads the file)."""
+
+
+def take_parsed(raw: bytes) -> Parsed | None:
+    """The project pass's reading of a file with exactly these bytes, once."""
+    return _parsed.pop(raw, None)
+
+
+def forget_parsed() -> None:
+    """Drop what no file took (the run is over, or its files went to worker processes)."""
+    _parsed.clear()
+
+
+def has_aliases(tree: ast.Module) -> bool:
+    """Whether the module has an ``a = b`` anywhere (the only way to hold Horovod)."""
+    return any(_name_to_name(node) for node in walk(tree))
 
 
 def module_path(rel: str) -> str:

@@ -25,7 +25,7 @@ from tf2npu.migrate.engine import MAX_SOURCE_BYTES, migrate_source, too_large_re
 from tf2npu.migrate.model import FileResult, FileStatus, Finding, MigrationReport, Severity
 from tf2npu.migrate.options import MigrateOptions
 from tf2npu.migrate.plan import Plan, inside, make_plan, real
-from tf2npu.migrate.project import horovod_holders
+from tf2npu.migrate.project import forget_parsed, horovod_holders
 from tf2npu.migrate.walk import (
     Kind,
     Task,
@@ -234,7 +234,10 @@ def migrate_tree(
         files = [(t.rel, Path(t.src)) for t in work if t.kind is Kind.FILE]
         options = dataclasses.replace(options, horovod_holders=horovod_holders(files))
     settings = Settings(options, plan.in_place, plan.backup, diff, str(root), out_root)
-    results = run_all(work, settings, jobs, progress)
+    try:
+        results = run_all(work, settings, jobs, progress)
+    finally:
+        forget_parsed()
     if failed:
         results = sorted(results + failed, key=lambda r: r.path)
     return MigrationReport(
