@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from tf2npu.runtime.distributed.collectives import FUSED_ATTR, hcom_type
+from tf2npu.client.hcom import FUSED_ATTR, hcom_type
 from tf2npu.runtime.instruments import RunHook, RunInstrument, RunSignature
 
 __all__ = ["CollectiveCounter", "collective_nodes", "collectives_reached"]
