@@ -52,8 +52,9 @@ from tensorflow.python.ops import collective_ops
 
 from npu_bridge.hccl import hccl_ops, manage
 from npu_bridge.npu_init import NPUDistributedOptimizer, npu_config_proto
+from tf2npu.client.groups import WORLD_GROUP_KEY
 from tf2npu.runtime.distributed.split import DEFAULT_SPLIT
-from tf2npu.runtime.distributed.world import WORLD_GROUP_KEY, World, current_world
+from tf2npu.runtime.distributed.world import World, current_world
 
 FEEDS = 4  # distinct global batches cycled through
 

@@ -32,6 +32,37 @@ def _no_inherited_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COLUMNS", raising=False)
 
 
+# A rank's environment without a running job (tests/client, tests/runtime/distributed): emission
+# and config need no server.
+_RANK_VARIABLES = (
+    "RANK_SIZE",
+    "CM_WORKER_SIZE",
+    "RANK_ID",
+    "POD_NAME",
+    "TF2NPU_CLUSTER",
+    "HCCL_EXEC_TIMEOUT",
+    "HCCL_CONNECT_TIMEOUT",
+    "RANK_TABLE_FILE",
+)
+
+
+@pytest.fixture
+def rank_one_of_two(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process believes it is rank 1 of a two-rank job started by the launcher."""
+    for name in _RANK_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RANK_SIZE", "2")
+    monkeypatch.setenv("RANK_ID", "1")
+    monkeypatch.setenv("TF2NPU_CLUSTER", "127.0.0.1:1,127.0.0.1:2")
+    monkeypatch.setenv("HCCL_EXEC_TIMEOUT", "30")
+
+
+@pytest.fixture
+def one_rank(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in _RANK_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
 SLOW_SECONDS = 1.0
 """A test that takes longer than this (its call, on a quiet 2-core machine) is marked ``slow``,
 so that ``make test-fast`` (``pytest -m "not slow"``) stays a unit-test loop of under 2 minutes."""

@@ -129,20 +129,39 @@ def test_cycles_finds_a_cycle_and_leaves_a_chain_alone() -> None:
 
 def test_import_graph_counts_deferred_imports_and_not_type_checking_ones() -> None:
     edges = import_graph()
-    # collectives imports the client inside functions only; it is an edge all the same
-    assert "tf2npu.graph.npu_ops.client" in edges["tf2npu.runtime.distributed.collectives"]
+    # the IR imports its lint inside methods only; it is an edge all the same
+    assert "tf2npu.graph.lint" in edges["tf2npu.graph.ir"]
+
+
+def _in(module: str, *packages: str) -> bool:
+    """Whether ``module`` is one of ``packages`` or inside one (``tf2npu.cli`` is not
+    ``tf2npu.client``)."""
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def _upward(layer: str, above: tuple[str, ...]) -> list[str]:
+    """The imports from ``layer`` into any of the packages ``above`` it."""
+    return sorted(
+        f"{a} -> {b}"
+        for a, targets in import_graph().items()
+        if _in(a, layer)
+        for b in targets
+        if _in(b, *above)
+    )
+
+
+def test_in_tells_a_package_from_one_whose_name_it_starts() -> None:
+    assert _in("tf2npu.cli.run", "tf2npu.cli") and _in("tf2npu.cli", "tf2npu.cli")
+    assert not _in("tf2npu.client.ops", "tf2npu.cli")
 
 
 def test_the_graph_engine_imports_nothing_of_the_layers_above_it() -> None:
-    edges = import_graph()
-    upward = sorted(
-        f"{a} -> {b}"
-        for a, targets in edges.items()
-        if a.startswith("tf2npu.graph.")
-        for b in targets
-        if b.startswith(("tf2npu.runtime", "tf2npu.cli", "tf2npu.debug"))
-    )
-    assert upward == []
+    above = ("tf2npu.client", "tf2npu.runtime", "tf2npu.cli", "tf2npu.debug")
+    assert _upward("tf2npu.graph", above) == []
+
+
+def test_the_client_of_npu_ops_imports_nothing_of_the_layers_above_it() -> None:
+    assert _upward("tf2npu.client", ("tf2npu.runtime", "tf2npu.cli", "tf2npu.debug")) == []
 
 
 def test_no_import_cycle_is_larger_than_today() -> None:

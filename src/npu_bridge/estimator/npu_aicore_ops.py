@@ -32,7 +32,7 @@ import tensorflow as tf
 
 from npu_bridge.estimator.npu_ops import _two_op_dropout
 from npu_bridge.estimator.npu_unary_ops import _like
-from tf2npu.graph.npu_ops.client import emit
+from tf2npu.client.ops import emit
 
 __all__ = ["NpuAicoreOpLibrary", "dropout_v3", "npu_aicore_ops"]
 

@@ -3,7 +3,7 @@
 :func:`dropout` follows the real adapter: graph mode only, ``keep_prob`` is the probability of
 *keeping* an element (TF1's convention), a Python ``1.0`` returns ``x`` itself, and otherwise it
 emits ``DropOutGenMask(shape, keep_prob, seed, seed2)`` and ``DropOutDoMask(x, mask,
-keep_prob)``. The two nodes run in a stock TensorFlow session (:mod:`tf2npu.graph.npu_ops.client`)
+keep_prob)``. The two nodes run in a stock TensorFlow session (:mod:`tf2npu.client.ops`)
 and the graph engine reads them as the NPU ops. The gradient of ``DropOutDoMask`` applies the
 same mask to the incoming gradient. The mask generator is TensorFlow's, not the device's: the
 same seeds give the same masks from run to run here, but not the device's masks.
@@ -35,8 +35,8 @@ import tensorflow as tf
 from tensorflow.core.framework.attr_value_pb2 import AttrValue
 
 from npu_bridge.estimator.npu_unary_ops import npu_unary_ops
-from tf2npu.graph.npu_ops.client import NPU_OP_ATTR as _NPU_OP_ATTR
-from tf2npu.graph.npu_ops.client import emit as _emit
+from tf2npu.client.ops import emit as _emit
+from tf2npu.graph.npu_ops.nodes import NPU_OP_ATTR as _NPU_OP_ATTR
 
 __all__ = [
     "DEFAULT_GRAPH_SEED",

@@ -10,7 +10,7 @@ Here ``npu_unary_ops`` is an :class:`NpuOpLibrary` holding the wrappers of the N
 implements (:mod:`tf2npu.graph.npu_ops`): ``gelu``, ``gelu_grad``, ``drop_out_gen_mask`` and
 ``drop_out_do_mask``, with the generated wrappers' argument names. Each adds one node that a
 stock TensorFlow session runs and tf2npu's graph engine reads as the NPU op
-(:mod:`tf2npu.graph.npu_ops.client`). ``Gelu``'s gradient is ``GeluGrad(grad, x, y)``, as the
+(:mod:`tf2npu.client.ops`). ``Gelu``'s gradient is ``GeluGrad(grad, x, y)``, as the
 real module registers. Asking for another op of the real library raises an ``AttributeError``
 that lists the ones provided.
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tf2npu.graph.npu_ops.client import emit
+from tf2npu.client.ops import emit
 
 __all__ = ["NpuOpLibrary", "npu_unary_ops"]
 

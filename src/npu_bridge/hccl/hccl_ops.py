@@ -4,9 +4,9 @@ With one rank (``RANK_SIZE`` 1 or unset) a collective over the world group is ma
 the identity (the sum, product, max or min over one rank is the value itself; gathering or
 broadcasting from one rank returns it), so each op is a ``tf.identity`` named like the real op
 (``HcomAllReduce``, ``HcomAllGather``, ...), bit-exact, and its gradient is the identity of the
-incoming gradient. In a ``tf2npu run --ranks N`` job each op is an ``Hcom*`` node executed by
-TensorFlow's collective runtime among the group's ranks
-(:mod:`tf2npu.runtime.distributed.collectives`); ``send`` / ``receive`` need a second rank.
+incoming gradient. In a ``tf2npu run --ranks N`` job each op is an ``Hcom*`` node (built by
+:mod:`tf2npu.client.hcom`) executed by TensorFlow's collective runtime among the group's ranks;
+``send`` / ``receive`` need a second rank.
 
 Arguments are checked like the real wrappers check them (reduction names, fusion modes, group
 names, ranks) first, so a script that is wrong on the device is wrong here too.
@@ -29,8 +29,8 @@ import tensorflow as tf
 from npu_bridge import _shared_memory
 from npu_bridge.hccl import manage as _manage
 from npu_bridge.hccl.manage import WORLD_GROUP, _collective_group, _members
+from tf2npu.client import hcom as _hcom
 from tf2npu.errors import Tf2NpuError
-from tf2npu.runtime.distributed import collectives as _collectives
 
 __all__ = [
     "allgather",
@@ -97,7 +97,7 @@ def allreduce(
     found = _collective_group(group, "hccl_ops.allreduce")
     if found is None:
         return tf.identity(tensor, name="HcomAllReduce")
-    return _collectives.all_reduce(tensor, reduction, *found)
+    return _hcom.all_reduce(tensor, reduction, *found)
 
 
 def allgather(
@@ -109,7 +109,7 @@ def allgather(
     found = _collective_group(group, "hccl_ops.allgather")
     if found is None:
         return tf.identity(tensor, name="HcomAllGather")
-    return _collectives.all_gather(tensor, *found)
+    return _hcom.all_gather(tensor, *found)
 
 
 def broadcast(
@@ -130,7 +130,7 @@ def broadcast(
     found = _collective_group(group, "hccl_ops.broadcast")
     if found is None:
         return [tf.identity(t, name="HcomBroadcast") for t in tensor]
-    return [_collectives.broadcast(t, root_rank, *found) for t in tensor]
+    return [_hcom.broadcast(t, root_rank, *found) for t in tensor]
 
 
 def reduce(
@@ -148,7 +148,7 @@ def reduce(
     found = _collective_group(group, "hccl_ops.reduce")
     if found is None:
         return tf.identity(tensor, name="HcomReduce")
-    return _collectives.reduce(tensor, reduction, root_rank, *found)
+    return _hcom.reduce(tensor, reduction, root_rank, *found)
 
 
 def reduce_scatter(
@@ -166,7 +166,7 @@ def reduce_scatter(
     found = _collective_group(group, "hccl_ops.reduce_scatter")
     if found is None:
         return tf.identity(tensor, name="HcomReduceScatter")
-    return _collectives.reduce_scatter(tensor, reduction, *found)
+    return _hcom.reduce_scatter(tensor, reduction, *found)
 
 
 def _peer_group(op: str, what: str, rank: object, group: str) -> Any:
@@ -186,7 +186,7 @@ def _peer_group(op: str, what: str, rank: object, group: str) -> Any:
 def send(tensor: Any, sr_tag: int, dest_rank: int, group: str = WORLD_GROUP) -> Any:
     """Send ``tensor`` to ``dest_rank`` of ``group``; the matching ``receive`` has ``sr_tag``."""
     found = _peer_group("send", "dest_rank", dest_rank, group)
-    return _collectives.send(tensor, sr_tag, dest_rank, *found)
+    return _hcom.send(tensor, sr_tag, dest_rank, *found)
 
 
 def receive(
@@ -194,7 +194,7 @@ def receive(
 ) -> Any:
     """Receive the tensor ``src_rank`` of ``group`` sends with ``sr_tag`` (static shape)."""
     found = _peer_group("receive", "src_rank", src_rank, group)
-    return _collectives.receive(shape, data_type, sr_tag, src_rank, *found)
+    return _hcom.receive(shape, data_type, sr_tag, src_rank, *found)
 
 
 def remote_read(tensorRemote: Any, data_type: Any) -> Any:

@@ -8,15 +8,15 @@ sub-groups of the world: their collectives run among their members only.
 
 With one rank every group has one member and the collectives are the identity; in a
 ``tf2npu run --ranks N`` job they are TensorFlow collective ops
-(:mod:`tf2npu.runtime.distributed.collectives`).
+(:mod:`tf2npu.client.hcom`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tf2npu.client import groups as _keys
 from tf2npu.config import cluster as _cluster
-from tf2npu.runtime.distributed import collectives as _collectives
 from tf2npu.runtime.distributed.split import DEFAULT_SPLIT, SplitStrategy
 
 __all__ = [
@@ -51,7 +51,7 @@ def world_rank_id() -> int:
     return _cluster.current().rank
 
 
-def _collective_group(group: str, what: str) -> tuple[_collectives.Group, _cluster.Cluster] | None:
+def _collective_group(group: str, what: str) -> tuple[_keys.Group, _cluster.Cluster] | None:
     """``group`` as the collectives see it, or None when it has one member (then a collective
     is the identity: the sum, max ... over one rank, or its broadcast, is the value itself).
 
@@ -62,14 +62,14 @@ def _collective_group(group: str, what: str) -> tuple[_collectives.Group, _clust
     members = _members(group)
     if len(members) == 1:
         return None
-    cluster = _collectives.require_cluster(what)
+    cluster = _keys.require_cluster(what)
     if cluster.rank not in members:
         raise ValueError(
             f"{what}: this rank ({cluster.rank}) is not in group {group!r} (members: "
             f"{list(members)}); only members may call its collectives"
         )
-    key = _collectives.group_key(group, members, WORLD_GROUP)
-    return _collectives.Group(group, members, key, members.index(cluster.rank)), cluster
+    key = _keys.group_key(group, members, WORLD_GROUP)
+    return _keys.Group(group, members, key, members.index(cluster.rank)), cluster
 
 
 def _members(group: object) -> tuple[int, ...]:

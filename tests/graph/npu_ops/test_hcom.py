@@ -42,7 +42,8 @@ def test_every_hcom_op_is_in_the_catalogue_with_its_keys() -> None:
     ],
 )
 def test_a_group_of_one_gives_the_tensor_back(op: str, attrs: dict[str, object]) -> None:
-    from tf2npu.graph.npu_ops.client import NPU_OP_ATTR, emit
+    from tf2npu.client.ops import emit
+    from tf2npu.graph.npu_ops.nodes import NPU_OP_ATTR
 
     keys = {"group_size": 1, "group_key": 9, "instance_key": 100 + len(attrs)}
     with tf.Graph().as_default():
@@ -54,7 +55,7 @@ def test_a_group_of_one_gives_the_tensor_back(op: str, attrs: dict[str, object])
 
 @pytest.mark.parametrize("op", ["HcomAllReduce", "HcomAllGather", "HcomBroadcast"])
 def test_a_dynamic_collective_takes_a_new_shape_each_run(op: str) -> None:
-    from tf2npu.graph.npu_ops.client import emit
+    from tf2npu.client.ops import emit
 
     attrs = {"reduction": "sum"} if op == "HcomAllReduce" else {}
     if op == "HcomBroadcast":

@@ -84,7 +84,7 @@ def test_a_function_still_called_by_an_unmarked_node_is_kept() -> None:
     assert list(graph.functions) == [other.op] and other.op.startswith("Gelu_DT_FLOAT_")
 
 
-@pytest.mark.parametrize("module", ["tf2npu.graph.npu_ops", "tf2npu.graph.npu_ops.client"])
+@pytest.mark.parametrize("module", ["tf2npu.graph.npu_ops", "tf2npu.client.ops"])
 def test_importing_recognize_and_the_client_does_not_import_tensorflow(module: str) -> None:
     code = (
         f"import sys, {module}; from tf2npu.graph.npu_ops import recognize; "

@@ -54,7 +54,7 @@ def test_counts_what_a_run_reaches() -> None:
 @pytest.mark.usefixtures("rank_one_of_two")
 def test_a_fused_all_reduce_counts_the_tensors_it_carries() -> None:
     from npu_bridge.hccl.manage import _collective_group
-    from tf2npu.runtime.distributed.collectives import all_reduce_fused
+    from tf2npu.client.hcom import all_reduce_fused
 
     with tf.Graph().as_default():
         parts = [tf.ones([2, 3]), tf.ones([5])]

@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from npu_bridge.hccl import hccl_ops
 from npu_bridge.hccl.manage import world_rank_size
-from tf2npu.runtime.distributed import collectives as _collectives
+from tf2npu.client import groups as _groups
 
 __all__ = ["NPUBroadcastGlobalVariablesCallback", "broadcast_global_variables"]
 
@@ -51,7 +51,7 @@ class NPUBroadcastGlobalVariablesCallback(tf.keras.callbacks.Callback):  # type:
         self.broadcast_done = True
         if world_rank_size() == 1:
             return
-        _collectives.require_cluster("NPUBroadcastGlobalVariablesCallback")
+        _groups.require_cluster("NPUBroadcastGlobalVariablesCallback")
         if tf.executing_eagerly():
             broadcast_global_variables(self.root_rank)
             return

@@ -32,9 +32,9 @@ from typing import Any
 import tensorflow as tf
 
 # Private names: the module's public surface is the adapter's (tests/npu_bridge/...surface).
+from tf2npu.client.ops import emit as _emit_op
 from tf2npu.graph.npu_ops._recurrent import DIRECTIONS as _DIRECTIONS
 from tf2npu.graph.npu_ops._recurrent import check_unsupported as _check_unsupported
-from tf2npu.graph.npu_ops.client import emit as _emit_op
 from tf2npu.graph.npu_ops.gru import DYNAMIC_GRU_SUPPORTED as _GRU_CHECKED
 from tf2npu.graph.npu_ops.gru import GATE_ORDERS as _GATE_ORDERS
 from tf2npu.graph.npu_ops.lstm import DYNAMIC_RNN_SUPPORTED as _LSTM_CHECKED

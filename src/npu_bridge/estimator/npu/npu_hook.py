@@ -18,7 +18,7 @@ import tensorflow as tf
 from npu_bridge.estimator.npu import util
 from npu_bridge.hccl import hccl_ops
 from npu_bridge.hccl.manage import world_rank_size
-from tf2npu.runtime.distributed import collectives as _collectives
+from tf2npu.client import groups as _groups
 
 __all__ = [
     "NPUBroadcastGlobalVariablesHook",
@@ -68,7 +68,7 @@ class NPUBroadcastGlobalVariablesHook(_Hook):  # type: ignore[misc]
     def begin(self) -> None:
         self._broadcast = None
         if world_rank_size() > 1:
-            _collectives.require_cluster("NPUBroadcastGlobalVariablesHook")
+            _groups.require_cluster("NPUBroadcastGlobalVariablesHook")
             self._broadcast = broadcast_global_variables(self.root_rank or 0, self.index)
 
     def after_create_session(self, session: Any, coord: Any) -> None:

@@ -32,7 +32,7 @@ from npu_bridge.hccl.manage import (
     split_strategy,
     world_rank_size,
 )
-from tf2npu.runtime.distributed import collectives as _collectives
+from tf2npu.client import hcom as _hcom
 
 __all__ = [
     "KerasDistributeOptimizer",
@@ -127,7 +127,7 @@ def _mean(grads: Sequence[Any], group: Any, cluster: Any) -> list[Any]:
     """The world-group average of ``grads``: one all-reduce for several, else its own."""
     if len(grads) == 1:
         return [allreduce(grads[0], True)]
-    summed = _collectives.all_reduce_fused(grads, "sum", group, cluster)
+    summed = _hcom.all_reduce_fused(grads, "sum", group, cluster)
     return [value / tf.cast(group.size, value.dtype) for value in summed]
 
 

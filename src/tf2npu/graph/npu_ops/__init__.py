@@ -6,8 +6,9 @@ Converted scripts and fusion rules put these op types into graphs (``Gelu`` from
 ``DynamicAUGRU`` from the ``npu_dynamic_rnn`` layers, fused ``LayerNorm`` and
 ``AdamApplyOne*``). :data:`NPU_OPS` describes each; :func:`add_npu_node`
 builds checked nodes; :func:`materialize` makes them runnable by stock TensorFlow on the CPU.
-Scripts emit them through :mod:`tf2npu.graph.npu_ops.client` as calls stock TensorFlow runs;
-:func:`recognize` turns those calls back into NPU-op nodes for the engine. See ``docs/npu-ops.md``.
+Scripts emit them through the TF client (:mod:`tf2npu.client.ops`) as calls stock TensorFlow
+runs; :func:`recognize` turns those calls back into NPU-op nodes for the engine. See
+``docs/npu-ops.md``.
 """
 
 from tf2npu.graph.npu_ops.catalogue import NPU_OPS

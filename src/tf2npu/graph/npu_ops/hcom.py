@@ -9,7 +9,7 @@ other ranks through the collective executor of this rank's server
 
 Every rank must give the same ``group_key``, ``group_size`` and ``instance_key`` to the same
 collective, and the same shape and dtype: the keys are chosen by
-:mod:`tf2npu.runtime.distributed.collectives`, never here.
+:mod:`tf2npu.client.groups`, never here.
 
 The ops get no TensorFlow ``timeout``: a collective op given one starts two threads on every
 execution that sleep for the whole timeout, so at ``HCCL_EXEC_TIMEOUT`` = 1800 s a rank running
@@ -73,7 +73,7 @@ def _keys(*extra: AttrDef) -> tuple[AttrDef, ...]:
 #: gathered shapes, one row per rank, follow it in TensorFlow's message).
 SHAPES_DIFFER = "the ranks passed tensors of different shapes to one collective"
 
-#: Instance keys (static ones chosen by ``tf2npu.runtime.distributed.collectives``, and those
+#: Instance keys (static ones chosen by ``tf2npu.client.groups``, and those
 #: derived from a runtime shape here) are ``KEY_BASE + h % KEY_SPAN``.
 KEY_BASE, KEY_SPAN = 1 << 24, (1 << 31) - (1 << 24) - 1
 _PRIME = (1 << 31) - 1

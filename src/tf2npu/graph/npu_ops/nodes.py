@@ -1,4 +1,5 @@
-"""Building NPU-op nodes and reading their output dtypes (before or after materialisation)."""
+"""Building NPU-op nodes and reading them back: their output dtypes (before or after
+materialisation), and the marks by which a call node says which NPU op it stands for."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ if TYPE_CHECKING:  # the IR only in annotations: the op facts the IR's lint read
 
 __all__ = [
     "NPU_ATTRS_META",
+    "NPU_ATTR_PREFIX",
+    "NPU_OP_ATTR",
     "NPU_OP_META",
     "add_npu_node",
     "is_npu_op",
@@ -26,6 +29,13 @@ __all__ = [
 NPU_OP_META = "npu_op"
 #: ``node.meta`` key → the NPU op attrs (``T`` and declared) the call node no longer carries.
 NPU_ATTRS_META = "npu_attrs"
+
+# A call node the TF client emitted (tf2npu.client.ops) carries its NPU op in private attrs
+# (TensorFlow ignores ``_``-prefixed attrs on a call); ``recognize`` reads them back.
+#: Private node attr holding the NPU op type a call node stands for.
+NPU_OP_ATTR = "_npu_op"
+#: Prefix of the private node attrs holding the NPU op's attrs (``_npu_attr_T`` ...).
+NPU_ATTR_PREFIX = "_npu_attr_"
 
 NpuLayout = tuple[tuple[str, tuple[int, ...]], ...]
 

@@ -1,7 +1,7 @@
 """Turn the NPU-op calls ``npu_bridge`` emitted back into NPU-op nodes, for the graph engine.
 
 A script's graph holds ``npu_ops.dropout`` and ``npu_unary_ops.gelu`` as calls of
-``<Op>_<DT>_<digest>__tf2npu`` library functions (:mod:`tf2npu.graph.npu_ops.client`), which
+``<Op>_<DT>_<digest>__tf2npu`` library functions (:mod:`tf2npu.client.ops`), which
 stock TensorFlow runs. Placement, precision and fusion decide by op type, so before they run
 :func:`recognize` restores each call to the NPU op it stands for: op type ``Gelu``, attrs ``T``
 and the declared ones, read back from the call's ``_npu_attr_*`` attrs. ``lowering`` later
@@ -19,8 +19,8 @@ from typing import Any
 from tf2npu.errors import GraphError, InternalError
 from tf2npu.graph.ir import Graph, Node
 from tf2npu.graph.npu_ops.catalogue import NPU_OPS
-from tf2npu.graph.npu_ops.client import NPU_ATTR_PREFIX, NPU_OP_ATTR
 from tf2npu.graph.npu_ops.materialize import FUNCTION_SUFFIX
+from tf2npu.graph.npu_ops.nodes import NPU_ATTR_PREFIX, NPU_OP_ATTR
 from tf2npu.graph.npu_ops.opdef import TYPE_ATTR, NpuOpDef, build_attrs
 
 __all__ = ["recognize"]

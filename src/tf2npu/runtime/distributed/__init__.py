@@ -2,6 +2,6 @@
 
 :mod:`~tf2npu.runtime.distributed.launch` starts and watches the ranks (no TensorFlow);
 :mod:`~tf2npu.runtime.distributed.world` is each rank's gRPC server and session setup;
-:mod:`~tf2npu.runtime.distributed.collectives` builds the HCCL ops as TF collective ops.
+the HCCL ops they run are built by :mod:`tf2npu.client.hcom`.
 See ``docs/distributed.md``.
 """

@@ -13,10 +13,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from tf2npu.client.hcom import hcom_type
 from tf2npu.config.cluster import Cluster
 from tf2npu.errors import Tf2NpuError
 from tf2npu.graph.npu_ops.hcom import SHAPES_DIFFER
-from tf2npu.runtime.distributed.collectives import hcom_type
 
 __all__ = ["CollectiveError", "collective_failure", "fatal_failure", "is_collective_failure"]
 

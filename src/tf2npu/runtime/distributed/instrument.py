@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from tf2npu.runtime.distributed.collectives import FUSED_ATTR, hcom_type
+from tf2npu.client.hcom import FUSED_ATTR, hcom_type
 from tf2npu.runtime.distributed.errors import fatal_failure
 from tf2npu.runtime.distributed.world import session_args
 from tf2npu.runtime.instruments import RunHook, RunInstrument, RunSignature, SessionInfo

@@ -22,14 +22,12 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from tf2npu.client.groups import WORLD_GROUP_KEY
 from tf2npu.config import cluster as cluster_lib
 from tf2npu.config.cluster import JOB, Cluster, cpu_device
 from tf2npu.errors import Tf2NpuError
 
 __all__ = ["JOB", "World", "current_world", "session_args"]
-
-#: Group key of the world group (every rank); sub-groups and pairs get their own.
-WORLD_GROUP_KEY = 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,7 +131,7 @@ def current_world() -> World | None:
 
     None too when ``RANK_SIZE`` > 1 but the process was not started by ``tf2npu run --ranks``
     (no address for the other ranks): its sessions stay local, and building a collective is
-    the error (:func:`~tf2npu.runtime.distributed.collectives.require_cluster`), so a script
+    the error (:func:`~tf2npu.client.groups.require_cluster`), so a script
     that only reads its rank to shard data still runs.
 
     Raises:

@@ -150,7 +150,7 @@ def test_dynamic_rnn_gradient_matches_finite_differences() -> None:
 
 @pytest.mark.slow
 def test_gru_and_augru_gradients_match_finite_differences() -> None:
-    from tf2npu.graph.npu_ops.client import emit
+    from tf2npu.client.ops import emit
 
     def gru(x, w_in, w_hid, b_in, b_hid, h0):
         inputs = [x, w_in, w_hid, b_in, b_hid, LENGTHS, h0]

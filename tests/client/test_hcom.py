@@ -1,4 +1,4 @@
-"""distributed.collectives: groups, stable keys, and the Hcom* nodes each HCCL op builds."""
+"""client.hcom: the Hcom* nodes each HCCL op builds, and the gradient of an all-reduce."""
 
 from __future__ import annotations
 
@@ -6,33 +6,15 @@ import pytest
 import tensorflow as tf
 
 from npu_bridge.hccl import hccl_ops, manage
+from tf2npu.client import hcom
 from tf2npu.errors import Tf2NpuError
-from tf2npu.graph.npu_ops.client import NPU_ATTR_PREFIX, NPU_OP_ATTR
-from tf2npu.runtime.distributed import collectives
+from tf2npu.graph.npu_ops.nodes import NPU_ATTR_PREFIX, NPU_OP_ATTR
 
 DEVICE = "/job:worker/replica:0/task:1/device:CPU:0"
 
 
 def _attr(op: tf.Operation, name: str) -> object:
     return op.get_attr(NPU_ATTR_PREFIX + name)
-
-
-def test_group_keys() -> None:
-    assert collectives.group_key("hccl_world_group", (0, 1), "hccl_world_group") == 1
-    key = collectives.group_key("g", (0, 2), "hccl_world_group")
-    assert key == collectives.group_key("g", (0, 2), "hccl_world_group")  # every rank alike
-    assert key != collectives.group_key("g", (0, 1), "hccl_world_group")
-    assert 2**20 <= key < 2**30
-
-
-def test_instance_keys_are_stable_and_unique_per_graph() -> None:
-    first, second = tf.Graph(), tf.Graph()
-    a = collectives.instance_key(first, "HcomAllReduce", "x", "(2,)", "float32", 1)
-    b = collectives.instance_key(first, "HcomAllReduce", "x", "(2,)", "float32", 1)  # collides
-    assert a != b and min(a, b) >= 2**24
-    # A new graph (an Estimator's eval graph) gives the same op the same key again.
-    assert collectives.instance_key(second, "HcomAllReduce", "x", "(2,)", "float32", 1) == a
-    assert collectives.instance_key(second, "HcomAllReduce", "x", "(3,)", "float32", 1) != a
 
 
 @pytest.mark.usefixtures("rank_one_of_two")
@@ -130,7 +112,7 @@ def test_a_fused_all_reduce_needs_several_static_tensors() -> None:
     assert found is not None
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match=r"two or more tensors of static shape, got \(2,\)$"):
-            collectives.all_reduce_fused([tf.ones([2])], "sum", *found)
+            hcom.all_reduce_fused([tf.ones([2])], "sum", *found)
         unknown = tf.compat.v1.placeholder(tf.float32, [None])
         with pytest.raises(ValueError, match="static shape"):
-            collectives.all_reduce_fused([tf.ones([2]), unknown], "sum", *found)
+            hcom.all_reduce_fused([tf.ones([2]), unknown], "sum", *found)

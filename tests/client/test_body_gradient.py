@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tf2npu.graph.npu_ops.client import emit
+from tf2npu.client.ops import emit
 from tf2npu.graph.npu_ops.lstm import lstm_gates
 
 pytestmark = pytest.mark.tf

@@ -1,4 +1,4 @@
-"""client.emit: an NPU op as a function call a stock session runs, with its encoding and gradient."""
+"""client.ops: an NPU op as a function call a stock session runs, with its encoding and gradient."""
 
 from __future__ import annotations
 
@@ -7,15 +7,11 @@ import math
 import numpy as np
 import pytest
 
+from tf2npu.client.ops import CLIENT_OPS, GRADIENT_ATTR, ClientOp, emit
 from tf2npu.errors import InternalError
-from tf2npu.graph.npu_ops import FUNCTION_SUFFIX
-from tf2npu.graph.npu_ops.client import (
-    GRADIENT_ATTR,
-    NPU_ATTR_PREFIX,
-    NPU_OP_ATTR,
-    emit,
-)
+from tf2npu.graph.npu_ops import FUNCTION_SUFFIX, NPU_OPS
 from tf2npu.graph.npu_ops.dropout import mask_bytes
+from tf2npu.graph.npu_ops.nodes import NPU_ATTR_PREFIX, NPU_OP_ATTR
 
 pytestmark = pytest.mark.tf
 tf = pytest.importorskip("tensorflow")
@@ -182,3 +178,31 @@ def test_eager_execution_is_refused() -> None:
         pytest.raises(RuntimeError, match=r"Gelu can only be built in a graph"),
     ):
         emit("Gelu", [tf.constant([1.0])])
+
+
+def test_every_catalogue_op_is_a_client_op_carrying_its_gradient() -> None:
+    assert list(CLIENT_OPS) == list(NPU_OPS)
+    assert all(CLIENT_OPS[name].definition is NPU_OPS[name] for name in NPU_OPS)
+    assert CLIENT_OPS["Gelu"].gradient_key == "tf2npu:Gelu"
+    constants = sorted(name for name, op in CLIENT_OPS.items() if op.gradient is None)
+    assert constants == ["DropOutGenMask", "DropOutGenMaskV3"]
+    none_as_on_the_device = ClientOp(NPU_OPS["GeluGrad"]).gradient
+    differentiated = {
+        name for name, op in CLIENT_OPS.items() if op.gradient not in (None, none_as_on_the_device)
+    }
+    assert differentiated == {
+        "Gelu", "FastGelu", "DropOutDoMask", "DropOutDoMaskV3", "BasicLSTMCell", "DynamicRnn",
+        "DynamicGruV2", "DynamicAUGRU", "HcomAllReduce",
+    }  # fmt: skip
+
+
+def test_the_first_emit_registers_every_gradient_with_tensorflow() -> None:
+    from tensorflow.python.framework import ops
+
+    with tf.Graph().as_default():
+        emit("Gelu", [tf.constant([1.0])])
+    registered = set(ops.gradient_registry.list())
+    assert {op.gradient_key for op in CLIENT_OPS.values()} <= registered
+    # a gradient without a function is TensorFlow's "not differentiable" (None), not a lookup
+    assert ops.gradient_registry.lookup("tf2npu:DropOutGenMask") is None
+    assert ops.gradient_registry.lookup("tf2npu:Gelu") is CLIENT_OPS["Gelu"].gradient

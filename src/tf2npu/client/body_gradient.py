@@ -16,9 +16,10 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tf2npu.client.library import add_functions
 from tf2npu.graph.npu_ops.catalogue import NPU_OPS
-from tf2npu.graph.npu_ops.client import NPU_ATTR_PREFIX, NPU_OP_ATTR, add_functions
 from tf2npu.graph.npu_ops.materialize import FUNCTION_SUFFIX, rename_dependencies
+from tf2npu.graph.npu_ops.nodes import NPU_ATTR_PREFIX, NPU_OP_ATTR
 from tf2npu.graph.npu_ops.opdef import TYPE_ATTR, NpuOpDef, dtype_name
 
 __all__ = ["body_gradient"]
