@@ -7,19 +7,19 @@ the parent goes (``PR_SET_PDEATHSIG``), so a killed ``tf2npu migrate`` leaves no
 
 from __future__ import annotations
 
-import ctypes
-import multiprocessing
 import os
 import signal
 import sys
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING
 
 from tf2npu.errors import Tf2NpuError, UsageError
 from tf2npu.migrate.model import FileResult
 from tf2npu.migrate.tree import Settings, run_task
 from tf2npu.migrate.walk import Task
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 _PR_SET_PDEATHSIG = 1
 _CHUNK = 8
@@ -58,6 +58,11 @@ def run_all(
 def _run_pool(
     work: list[Task], settings: Settings, jobs: int, progress: Callable[[str], None] | None
 ) -> list[FileResult]:
+    # The pool's modules only when there is a pool (the default is one job: 17 ms of imports).
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     # Forked workers are children of this process: the parent-death signal and the check of
     # the parent's pid below hold (a fork server would be their parent instead).
     linux = sys.platform.startswith("linux")
@@ -125,6 +130,8 @@ def die_with_parent() -> bool:
     """Ask Linux to SIGKILL this process when its parent dies; False where not available."""
     if not sys.platform.startswith("linux"):
         return False
+    import ctypes
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         return int(libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)) == 0
