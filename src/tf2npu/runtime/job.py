@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tf2npu import runtime
+from tf2npu.artifacts import run_spec
 from tf2npu.artifacts.run_summary import SUMMARY_FILE
 from tf2npu.atomic import write_text_atomic
 from tf2npu.config.faults import FaultSpec
@@ -73,6 +74,16 @@ class RunSpec:
     """TensorFlow's own log lines are shown (``--verbose``)."""
     quiet: bool = False
     """No notes on stderr besides warnings and errors (``--quiet``)."""
+
+
+    def to_json(self) -> dict[str, Any]:
+        """The spec as ``run_spec.json``'s object (:mod:`tf2npu.artifacts.run_spec`)."""
+        return run_spec.encode(self)
+
+    @classmethod
+    def from_json(cls, data: object, source: str = run_spec.SPEC_FILE) -> RunSpec:
+        """The spec :meth:`to_json` made ``data`` from; a bad key or value is a ConfigError."""
+        return run_spec.decode(cls, data, source)
 
 
 @dataclass(frozen=True)
