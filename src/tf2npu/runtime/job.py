@@ -141,14 +141,16 @@ def run(spec: RunSpec) -> RunOutcome:
     start = time.perf_counter()
     os.environ.update(job)
     try:
-        status = run_script(spec.script, spec.script_args)
+        end = run_script(spec.script, spec.script_args)
     finally:
         for name in job:  # the script's lifetime only: a caller of run() keeps its environment
             os.environ.pop(name, None)
     wall = time.perf_counter() - start
     dumps, unwritten = _finish_dumps()
     ctx = runtime.context()
+    status = end.status
     summary = stats.summary(wall_seconds=wall, exit_status=status)
+    summary["error"] = end.error or _write_error(unwritten)
     summary["job_environment"] = job
     summary["dumps"] = dumps
     summary["profiles"] = _profiles()
@@ -163,6 +165,14 @@ def run(spec: RunSpec) -> RunOutcome:
     path = spec.report_dir / SUMMARY_FILE
     written = _write_summary(path, summary)
     return RunOutcome(status, summary, path, written)
+
+
+def _write_error(unwritten: list[str]) -> dict[str, Any] | None:
+    """The ``error`` section of a run whose script succeeded but whose artifacts were not all
+    written (a full disk)."""
+    if not unwritten:
+        return None
+    return {"kind": "write", "type": "OSError", "message": "; ".join(unwritten), "where": None}
 
 
 def _add_instruments(spec: RunSpec) -> None:
