@@ -36,6 +36,7 @@ SUMMARY_KEYS = {
     "options_without_effect": list,
     "options_unknown": list,
     "exit_status": int,
+    "error": (dict, type(None)),
     "job_environment": dict,
     "dumps": list,
     "profiles": list,

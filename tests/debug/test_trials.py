@@ -76,7 +76,10 @@ def test_a_failing_trial_keeps_its_status_and_log(tmp_path: Path) -> None:
     assert result.summary == {}
     assert result.log == tmp_path / "r" / "trial.log"
     assert "missing.py' does not exist" in result.log_tail()
-    assert result.failure().startswith(f"SCRIPT '{tmp_path / 'missing.py'}' does not exist")
+    assert result.failure().startswith(
+        f"no run summary (the child exited 2); its log: SCRIPT '{tmp_path / 'missing.py'}' does "
+        "not exist"
+    )
 
 
 def test_timeout_stops_the_child(tmp_path: Path) -> None:
@@ -104,10 +107,38 @@ def test_failure_is_the_exception_of_the_last_traceback(tmp_path: Path) -> None:
         "    x()\nKeyError: 'k'\n\nDuring handling...\nlast line\n",
         encoding="utf-8",
     )
-    assert TrialResult(1, tmp_path, {}, 1.0, log).failure() == "KeyError: 'k'"
+    assert TrialResult(1, tmp_path, {}, 1.0, log).failure() == (
+        "no run summary (the child exited 1); its log: KeyError: 'k'"
+    )
     log.write_text("just this\n", encoding="utf-8")
-    assert TrialResult(1, tmp_path, {}, 1.0, log).failure() == "just this"
+    assert TrialResult(-9, tmp_path, {}, 1.0, log).failure() == (
+        "no run summary (the child exited -9); its log: just this"
+    )
     assert TrialResult(TIMED_OUT, tmp_path, {}, 1.0, log).failure() == "stopped by the timeout"
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        ({"kind": "exception", "type": "KeyError", "message": "'k'", "where": "/s/a.py:3"},
+         "KeyError: 'k' (/s/a.py:3)"),
+        ({"kind": "usage", "type": "ConfigError", "message": "precision_mode = 'x' is not valid",
+          "where": "/s/a.py:7"}, "precision_mode = 'x' is not valid (/s/a.py:7)"),
+        ({"kind": "exit", "type": "SystemExit", "message": "", "where": "/s/a.py:9"},
+         "the script called sys.exit with a failure status (/s/a.py:9)"),
+        ({"kind": "exit", "type": "SystemExit", "message": "bad data dir", "where": None},
+         "bad data dir"),
+        ({"kind": "write", "type": "OSError", "message": "cannot write 'v.npz': No space",
+          "where": None}, "cannot write 'v.npz': No space"),
+        ({"kind": "interrupted", "type": "KeyboardInterrupt", "message": "", "where": None},
+         "KeyboardInterrupt"),
+    ],
+)  # fmt: skip
+def test_failure_is_the_summarys_error_section_not_the_log(tmp_path: Path, error, said) -> None:
+    log = tmp_path / "trial.log"
+    log.write_text("tf2npu run: error: not this\n", encoding="utf-8")
+    summary = {"exit_status": 1, "error": error}
+    assert TrialResult(1, tmp_path, summary, 1.0, log).failure() == said
 
 
 @pytest.mark.parametrize(

@@ -74,3 +74,60 @@ def test_a_spec_runs_and_its_outcome_carries_the_summary_it_wrote(tmp_path: Path
 def test_the_scripts_exit_status_is_the_outcomes_not_the_callers(tmp_path: Path) -> None:
     outcome = _run(tmp_path, "3")
     assert (outcome["status"], outcome["exit_status"]) == (3, 3)
+
+
+CHILD_SCRIPT = """
+import sys
+import tensorflow as tf
+x = tf.constant(2.0) * 3.0
+with tf.Session() as sess:
+    print("value=%r" % float(sess.run(x)))
+if sys.argv[1] == "raise":
+    def load(n):
+        raise ValueError("bad batch size %d" % n)
+    load(-1)
+sys.exit(int(sys.argv[1]))
+"""
+
+
+def _child(tmp_path: Path, argument: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+    """``python -m tf2npu.runtime.job SPEC.json`` on a spec file, as a tool starts a child."""
+    from tf2npu.artifacts import run_spec
+    from tf2npu.runtime.job import RunSpec
+
+    script = tmp_path / "train.py"
+    script.write_text(CHILD_SCRIPT)
+    report = tmp_path / "report"
+    spec = RunSpec(script=script, script_args=(argument,), report_dir=report, options=(),
+                   npu=True, execution="host", quiet=True)  # fmt: skip
+    run_spec.write(tmp_path / run_spec.SPEC_FILE, spec)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", TF_ENABLE_ONEDNN_OPTS="0")
+    done = subprocess.run(
+        [sys.executable, "-m", "tf2npu.runtime.job", str(tmp_path / run_spec.SPEC_FILE)],
+        capture_output=True, text=True, env=env, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    return done, json.loads((report / "run_summary.json").read_text())
+
+
+def test_a_child_runs_its_spec_file_and_exits_with_the_scripts_status(tmp_path: Path) -> None:
+    done, summary = _child(tmp_path, "0")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "value=6.0" in done.stdout
+    assert (summary["exit_status"], summary["error"], summary["write_errors"]) == (0, None, [])
+
+
+def test_a_childs_sys_exit_3_is_its_status_and_an_exit_error(tmp_path: Path) -> None:
+    done, summary = _child(tmp_path, "3")
+    assert done.returncode == 3, done.stderr[-2000:]
+    assert summary["exit_status"] == 3
+    assert summary["error"] == {"kind": "exit", "type": "SystemExit", "message": "",
+                                "where": f"{tmp_path / 'train.py'}:11"}  # fmt: skip
+
+
+def test_a_childs_exception_is_the_error_section_and_its_traceback_stays(tmp_path: Path) -> None:
+    done, summary = _child(tmp_path, "raise")
+    assert done.returncode == 1
+    assert summary["error"] == {"kind": "exception", "type": "ValueError",
+                                "message": "bad batch size -1",
+                                "where": f"{tmp_path / 'train.py'}:9"}  # fmt: skip
+    assert done.stderr.endswith("ValueError: bad batch size -1\n")  # as tf2npu run prints it

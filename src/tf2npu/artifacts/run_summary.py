@@ -34,6 +34,7 @@ __all__ = [
     "PrecisionRow",
     "Warmup",
     "WarmupTracker",
+    "describe_error",
     "precision_groups",
     "precision_rows",
 ]
@@ -282,3 +283,26 @@ def precision_groups(
         groups.setdefault((row.dtype, row.reason), []).append(row)
     order = sorted(groups.items(), key=lambda kv: (kv[0][0] == "float32", -len(kv[1]), kv[0]))
     return [(dtype, reason, members) for (dtype, reason), members in order]
+
+
+def describe_error(error: object) -> str:
+    """The ``error`` section of a failed run (see docs/run.md) as one line for a report.
+
+    >>> describe_error({"kind": "exception", "type": "ValueError", "message": "bad n",
+    ...                 "where": "train.py:9"})
+    'ValueError: bad n (train.py:9)'
+    >>> describe_error({"kind": "exit", "type": "SystemExit", "message": "", "where": None})
+    'the script called sys.exit with a failure status'
+    """
+    if not isinstance(error, dict):
+        return f"(the run summary's error section is {error!r}, not an object)"
+    kind, message, where = error.get("kind"), _text(error.get("message")), error.get("where")
+    if kind == "usage":
+        text = message
+    elif kind == "exit":
+        text = message or "the script called sys.exit with a failure status"
+    elif kind == "write":
+        return message
+    else:
+        text = f"{_text(error.get('type'))}: {message}" if message else _text(error.get("type"))
+    return f"{text} ({where})" if isinstance(where, str) and where else text

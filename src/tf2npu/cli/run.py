@@ -24,7 +24,7 @@ from rich.text import Text
 
 from tf2npu import runtime
 from tf2npu.artifacts.run_summary import LOSS_SCALE, SUMMARY_FILE, LossScale
-from tf2npu.cli import exit_codes, ranks
+from tf2npu.cli import ranks
 from tf2npu.cli.console import make_console
 from tf2npu.cli.engine_flags import add_engine_flags, engine_overrides
 from tf2npu.cli.npu_flags import add_option_flag, add_shorthands, check_option_files, cli_items
@@ -277,9 +277,7 @@ def run(args: argparse.Namespace) -> int:
         print_summary(outcome.summary, console, plan=spec, json_path=outcome.summary_path)
         if args.report_dir == DEFAULT_REPORT_DIR:
             _name_default_report_dir(console)
-    if not outcome.complete and outcome.status == exit_codes.OK:
-        return exit_codes.FINDINGS
-    return outcome.status
+    return outcome.exit_code
 
 
 def make_spec(args: argparse.Namespace) -> RunSpec:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import tf2npu
-from tf2npu.artifacts.run_summary import SUMMARY_FILE
+from tf2npu.artifacts.run_summary import SUMMARY_FILE, describe_error
 from tf2npu.procs import CHILDREN, die_with_parent
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "Trial",
     "TrialResult",
     "TrialTimeout",
+    "read_summary",
     "run_trial",
     "trial_command",
 ]
@@ -108,20 +109,31 @@ class TrialResult:
         return "\n".join(text.splitlines()[-lines:])
 
     def failure(self) -> str:
-        """What the run ended with, for a one-line report: the last ``tf2npu run: error:``
-        line, else the exception line of the last traceback, else the log's last line."""
+        """What the run ended with, for a one-line report: the run summary's ``error``
+        section; with no summary (the child died first, or failed before its script ran),
+        said so, with the last ``tf2npu run: error:`` line of the log, else the exception
+        line of its last traceback, else its last line."""
         if self.status == TIMED_OUT:
             return "stopped by the timeout"
+        if self.summary.get("error"):
+            return describe_error(self.summary["error"])
         lines = self.log_tail(400).splitlines()
-        for line in reversed(lines):
-            if line.startswith("tf2npu run: error:"):
-                return line.removeprefix("tf2npu run: error: ")
-        start = max((i for i, line in enumerate(lines) if line.startswith("Traceback")), default=-1)
-        if start >= 0:
-            tail = [line for line in lines[start + 1 :] if line and not line[0].isspace()]
-            if tail:
-                return tail[0]
-        return lines[-1] if lines else "(no output)"
+        said = _said(lines)
+        if self.summary:
+            return said
+        return f"no run summary (the child exited {self.status}); its log: {said}"
+
+
+def _said(lines: list[str]) -> str:
+    for line in reversed(lines):
+        if line.startswith("tf2npu run: error:"):
+            return line.removeprefix("tf2npu run: error: ")
+    start = max((i for i, line in enumerate(lines) if line.startswith("Traceback")), default=-1)
+    if start >= 0:
+        tail = [line for line in lines[start + 1 :] if line and not line[0].isspace()]
+        if tail:
+            return tail[0]
+    return lines[-1] if lines else "(no output)"
 
 
 @dataclass
@@ -256,7 +268,7 @@ def run_trial(trial: Trial, timeout: float | None = None) -> TrialResult:
         finally:  # what the script started and left running (a `sleep 300`) goes too
             CHILDREN.discard(child)
     seconds = time.perf_counter() - start
-    return TrialResult(status, report_dir, _read_summary(report_dir), seconds, log)
+    return TrialResult(status, report_dir, read_summary(report_dir), seconds, log)
 
 
 def _stop(child: subprocess.Popen[bytes]) -> None:
@@ -265,7 +277,8 @@ def _stop(child: subprocess.Popen[bytes]) -> None:
     child.wait()
 
 
-def _read_summary(report_dir: Path) -> dict[str, Any]:
+def read_summary(report_dir: Path) -> dict[str, Any]:
+    """``run_summary.json`` of the run that reported into ``report_dir``; {} when it has none."""
     try:
         data = json.loads((report_dir / _SUMMARY).read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -9,9 +9,13 @@ assembles the run summary from what each of them gathered. The command line is t
 business (:mod:`tf2npu.cli.run` checks it and turns it into a spec, then prints the outcome);
 a tool that starts runs builds a spec, never a command line of its own.
 
-A spec is plain data (paths, strings, numbers and the engine overrides the CLI loaded); tools
-that start runs in child processes (verify, bisect, ``--ranks``) do not hand it over yet: they
-still build ``tf2npu run`` command lines (docs/design.md, Status).
+A spec is plain data (paths, strings, numbers and the engine overrides the CLI loaded) and a
+file (:mod:`tf2npu.artifacts.run_spec`): ``python -m tf2npu.runtime.job SPEC.json`` runs it in a
+child process as ``tf2npu run --quiet`` runs its command line (the same notes on stderr, the
+same ``run_summary.json``, whose ``error`` section says why a run failed, the same exit status;
+the terminal summary is the CLI's, not printed). The tools that start child runs (verify,
+bisect, ``--ranks``) do not use it yet: they still build ``tf2npu run`` command lines
+(docs/design.md, Status).
 """
 
 from __future__ import annotations
@@ -26,16 +30,18 @@ from pathlib import Path
 from typing import Any
 
 from tf2npu import runtime
+from tf2npu.artifacts import run_spec
 from tf2npu.artifacts.run_summary import SUMMARY_FILE
 from tf2npu.atomic import write_text_atomic
+from tf2npu.cli import exit_codes
 from tf2npu.config.faults import FaultSpec
 from tf2npu.config.overrides import EngineOverrides
 from tf2npu.config.sources import single_rank_environment
-from tf2npu.errors import UsageError
+from tf2npu.errors import Tf2NpuError, UsageError
 from tf2npu.runtime.script import run_script
 from tf2npu.runtime.tflog import quiet_tensorflow
 
-__all__ = ["RunOutcome", "RunSpec", "run"]
+__all__ = ["RunOutcome", "RunSpec", "main", "run"]
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,15 @@ class RunSpec:
     quiet: bool = False
     """No notes on stderr besides warnings and errors (``--quiet``)."""
 
+    def to_json(self) -> dict[str, Any]:
+        """The spec as ``run_spec.json``'s object (:mod:`tf2npu.artifacts.run_spec`)."""
+        return run_spec.encode(self)
+
+    @classmethod
+    def from_json(cls, data: object, source: str = run_spec.SPEC_FILE) -> RunSpec:
+        """The spec :meth:`to_json` made ``data`` from; a bad key or value is a ConfigError."""
+        return run_spec.decode(cls, data, source)
+
 
 @dataclass(frozen=True)
 class RunOutcome:
@@ -91,6 +106,14 @@ class RunOutcome:
     def complete(self) -> bool:
         """Every artifact of the run was written."""
         return self.summary_written and not self.summary["write_errors"]
+
+    @property
+    def exit_code(self) -> int:
+        """What ``tf2npu run`` exits with: the script's status, or 1 (findings) when the script
+        succeeded but an artifact was not written."""
+        if not self.complete and self.status == exit_codes.OK:
+            return exit_codes.FINDINGS
+        return self.status
 
 
 def run(spec: RunSpec) -> RunOutcome:
@@ -130,14 +153,16 @@ def run(spec: RunSpec) -> RunOutcome:
     start = time.perf_counter()
     os.environ.update(job)
     try:
-        status = run_script(spec.script, spec.script_args)
+        end = run_script(spec.script, spec.script_args)
     finally:
         for name in job:  # the script's lifetime only: a caller of run() keeps its environment
             os.environ.pop(name, None)
     wall = time.perf_counter() - start
     dumps, unwritten = _finish_dumps()
     ctx = runtime.context()
+    status = end.status
     summary = stats.summary(wall_seconds=wall, exit_status=status)
+    summary["error"] = end.error or _write_error(unwritten)
     summary["job_environment"] = job
     summary["dumps"] = dumps
     summary["profiles"] = _profiles()
@@ -152,6 +177,14 @@ def run(spec: RunSpec) -> RunOutcome:
     path = spec.report_dir / SUMMARY_FILE
     written = _write_summary(path, summary)
     return RunOutcome(status, summary, path, written)
+
+
+def _write_error(unwritten: list[str]) -> dict[str, Any] | None:
+    """The ``error`` section of a run whose script succeeded but whose artifacts were not all
+    written (a full disk)."""
+    if not unwritten:
+        return None
+    return {"kind": "write", "type": "OSError", "message": "; ".join(unwritten), "where": None}
 
 
 def _add_instruments(spec: RunSpec) -> None:
@@ -285,3 +318,35 @@ def _write_summary(path: Path, summary: dict[str, Any]) -> bool:
         print(f"tf2npu run: error: cannot write {path}: {exc.strerror}", file=sys.stderr)
         return False
     return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tf2npu.runtime.job SPEC.json``: run the spec file; the run's exit status.
+
+    A user error before the script starts (a spec file that is not one, an option value the
+    session configuration rejects) is printed as ``tf2npu run`` prints it, and no summary is
+    written.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print(
+            f"usage: python -m tf2npu.runtime.job SPEC.json (got {len(args)} arguments: "
+            f"{args!r}); SPEC.json is a {run_spec.SPEC_FILE} a tool wrote for a child run",
+            file=sys.stderr,
+        )
+        return exit_codes.USAGE
+    try:
+        spec = run_spec.read(RunSpec, Path(args[0]))
+        return run(spec).exit_code
+    except Tf2NpuError as exc:
+        context = "".join(f"\n  ({note})" for note in getattr(exc, "__notes__", ()))
+        print(f"tf2npu run: error: {exc}{context}", file=sys.stderr)
+        return exc.exit_code
+
+
+if __name__ == "__main__":
+    # Run as a script this file is ``__main__``, a second copy of this module; the importable
+    # one is the one the runtime and the spec's class belong to.
+    from tf2npu.runtime.job import main as _main
+
+    sys.exit(_main())

@@ -16,20 +16,33 @@ import sys
 import traceback
 import types
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from tf2npu.cli import exit_codes
 from tf2npu.errors import Tf2NpuError
 
-__all__ = ["PYTHON_ERROR", "run_script"]
+__all__ = ["PYTHON_ERROR", "ScriptEnd", "run_script"]
 
 PYTHON_ERROR = 1
 """What ``python`` exits with on an uncaught exception or ``sys.exit("message")``."""
 
 
-def run_script(script: Path, args: Sequence[str]) -> int:
-    """Run ``script`` as ``__main__`` with ``sys.argv = [script, *args]``; return its exit status.
+@dataclass(frozen=True)
+class ScriptEnd:
+    """How a script ended: its exit status and, when it failed, why (as data)."""
+
+    status: int
+    error: dict[str, Any] | None = None
+    """``run_summary.json``'s ``error`` section: ``kind`` (``exception``, ``usage``, ``exit``,
+    ``interrupted``), ``type`` and ``message`` of the exception, ``where`` (``FILE:LINE`` of
+    the user's innermost frame, None when unknown); None when the script exited 0."""
+
+
+def run_script(script: Path, args: Sequence[str]) -> ScriptEnd:
+    """Run ``script`` as ``__main__`` with ``sys.argv = [script, *args]``; return how it ended.
 
     Like the ``python`` executable: ``sys.path[0]`` is the script's (real) directory; a
     ``SystemExit`` gives its code (``None`` -> 0, a non-integer is printed to stderr -> 1); an
@@ -48,24 +61,42 @@ def run_script(script: Path, args: Sequence[str]) -> int:
         with fallback_imports():  # precision_tool, unless the script has its own copy
             _execute(path)
     except SystemExit as exc:
-        return _exit_status(exc.code)
+        status = _exit_status(exc.code)
+        if status == exit_codes.OK:
+            return ScriptEnd(status)
+        message = "" if isinstance(exc.code, int) or exc.code is None else str(exc.code)
+        return ScriptEnd(status, _error("exit", exc, path, message))
     except KeyboardInterrupt as exc:
         _report_uncaught(exc)
-        return exit_codes.INTERRUPTED
+        return ScriptEnd(exit_codes.INTERRUPTED, _error("interrupted", exc, path))
     except Tf2NpuError as exc:
         # A user error tf2npu found while the script ran (an option set in the script's own
         # config, a switch file it names): one message at the script's line, no traceback.
         _report_user_error(exc, path)
-        return exc.exit_code
+        return ScriptEnd(exc.exit_code, _error("usage", exc, path))
     except Exception as exc:
         _report_uncaught(exc)
-        return PYTHON_ERROR
+        return ScriptEnd(PYTHON_ERROR, _error("exception", exc, path))
     finally:
         sys.argv = saved_argv
         sys.path[:] = saved_path
         if saved_main is not None:
             sys.modules["__main__"] = saved_main
-    return exit_codes.OK
+    return ScriptEnd(exit_codes.OK)
+
+
+def _error(
+    kind: str, exc: BaseException, script: str, message: str | None = None
+) -> dict[str, Any]:
+    where = _user_frame(exc.__traceback__, script)
+    if where is None and isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
+        where = f"{exc.filename}:{exc.lineno}: "
+    return {
+        "kind": kind,
+        "type": type(exc).__name__,
+        "message": str(exc) if message is None else message,
+        "where": where.removesuffix(": ") if where else None,
+    }
 
 
 def _execute(path: str) -> None:

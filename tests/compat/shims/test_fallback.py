@@ -80,7 +80,7 @@ def test_run_script_serves_ours_only_while_the_script_runs(tmp_path, capsys):
     script = write(
         tmp_path / "a" / "t.py", "import precision_tool\nprint(precision_tool.__file__)\n"
     )
-    assert run_script(script, []) == 0
+    assert run_script(script, []).status == 0
     assert capsys.readouterr().out == f"{OURS / '__init__.py'}\n"
     assert "precision_tool" not in sys.modules
     assert not any(isinstance(f, fallback.FallbackFinder) for f in sys.meta_path)
@@ -90,13 +90,13 @@ def test_run_script_prefers_the_copy_beside_the_script(tmp_path, capsys):
     script = write(
         real_copy(tmp_path / "b") / "t.py", "import precision_tool\nprint(precision_tool.WHO)\n"
     )
-    assert run_script(script, []) == 0
+    assert run_script(script, []).status == 0
     assert capsys.readouterr().out == "real\n"
 
 
 def test_a_failing_script_still_removes_the_finder(tmp_path, capsys):
     script = write(tmp_path / "t.py", "import precision_tool\nraise SystemExit(3)\n")
-    assert run_script(script, []) == 3
+    assert run_script(script, []).status == 3
     assert "precision_tool" not in sys.modules
     assert not any(isinstance(f, fallback.FallbackFinder) for f in sys.meta_path)
 

@@ -169,7 +169,10 @@ def test_a_failed_migrated_run_fails_its_check_with_the_log(tmp_path: Path) -> N
     failed = _run(tmp_path, "precision-mode", [], None, status=1)
     check = _judge(tmp_path, precision_mode=failed)["precision_mode"]
     assert not check["passed"]
-    assert check["notes"][0].startswith("the migrated script exited 1: ValueError: boom (its")
+    assert check["notes"][0].startswith(
+        "the migrated script exited 1: no run summary (the child exited 1); its log: "
+        "ValueError: boom (its"
+    )
 
 
 def test_report_json_keys_and_verdict(tmp_path: Path) -> None:
@@ -221,11 +224,13 @@ def test_an_original_that_fails_is_a_usage_error(
         trial.report_dir.mkdir(parents=True, exist_ok=True)
         log = trial.report_dir / "trial.log"
         log.write_text("NameError: x\n", encoding="utf-8")
-        return TrialResult(status, trial.report_dir, {}, 0.1, log)
+        error = {"kind": "exception", "type": "NameError", "message": "x", "where": "/s/a.py:1"}
+        summary = {"exit_status": 1, "error": error} if status else {}
+        return TrialResult(status, trial.report_dir, summary, 0.1, log)
 
     monkeypatch.setattr(verify, "run_trial", fake)
     with pytest.raises(
-        UsageError, match=r"exited 1 under `tf2npu run --no-npu`: NameError: x; fix it"
+        UsageError, match=r"exited 1 under `tf2npu run --no-npu`: NameError: x \(/s/a.py:1\); fix"
     ):
         run_verify(_plan(tmp_path))
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from tf2npu.debug.bisect.metric import FusionInstance, Metric
 from tf2npu.debug.bisect.search import Bench, Config, Judge, Trial, halve, log2_runs
-from tf2npu.debug.trials import LOG_FILE, TrialResult
+from tf2npu.debug.trials import LOG_FILE, TrialResult, read_summary
 
 __all__ = ["FOUND", "FusionResult", "bisect_fusion", "bound", "grown"]
 
@@ -113,9 +113,13 @@ def bisect_fusion(
 
 
 def _failure(trial: Trial) -> str:
-    """What a failed trial ended with, from its log."""
+    """What a failed trial ended with: its run summary's error, else what its log says."""
     return TrialResult(
-        trial.evidence.status, trial.folder, {}, 0.0, trial.folder / LOG_FILE
+        trial.evidence.status,
+        trial.folder,
+        read_summary(trial.folder),
+        0.0,
+        trial.folder / LOG_FILE,
     ).failure()
 
 

@@ -1,0 +1,35 @@
+"""``python -m tf2npu.runtime.job SPEC.json``'s own errors, before any run (no TensorFlow)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tf2npu.runtime.job import main
+
+
+def test_no_spec_file_is_a_usage_error(capsys) -> None:
+    assert main([]) == 2
+    assert capsys.readouterr().err == (
+        "usage: python -m tf2npu.runtime.job SPEC.json (got 0 arguments: []); SPEC.json is a "
+        "run_spec.json a tool wrote for a child run\n"
+    )
+
+
+def test_a_spec_file_with_an_unknown_key_is_named_and_nothing_runs(tmp_path, capsys) -> None:
+    path = tmp_path / "run_spec.json"
+    path.write_text('{"schema": 1, "spec": {"scrip": "/w/t.py"}}')
+    assert main([str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"tf2npu run: error: run spec {str(path)!r}: spec: unknown key 'scrip' (= '/w/t.py'); "
+        "the keys are ['deterministic', "
+    )
+    assert not (tmp_path / "run_summary.json").exists()
+
+
+def test_a_missing_spec_file_is_named(tmp_path: Path, capsys) -> None:
+    assert main([str(tmp_path / "nope.json")]) == 2
+    assert capsys.readouterr().err == (
+        f"tf2npu run: error: run spec {str(tmp_path / 'nope.json')!r}: cannot read it: "
+        "No such file or directory\n"
+    )
