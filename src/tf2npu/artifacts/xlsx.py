@@ -83,7 +83,9 @@ def write_workbook(path: Path, sheets: Sequence[Sheet]) -> None:
     names = [s.name for s in sheets]
     if len(set(names)) != len(names):
         raise ValueError(f"{path}: sheet names {names} repeat; give each sheet its own name")
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as book:
+    # Level 1: the 51-file benchmark corpus's report compresses in 0.051 s instead of the
+    # default level's 0.082 s, for a file of 192 KB instead of 164 KB.
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as book:
         book.writestr("[Content_Types].xml", _content_types(len(sheets)))
         book.writestr(
             "_rels/.rels",

@@ -37,6 +37,14 @@ class MethodCall:
     scope: Scope
 
 
+_STATEMENTS = frozenset(ast.stmt.__subclasses__())
+"""Every statement type (``isinstance(node, ast.stmt)`` by one set lookup)."""
+_SPECIAL = frozenset(
+    {ast.Call, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.With}
+)
+"""The nodes :meth:`ModuleIndex._children` treats apart (calls, scopes, ``with``)."""
+
+
 @dataclass(slots=True)
 class ModuleIndex:
     """What the shared walk found in one module."""
@@ -107,22 +115,26 @@ class ModuleIndex:
     # -- the walk ---------------------------------------------------------------------------
     def _walk(self) -> None:
         resolver = self.resolver
-        stack: list[tuple[ast.AST, ast.AST | None, Scope, str]] = [
+        stack: list[tuple[ast.AST, ast.AST, Scope, str]] = [
             (stmt, self.tree, resolver.module, "") for stmt in reversed(self.tree.body)
         ]
-        parents = self.parents
+        parents, scopes = self.parents, self.scopes
+        pop, push = stack.pop, stack.append
         while stack:
-            node, parent, scope, role = stack.pop()
-            if parent is not None:
-                parents[id(node)] = parent
-            if isinstance(node, ast.stmt):
-                self.scopes[id(node)] = scope
-            if isinstance(node, (ast.Attribute, ast.Name)) and isinstance(node.ctx, ast.Load):
-                if self._reference(node, scope, role, parent):
+            node, parent, scope, role = pop()
+            parents[id(node)] = parent
+            kind = type(node)
+            if kind in _STATEMENTS:
+                scopes[id(node)] = scope
+            elif (kind is ast.Name or kind is ast.Attribute) and type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
+                if self._reference(node, scope, role, parent):  # type: ignore[arg-type]
                     continue
-            children = self._children(node, scope)
-            for child, child_scope, child_role in reversed(children):
-                stack.append((child, node, child_scope, child_role))
+            if kind in _SPECIAL:
+                for child, child_scope, child_role in reversed(self._children(node, scope)):
+                    push((child, node, child_scope, child_role))
+            else:  # most nodes: their children, in the same scope, with no role
+                for child in reversed(child_nodes(node)):
+                    push((child, node, scope, ""))
 
     def _reference(self, node: ast.expr, scope: Scope, role: str, parent: ast.AST | None) -> bool:
         """Record a maximal dotted name; True when its parts need no further walking."""

@@ -54,6 +54,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def visible(text: str) -> str:
     """``text`` with each surrogate-escaped byte written ``\\xff`` (for people: Markdown, CSV,
     the spreadsheet, the terminal); other text is unchanged."""
+    if text.isascii():  # most strings: no surrogate possible, and no regular expression run
+        return text
     return _SURROGATE.sub(_byte_escape, text)
 
 
