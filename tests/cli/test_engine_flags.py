@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tf2npu import runtime
-from tf2npu.cli.engine_flags import add_engine_flags, engine_overrides
+from tf2npu.cli.engine_flags import add_engine_flags, engine_overrides, environment_overrides
 from tf2npu.cli.main import main
 from tf2npu.errors import ConfigError, UnknownNameError
 from tf2npu.runtime import job
@@ -145,3 +145,9 @@ def test_a_drill_end_to_end(tmp_path) -> None:
     assert summary["fusions"] == {"matmul_biasadd": 1}
     instances = json.loads((report / "fusion_instances.json").read_text())
     assert [(i["root"], i["where"]) for i in instances] == [("d1/add", f"{script}:8")]
+
+
+def test_environment_overrides_are_what_the_variables_alone_name() -> None:
+    assert environment_overrides({}) == engine_overrides(parse(), {})
+    env = {"TF2NPU_INJECT_FAULT": "op:a=nan"}
+    assert [f.node for f in environment_overrides(env).faults] == ["a"]

@@ -22,7 +22,7 @@ from tf2npu.config.overrides import (
     KeepFp32,
 )
 
-__all__ = ["add_engine_flags", "engine_overrides"]
+__all__ = ["add_engine_flags", "engine_overrides", "environment_overrides"]
 
 
 def add_engine_flags(parser: argparse.ArgumentParser) -> argparse._ArgumentGroup:
@@ -76,6 +76,14 @@ def engine_overrides(args: argparse.Namespace, env: Mapping[str, str]) -> Engine
     if where is not None:
         keep = KeepFp32.load(where[0], where[1])
     return EngineOverrides(fusion, keep, _faults(args.inject_fault, env, known_rules()))
+
+
+def environment_overrides(env: Mapping[str, str]) -> EngineOverrides:
+    """The overrides the variables alone name, for a command without the trial flags
+    (``tf2npu profile``)."""
+    return engine_overrides(
+        argparse.Namespace(fusion_instances=None, keep_fp32=None, inject_fault=[]), env
+    )
 
 
 def _faults(

@@ -7,7 +7,9 @@ It is ``tf2npu run --profile DIR --profile-steps 0-(N-1)`` followed by a look at
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from tf2npu.cli import exit_codes
@@ -102,20 +104,34 @@ def run(args: argparse.Namespace) -> int:
     if args.steps < 1:
         raise UsageError(f"--steps {args.steps}: give at least 1 (runs traced per signature)")
     from tf2npu.cli import run as run_command
-    from tf2npu.cli.main import build_parser
+    from tf2npu.cli.engine_flags import environment_overrides
+    from tf2npu.runtime.dropout import dropout_off_from_env
+    from tf2npu.runtime.job import RunSpec
+    from tf2npu.runtime.record import max_steps_from_env, record_from_env
+    from tf2npu.runtime.settings import DEFAULT_EXECUTION
 
     command = list(args.script_argv)
     if command[:1] == ["--"]:
         del command[0]
     if not command:
         raise UsageError("no SCRIPT given; e.g. tf2npu profile -- train.py --epochs 1")
-    check_output_dir(args.out, "--out")  # before `run` would name its own --report-dir
-    argv = ["run", "--profile", str(args.out), "--profile-steps", f"0-{args.steps - 1}"]
-    argv += ["--report-dir", str(args.out)]
-    for item in args.option:
-        argv += ["--option", item]
-    run_args = build_parser().parse_args([*argv, "--", *command])
-    status: int = run_command.run(run_args)
+    check_output_dir(args.out, "--out")  # before the run would name it --report-dir
+    out = args.out.resolve()
+    spec = RunSpec(
+        script=run_command.checked_script(command[0]),
+        script_args=tuple(command[1:]),
+        report_dir=out,
+        options=(*args.option, *run_command.profile_options(out)),
+        npu=True,
+        execution=DEFAULT_EXECUTION,
+        profile=out,
+        profile_steps=f"0-{args.steps - 1}",
+        record=record_from_env(os.environ),
+        max_steps=max_steps_from_env(os.environ),
+        dropout_off=dropout_off_from_env(os.environ),
+    )
+    spec = replace(spec, engine=environment_overrides(os.environ))
+    status = run_command.run_spec(spec, {}, {"--profile": out})
     _print_advice()
     if not runtime_sessions():
         print(

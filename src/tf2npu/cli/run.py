@@ -154,7 +154,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     npu.add_argument(
         "--execution",
         choices=runtime.EXECUTION_MODES,
-        default="host",
+        default=runtime.DEFAULT_EXECUTION,
         help="how GeOps execute: host = TensorFlow's CPU kernels; xla = each GeOp compiled as "
         "one XLA cluster (default: host)",
     )
@@ -254,28 +254,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check the command line, run it (:func:`tf2npu.runtime.job.run`), print the summary."""
-    from tf2npu.runtime import job
-
     spec = make_spec(args)
     if ranks.is_multi_rank(args):
         check_output_dir(args.report_dir, "--report-dir")
         return ranks.run_ranks(args, spec)
+    outputs = {"--dump": args.dump, "--profile": args.profile, "--export-graph": args.export_graph}
+    return run_spec(
+        spec, _flags(args), outputs, default_report_dir=args.report_dir == DEFAULT_REPORT_DIR
+    )
+
+
+def run_spec(
+    spec: RunSpec,
+    flags: Mapping[str, str],
+    outputs: Mapping[str, Path | None],
+    *,
+    default_report_dir: bool = False,
+) -> int:
+    """Check what ``spec`` will use before anything runs (option values, the files options
+    name, the environment, the output folders ``outputs`` names by flag), run it in this
+    process and print its summary; the exit status. ``flags`` says how the user spelled each
+    option set by a flag (for the error messages)."""
+    from tf2npu.runtime import job
+
     overrides = dict(from_cli(spec.options))
-    check_values(overrides, _flags(args))
+    check_values(overrides, flags)
     check_environment({**os.environ, **single_rank_environment(os.environ)}, overrides)
     check_option_files(overrides)
-    check_output_dir(args.report_dir, "--report-dir")
-    if args.dump is not None:
-        check_output_dir(args.dump, "--dump")
-    if args.profile is not None:
-        check_output_dir(args.profile, "--profile")
-    if args.export_graph is not None:
-        check_output_dir(args.export_graph, "--export-graph")
+    check_output_dir(spec.report_dir, "--report-dir")
+    for flag, folder in outputs.items():
+        if folder is not None:
+            check_output_dir(folder, flag)
     outcome = job.run(spec)
-    if not args.quiet:
+    if not spec.quiet:
         console = make_console(stderr=True)
         print_summary(outcome.summary, console, plan=spec, json_path=outcome.summary_path)
-        if args.report_dir == DEFAULT_REPORT_DIR:
+        if default_report_dir:
             _name_default_report_dir(console)
     return outcome.exit_code
 
@@ -293,16 +307,7 @@ def make_spec(args: argparse.Namespace) -> RunSpec:
         warn_misplaced("tf2npu run", command[0], command[1:], getattr(args, FLAGS_KEY, ()))
     if not command:
         raise UsageError("no SCRIPT given; e.g. tf2npu run train.py --epochs 1")
-    script = Path(command[0])
-    fix = "give the path of the Python training script, e.g. tf2npu run train.py --epochs 1"
-    if not script.exists():
-        raise UsageError(f"SCRIPT {str(script)!r} does not exist; {fix}")
-    check_input_file(script, "SCRIPT", fix)
-    if script.suffix != ".py":
-        raise UsageError(
-            f"SCRIPT {str(script)!r} is not a .py file; tf2npu run runs Python scripts "
-            "(options for tf2npu go before SCRIPT, the script's arguments after it)"
-        )
+    script = checked_script(command[0])
     npu = not args.no_npu
     if not npu and args.profile is not None:
         raise UsageError(
@@ -315,7 +320,7 @@ def make_spec(args: argparse.Namespace) -> RunSpec:
             "every op's outputs as tensors (an op's inputs are its producers' outputs)"
         )
     spec = RunSpec(
-        script=script.resolve(),
+        script=script,
         script_args=tuple(command[1:]),
         report_dir=args.report_dir.resolve(),
         options=tuple(cli_items(args))
@@ -337,6 +342,21 @@ def make_spec(args: argparse.Namespace) -> RunSpec:
         quiet=args.quiet,
     )
     return replace(spec, engine=_engine_overrides(args, spec))
+
+
+def checked_script(given: str) -> Path:
+    """SCRIPT as an absolute path, once it is an existing, readable ``.py`` file."""
+    script = Path(given)
+    fix = "give the path of the Python training script, e.g. tf2npu run train.py --epochs 1"
+    if not script.exists():
+        raise UsageError(f"SCRIPT {str(script)!r} does not exist; {fix}")
+    check_input_file(script, "SCRIPT", fix)
+    if script.suffix != ".py":
+        raise UsageError(
+            f"SCRIPT {str(script)!r} is not a .py file; tf2npu run runs Python scripts "
+            "(options for tf2npu go before SCRIPT, the script's arguments after it)"
+        )
+    return script.resolve()
 
 
 def _engine_overrides(args: argparse.Namespace, plan: RunSpec) -> EngineOverrides:
@@ -389,8 +409,12 @@ def _profile_options(args: argparse.Namespace) -> tuple[str, ...]:
         fix = check(args.profile_steps)
         if fix is not None:
             raise UsageError(f"--profile-steps {args.profile_steps!r} is not valid; {fix}")
-    output = json.dumps({"output": str(args.profile.resolve())})
-    return ("profiling_mode=true", f"profiling_options={output}")
+    return profile_options(args.profile.resolve())
+
+
+def profile_options(folder: Path) -> tuple[str, ...]:
+    """The NpuOptimizer options that profile every NPU session into ``folder``."""
+    return ("profiling_mode=true", f"profiling_options={json.dumps({'output': str(folder)})}")
 
 
 def _flags(args: argparse.Namespace) -> dict[str, str]:

@@ -17,10 +17,11 @@ from tf2npu.runtime.context import (
     reset_stats,
     run_stats,
 )
-from tf2npu.runtime.settings import EXECUTION_MODES, RuntimeSettings
+from tf2npu.runtime.settings import DEFAULT_EXECUTION, EXECUTION_MODES, RuntimeSettings
 from tf2npu.runtime.stats import RunStats
 
 __all__ = [
+    "DEFAULT_EXECUTION",
     "EXECUTION_MODES",
     "RunStats",
     "RuntimeContext",

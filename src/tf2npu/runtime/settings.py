@@ -15,11 +15,13 @@ from types import MappingProxyType
 from tf2npu.config.options import Value
 from tf2npu.config.overrides import EngineOverrides
 
-__all__ = ["EXECUTION_MODES", "RuntimeSettings"]
+__all__ = ["DEFAULT_EXECUTION", "EXECUTION_MODES", "RuntimeSettings"]
 
 #: How device clusters (GeOps) execute: ``host`` = TensorFlow's CPU kernels, ``xla`` = each
 #: GeOp compiled as one XLA cluster on the CPU.
 EXECUTION_MODES = ("host", "xla")
+DEFAULT_EXECUTION = EXECUTION_MODES[0]
+"""GeOps run as TensorFlow's CPU kernels unless ``--execution xla`` says otherwise."""
 
 
 @dataclass(frozen=True)
@@ -30,7 +32,7 @@ class RuntimeSettings:
     """False (``--no-npu``): every session is a stock session, NpuOptimizer or not."""
     overrides: Mapping[str, Value] = field(default_factory=lambda: MappingProxyType({}))
     """Options set on the command line; they win over the session's own ``parameter_map``."""
-    execution: str = "host"
+    execution: str = DEFAULT_EXECUTION
     """One of :data:`EXECUTION_MODES`."""
     report_dir: Path | None = None
     """Where run artifacts go (``check_result.tf.json``, dumps); None = current directory."""
