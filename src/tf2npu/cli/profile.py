@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         dropout_off=dropout_off_from_env(os.environ),
     )
     spec = replace(spec, engine=environment_overrides(os.environ))
-    status = run_command.run_spec(spec, {}, {"--profile": out})
+    status = run_command.run_spec(spec, {}, {})  # --out was checked above
     _print_advice()
     if not runtime_sessions():
         print(

@@ -258,10 +258,10 @@ def run(args: argparse.Namespace) -> int:
     if ranks.is_multi_rank(args):
         check_output_dir(args.report_dir, "--report-dir")
         return ranks.run_ranks(args, spec)
-    outputs = {"--dump": args.dump, "--profile": args.profile, "--export-graph": args.export_graph}
-    return run_spec(
-        spec, _flags(args), outputs, default_report_dir=args.report_dir == DEFAULT_REPORT_DIR
-    )
+    outputs = {"--report-dir": args.report_dir, "--dump": args.dump, "--profile": args.profile}
+    outputs["--export-graph"] = args.export_graph
+    default = args.report_dir == DEFAULT_REPORT_DIR
+    return run_spec(spec, _flags(args), outputs, default_report_dir=default)
 
 
 def run_spec(
@@ -272,16 +272,15 @@ def run_spec(
     default_report_dir: bool = False,
 ) -> int:
     """Check what ``spec`` will use before anything runs (option values, the files options
-    name, the environment, the output folders ``outputs`` names by flag), run it in this
-    process and print its summary; the exit status. ``flags`` says how the user spelled each
-    option set by a flag (for the error messages)."""
+    name, the environment, the output folders ``outputs`` names by flag, as the user spelled
+    them), run it in this process and print its summary; the exit status. ``flags`` says how
+    the user spelled each option set by a flag (for the error messages)."""
     from tf2npu.runtime import job
 
     overrides = dict(from_cli(spec.options))
     check_values(overrides, flags)
     check_environment({**os.environ, **single_rank_environment(os.environ)}, overrides)
     check_option_files(overrides)
-    check_output_dir(spec.report_dir, "--report-dir")
     for flag, folder in outputs.items():
         if folder is not None:
             check_output_dir(folder, flag)
