@@ -33,3 +33,27 @@ def test_a_missing_spec_file_is_named(tmp_path: Path, capsys) -> None:
         f"tf2npu run: error: run spec {str(tmp_path / 'nope.json')!r}: cannot read it: "
         "No such file or directory\n"
     )
+
+
+def test_an_option_value_the_run_would_reject_stops_the_child_before_the_script(
+    tmp_path: Path, capsys
+) -> None:
+    from tf2npu.artifacts import run_spec
+    from tf2npu.runtime.job import RunSpec
+
+    script = tmp_path / "train.py"
+    script.write_text("open('ran', 'w')\n")
+    spec = RunSpec(
+        script=script,
+        script_args=(),
+        report_dir=tmp_path / "report",
+        options=("precision_mode=fp17",),
+        npu=True,
+        execution="host",
+    )
+    path = tmp_path / "run_spec.json"
+    run_spec.write(path, spec)
+    assert main([str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tf2npu run: error: --option precision_mode=fp17: not a valid value; ")
+    assert not (tmp_path / "ran").exists() and not (tmp_path / "report").exists()

@@ -210,9 +210,9 @@ def _script(args: argparse.Namespace) -> tuple[Path, tuple[str, ...]]:
 
 
 def _check_args(args: argparse.Namespace) -> None:
-    from tf2npu.cli.npu_flags import check_option_files
     from tf2npu.config.options import PRECISION_MODES
     from tf2npu.config.sources import from_cli
+    from tf2npu.runtime.checks import check_option_files
 
     if args.tolerance is None:
         args.tolerance = DEFAULT_TOLERANCES[args.kind]

@@ -15,11 +15,12 @@ from tf2npu.atomic import write_text_atomic
 from tf2npu.cli import exit_codes
 from tf2npu.cli.console import make_console
 from tf2npu.cli.graph_limits import check_function_depth
-from tf2npu.cli.npu_flags import add_option_flag, add_shorthands, check_option_files, cli_items
+from tf2npu.cli.npu_flags import add_option_flag, add_shorthands, cli_items
 from tf2npu.cli.paths import check_input_file, check_output_dir, check_output_file, path_arg
 from tf2npu.config.options import NpuOptions
 from tf2npu.config.sources import from_cli, from_json_file, resolve
 from tf2npu.errors import UsageError
+from tf2npu.runtime.checks import check_option_files
 
 if TYPE_CHECKING:
     from tf2npu.graph.ir import Graph

@@ -6,10 +6,10 @@ Each flag is one ``--option KEY=VALUE`` written shorter, as ``tf2npu migrate`` s
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from tf2npu.config.options import PRECISION_MODES, Value
+from tf2npu.config.options import PRECISION_MODES
 from tf2npu.config.sources import parse_text
 from tf2npu.errors import UsageError
 
@@ -73,21 +73,3 @@ def cli_items(args: argparse.Namespace) -> list[str]:
             raise UsageError(f"{shown} contradicts --option {earlier}; give {key} once")
         items.append(f"{key}={text}")
     return items
-
-
-def check_option_files(values: Mapping[str, Value | None]) -> None:
-    """Read and validate the files ``fusion_switch_file`` and ``modify_mixlist`` name, now.
-
-    The engine reads them only when it first compiles a graph; a typo in a path would surface
-    after the graph was parsed, or after the script's set-up ran, with nothing done.
-    """
-    from tf2npu.config.fusion_switch import FusionSwitch
-    from tf2npu.config.mixlist import Mixlist
-    from tf2npu.graph.fusion import known_rules
-
-    mixlist = values.get("modify_mixlist")
-    if isinstance(mixlist, str) and mixlist:
-        Mixlist.load(mixlist)
-    switch = values.get("fusion_switch_file")
-    if isinstance(switch, str) and switch:
-        FusionSwitch.load(switch, known_rules())

@@ -27,21 +27,17 @@ from tf2npu.artifacts.run_summary import LOSS_SCALE, SUMMARY_FILE, LossScale
 from tf2npu.cli import ranks
 from tf2npu.cli.console import make_console
 from tf2npu.cli.engine_flags import add_engine_flags, engine_overrides
-from tf2npu.cli.npu_flags import add_option_flag, add_shorthands, check_option_files, cli_items
+from tf2npu.cli.npu_flags import add_option_flag, add_shorthands, cli_items
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.cli.precision_view import precision_summary_rows
 from tf2npu.cli.script_argv import FLAGS_KEY, record_flags, warn_misplaced
 from tf2npu.config.env import INJECT_FAULT_ENV
-from tf2npu.config.options import OPTIONS, Value
 from tf2npu.config.overrides import EngineOverrides
 from tf2npu.config.sources import (
-    check_env_option,
-    from_cli,
-    from_env,
     option_text,
-    single_rank_environment,
 )
-from tf2npu.errors import ConfigError, UsageError
+from tf2npu.errors import UsageError
+from tf2npu.runtime.checks import check_options
 from tf2npu.runtime.job import RunSpec
 
 DESCRIPTION = """\
@@ -277,10 +273,7 @@ def run_spec(
     the user spelled each option set by a flag (for the error messages)."""
     from tf2npu.runtime import job
 
-    overrides = dict(from_cli(spec.options))
-    check_values(overrides, flags)
-    check_environment({**os.environ, **single_rank_environment(os.environ)}, overrides)
-    check_option_files(overrides)
+    check_options(spec.options, os.environ, flags)
     for flag, folder in outputs.items():
         if folder is not None:
             check_output_dir(folder, flag)
@@ -429,33 +422,6 @@ def _flags(args: argparse.Namespace) -> dict[str, str]:
         if getattr(args, flag[2:].replace("-", "_"), None) is not None:
             flags[flag[2:].replace("-", "_")] = flag
     return flags
-
-
-def check_values(overrides: Mapping[str, Value], flags: Mapping[str, str] | None = None) -> None:
-    """Check each ``--option`` value against the option's allowed values, before the script runs.
-
-    :func:`tf2npu.runtime.configure` has parsed keys and types; the allowed values (such as the
-    precision modes) are checked here so a typo fails before a long run starts, not at the first
-    session. Combinations are left to the session, where the script's own settings are known.
-    """
-    for name, value in overrides.items():
-        fix = OPTIONS[name].check(value)
-        if fix is None:
-            continue
-        flag = (flags or {}).get(name)
-        given = f"{flag} {option_text(value)}" if flag else f"--option {name}={option_text(value)}"
-        raise ConfigError(f"{given}: not a valid value; {fix}")
-
-
-def check_environment(env: Mapping[str, str], overrides: Mapping[str, Value]) -> None:
-    """The variables the sessions will read (``RANK_SIZE``, ``AOE_MODE``, ...), checked now.
-
-    Sessions read them when the script creates them; a bad value would stop the run there.
-    """
-    _, fallback = from_env(env)
-    for name, value in fallback.items():
-        if name not in overrides:
-            check_env_option(name, value)
 
 
 def _name_default_report_dir(console: Console) -> None:

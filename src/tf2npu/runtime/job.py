@@ -38,6 +38,7 @@ from tf2npu.config.faults import FaultSpec
 from tf2npu.config.overrides import EngineOverrides
 from tf2npu.config.sources import single_rank_environment
 from tf2npu.errors import Tf2NpuError, UsageError
+from tf2npu.runtime.checks import check_options
 from tf2npu.runtime.script import run_script
 from tf2npu.runtime.tflog import quiet_tensorflow
 
@@ -323,9 +324,10 @@ def _write_summary(path: Path, summary: dict[str, Any]) -> bool:
 def main(argv: list[str] | None = None) -> int:
     """``python -m tf2npu.runtime.job SPEC.json``: run the spec file; the run's exit status.
 
-    A user error before the script starts (a spec file that is not one, an option value the
-    session configuration rejects) is printed as ``tf2npu run`` prints it, and no summary is
-    written.
+    The spec's options are checked first, as ``tf2npu run`` checks its command line
+    (:func:`tf2npu.runtime.checks.check_options`). A user error before the script starts (a
+    spec file that is not one, an option value, file or variable the run would reject) is
+    printed as ``tf2npu run`` prints it, and no summary is written.
     """
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
@@ -337,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         return exit_codes.USAGE
     try:
         spec = run_spec.read(RunSpec, Path(args[0]))
+        check_options(spec.options, os.environ)
         return run(spec).exit_code
     except Tf2NpuError as exc:
         context = "".join(f"\n  ({note})" for note in getattr(exc, "__notes__", ()))
