@@ -13,6 +13,7 @@ from tf2npu.cli.paths import (
     check_input_file,
     check_output_dir,
     check_output_file,
+    checked_script,
     kind_of,
     path_arg,
 )
@@ -92,3 +93,15 @@ def test_input_file_checks(here: Path) -> None:
     with pytest.raises(UsageError) as err:
         check_input_file(Path("pipe"), "GRAPH", "give a graph file")
     assert str(err.value) == "GRAPH 'pipe' is a FIFO (named pipe); give a graph file"
+
+
+def test_checked_script_names_the_script_and_the_fix(tmp_path: Path) -> None:
+    (tmp_path / "train.py").write_text("")
+    (tmp_path / "notes.txt").write_text("")
+    assert checked_script(str(tmp_path / "train.py"), "FIX", "WHERE") == tmp_path / "train.py"
+    with pytest.raises(UsageError) as missing:
+        checked_script(str(tmp_path / "nope.py"), "FIX", "WHERE")
+    assert str(missing.value) == f"SCRIPT {str(tmp_path / 'nope.py')!r} does not exist; FIX"
+    with pytest.raises(UsageError) as text:
+        checked_script(str(tmp_path / "notes.txt"), "FIX", "WHERE")
+    assert str(text.value) == f"SCRIPT {str(tmp_path / 'notes.txt')!r} is not a .py file; WHERE"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from tf2npu.cli import exit_codes
 from tf2npu.cli.npu_flags import add_option_flag
-from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
+from tf2npu.cli.paths import check_output_dir, checked_script, path_arg
 from tf2npu.config.env import INJECT_FAULT_ENV
 from tf2npu.debug.bisect.metric import DEFAULT_TOLERANCES
 from tf2npu.errors import UsageError
@@ -196,17 +196,12 @@ def _script(args: argparse.Namespace) -> tuple[Path, tuple[str, ...]]:
     example = f"tf2npu bisect {args.kind} -- train.py --steps 20"
     if not command:
         raise UsageError(f"no SCRIPT given; put it after `--`, e.g. {example}")
-    script = Path(command[0])
-    fix = f"give the path of the training script, e.g. {example}"
-    if not script.exists():
-        raise UsageError(f"SCRIPT {str(script)!r} does not exist; {fix}")
-    check_input_file(script, "SCRIPT", fix)
-    if script.suffix != ".py":
-        raise UsageError(
-            f"SCRIPT {str(script)!r} is not a .py file; bisect's options go before `--`, the "
-            "script and its arguments after it"
-        )
-    return script.resolve(), tuple(command[1:])
+    script = checked_script(
+        command[0],
+        f"give the path of the training script, e.g. {example}",
+        "bisect's options go before `--`, the script and its arguments after it",
+    )
+    return script, tuple(command[1:])
 
 
 def _check_args(args: argparse.Namespace) -> None:

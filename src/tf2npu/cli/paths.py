@@ -104,3 +104,19 @@ def _file_above(path: Path) -> Path | None:
         if candidate.exists():
             return None if candidate.is_dir() else candidate
     return None
+
+
+def checked_script(given: str, fix: str, where_options_go: str) -> Path:
+    """SCRIPT as an absolute path, once it is an existing, readable ``.py`` file.
+
+    ``fix`` says how to name the script right; ``where_options_go`` says, for a SCRIPT that is
+    not a ``.py`` file (often one of the command's own options in the script's place), where
+    the command's options and the script's arguments go.
+    """
+    script = Path(given)
+    if not script.exists():
+        raise UsageError(f"SCRIPT {str(script)!r} does not exist; {fix}")
+    check_input_file(script, "SCRIPT", fix)
+    if script.suffix != ".py":
+        raise UsageError(f"SCRIPT {str(script)!r} is not a .py file; {where_options_go}")
+    return script.resolve()

@@ -24,11 +24,11 @@ from rich.text import Text
 
 from tf2npu import runtime
 from tf2npu.artifacts.run_summary import LOSS_SCALE, SUMMARY_FILE, LossScale
-from tf2npu.cli import ranks
+from tf2npu.cli import paths, ranks
 from tf2npu.cli.console import make_console
 from tf2npu.cli.engine_flags import add_engine_flags, engine_overrides
 from tf2npu.cli.npu_flags import add_option_flag, add_shorthands, cli_items
-from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
+from tf2npu.cli.paths import check_output_dir, path_arg
 from tf2npu.cli.precision_view import precision_summary_rows
 from tf2npu.cli.script_argv import FLAGS_KEY, record_flags, warn_misplaced
 from tf2npu.config.env import INJECT_FAULT_ENV
@@ -337,18 +337,13 @@ def make_spec(args: argparse.Namespace) -> RunSpec:
 
 
 def checked_script(given: str) -> Path:
-    """SCRIPT as an absolute path, once it is an existing, readable ``.py`` file."""
-    script = Path(given)
-    fix = "give the path of the Python training script, e.g. tf2npu run train.py --epochs 1"
-    if not script.exists():
-        raise UsageError(f"SCRIPT {str(script)!r} does not exist; {fix}")
-    check_input_file(script, "SCRIPT", fix)
-    if script.suffix != ".py":
-        raise UsageError(
-            f"SCRIPT {str(script)!r} is not a .py file; tf2npu run runs Python scripts "
-            "(options for tf2npu go before SCRIPT, the script's arguments after it)"
-        )
-    return script.resolve()
+    """``tf2npu run``'s SCRIPT as an absolute path, once it is an existing ``.py`` file."""
+    return paths.checked_script(
+        given,
+        "give the path of the Python training script, e.g. tf2npu run train.py --epochs 1",
+        "tf2npu run runs Python scripts (options for tf2npu go before SCRIPT, the script's "
+        "arguments after it)",
+    )
 
 
 def _engine_overrides(args: argparse.Namespace, plan: RunSpec) -> EngineOverrides:
