@@ -112,3 +112,15 @@ def test_precision_rows_skip_what_is_not_a_row() -> None:
     assert PrecisionRow.from_json({"op": "a", "dtype": "float32", "reason": "new"}).reason_text == (
         "new"
     )
+
+
+def test_read_summary_is_empty_without_a_summary_object(tmp_path) -> None:
+    from tf2npu.artifacts.run_summary import SUMMARY_FILE, read_summary
+
+    assert read_summary(tmp_path) == {}
+    (tmp_path / SUMMARY_FILE).write_text("[1, 2]")
+    assert read_summary(tmp_path) == {}
+    (tmp_path / SUMMARY_FILE).write_text('{"exit_status": 3')
+    assert read_summary(tmp_path) == {}
+    (tmp_path / SUMMARY_FILE).write_text('{"exit_status": 3}')
+    assert read_summary(tmp_path) == {"exit_status": 3}

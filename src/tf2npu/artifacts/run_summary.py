@@ -19,9 +19,11 @@ applied) is not recorded as one.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "describe_error",
     "precision_groups",
     "precision_rows",
+    "read_summary",
 ]
 
 SUMMARY_FILE = "run_summary.json"
@@ -306,3 +309,13 @@ def describe_error(error: object) -> str:
     else:
         text = f"{_text(error.get('type'))}: {message}" if message else _text(error.get("type"))
     return f"{text} ({where})" if isinstance(where, str) and where else text
+
+
+def read_summary(report_dir: Path) -> dict[str, Any]:
+    """``run_summary.json`` of the run that reported into ``report_dir``; {} when it has none
+    (the run died before writing it) or it is not a JSON object."""
+    try:
+        data = json.loads((report_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import math
 import os
 import signal
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import tf2npu
-from tf2npu.artifacts.run_summary import SUMMARY_FILE, describe_error
+from tf2npu.artifacts.run_summary import SUMMARY_FILE, describe_error, read_summary
 from tf2npu.procs import CHILDREN, die_with_parent
 
 __all__ = [
@@ -34,7 +33,6 @@ __all__ = [
     "Trial",
     "TrialResult",
     "TrialTimeout",
-    "read_summary",
     "run_trial",
     "trial_command",
 ]
@@ -275,12 +273,3 @@ def _stop(child: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError):  # it ended on its own meanwhile
         os.killpg(child.pid, signal.SIGKILL)
     child.wait()
-
-
-def read_summary(report_dir: Path) -> dict[str, Any]:
-    """``run_summary.json`` of the run that reported into ``report_dir``; {} when it has none."""
-    try:
-        data = json.loads((report_dir / _SUMMARY).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}

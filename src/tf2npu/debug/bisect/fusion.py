@@ -22,9 +22,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tf2npu.artifacts.run_summary import read_summary
 from tf2npu.debug.bisect.metric import FusionInstance, Metric
 from tf2npu.debug.bisect.search import Bench, Config, Judge, Trial, halve, log2_runs
-from tf2npu.debug.trials import LOG_FILE, TrialResult, read_summary
+from tf2npu.debug.trials import LOG_FILE, TrialResult
 
 __all__ = ["FOUND", "FusionResult", "bisect_fusion", "bound", "grown"]
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from tf2npu.artifacts.run_summary import SUMMARY_FILE
+from tf2npu.artifacts.run_summary import SUMMARY_FILE, read_summary
 from tf2npu.atomic import write_text_atomic
 from tf2npu.config.cluster import RankEntry
 from tf2npu.config.env import ADDRESSES_VARIABLE
@@ -537,7 +537,7 @@ def merged_summary(spec: JobSpec, result: JobResult) -> dict[str, Any]:
     """The job's ``run_summary.json``: each rank's own summary (read back), and how it ended."""
     ranks = []
     for outcome in result.ranks:
-        own = _read_summary(spec.report_dir / f"rank_{outcome.rank}" / SUMMARY_FILE)
+        own = read_summary(spec.report_dir / f"rank_{outcome.rank}")
         distributed = own.get("distributed") or {}
         ranks.append(
             {
@@ -565,14 +565,6 @@ def merged_summary(spec: JobSpec, result: JobResult) -> dict[str, Any]:
         "per_rank": ranks,
         "collectives": _total_collectives(ranks),
     }
-
-
-def _read_summary(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _total_collectives(ranks: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
