@@ -8,7 +8,9 @@ only goes down: the target is 5 (issue 21). The cycles that remain are listed in
 from __future__ import annotations
 
 import ast
+import functools
 from collections import defaultdict
+from collections.abc import Mapping, Set
 from pathlib import Path
 
 import tf2npu
@@ -35,8 +37,10 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return inside
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Module -> the tf2npu modules it imports (a ``from P import m`` of a submodule is m)."""
+@functools.cache
+def import_graph() -> dict[str, frozenset[str]]:
+    """Module -> the tf2npu modules it imports (a ``from P import m`` of a submodule is m);
+    parsed once per test session (every test of this file reads the same tree)."""
     modules = _modules()
 
     def known(name: str) -> str | None:
@@ -70,10 +74,10 @@ def import_graph() -> dict[str, set[str]]:
                 found = known(target)
                 if found is not None and found != name:
                     edges[name].add(found)
-    return edges
+    return {name: frozenset(targets) for name, targets in edges.items()}
 
 
-def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+def cycles(edges: Mapping[str, Set[str]]) -> list[list[str]]:
     """The strongly connected components with more than one module (Tarjan), largest first."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -191,7 +195,13 @@ def test_the_sessions_and_their_interception_import_no_instrument_of_a_feature()
     found = sorted(
         f"{a} -> {b}"
         for a in sessions
-        for b in edges[a]
+        for b in edges.get(a, ())
         if b.startswith("tf2npu.runtime.distributed")
     )
     assert found == []
+
+
+def test_the_runtime_imports_nothing_of_the_command_line() -> None:
+    # A run is a value the CLI hands down (runtime/job.py): the exit codes it returns live
+    # below both, in tf2npu/exit_codes.py.
+    assert _upward("tf2npu.runtime", ("tf2npu.cli",)) == []

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tf2npu.cli import exit_codes
+from tf2npu import exit_codes
 from tf2npu.cli.npu_flags import add_option_flag
 from tf2npu.cli.paths import check_output_dir, checked_script, path_arg
 from tf2npu.config.env import INJECT_FAULT_ENV

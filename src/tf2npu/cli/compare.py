@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tf2npu.cli import exit_codes
+from tf2npu import exit_codes
 from tf2npu.cli.console import make_console
 from tf2npu.cli.paths import check_input_file, check_output_dir, check_output_file, path_arg
 

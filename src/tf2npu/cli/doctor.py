@@ -7,7 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from tf2npu.cli import exit_codes
+from tf2npu import exit_codes
 from tf2npu.cli.console import make_console
 from tf2npu.cli.findings_view import print_findings
 from tf2npu.cli.paths import path_arg

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
+from tf2npu import exit_codes
 from tf2npu.atomic import write_text_atomic
-from tf2npu.cli import exit_codes
 from tf2npu.cli.console import make_console
 from tf2npu.cli.graph_limits import check_function_depth
 from tf2npu.cli.npu_flags import add_option_flag, add_shorthands, cli_items

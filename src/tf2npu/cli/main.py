@@ -7,8 +7,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from tf2npu import __version__
-from tf2npu.cli import exit_codes
+from tf2npu import __version__, exit_codes
 from tf2npu.errors import Tf2NpuError
 
 COMMANDS = {

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from tf2npu import exit_codes
 from tf2npu.atomic import write_text_atomic
-from tf2npu.cli import exit_codes
 from tf2npu.cli.console import make_console
 from tf2npu.errors import UsageError
 from tf2npu.migrate.model import MigrationReport

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
 
-from tf2npu.cli import exit_codes
+from tf2npu import exit_codes
 from tf2npu.cli.console import make_console
 from tf2npu.cli.paths import check_output_dir, kind_of, path_arg
 from tf2npu.debug.overflow.report import (

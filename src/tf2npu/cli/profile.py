@@ -12,7 +12,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from tf2npu.cli import exit_codes
+from tf2npu import exit_codes
 from tf2npu.cli.npu_flags import add_option_flag
 from tf2npu.cli.paths import check_output_dir, path_arg
 from tf2npu.errors import UsageError

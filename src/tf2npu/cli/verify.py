@@ -13,7 +13,7 @@ from typing import NoReturn
 from rich.console import Console
 from rich.text import Text
 
-from tf2npu.cli import exit_codes
+from tf2npu import exit_codes
 from tf2npu.cli.console import make_console
 from tf2npu.cli.npu_flags import add_option_flag
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg

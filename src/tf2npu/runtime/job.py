@@ -29,11 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tf2npu import runtime
+from tf2npu import exit_codes, runtime
 from tf2npu.artifacts import run_spec
 from tf2npu.artifacts.run_summary import SUMMARY_FILE
 from tf2npu.atomic import write_text_atomic
-from tf2npu.cli import exit_codes
 from tf2npu.config.faults import FaultSpec
 from tf2npu.config.overrides import EngineOverrides
 from tf2npu.config.sources import single_rank_environment

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from tf2npu.cli import exit_codes
+from tf2npu import exit_codes
 from tf2npu.errors import Tf2NpuError
 
 __all__ = ["PYTHON_ERROR", "ScriptEnd", "run_script"]
