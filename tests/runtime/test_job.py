@@ -131,3 +131,10 @@ def test_a_childs_exception_is_the_error_section_and_its_traceback_stays(tmp_pat
                                 "message": "bad batch size -1",
                                 "where": f"{tmp_path / 'train.py'}:9"}  # fmt: skip
     assert done.stderr.endswith("ValueError: bad batch size -1\n")  # as tf2npu run prints it
+
+
+def test_child_command_runs_the_job_module_on_the_spec_file(tmp_path: Path) -> None:
+    from tf2npu.runtime.job import child_command
+
+    spec_file = tmp_path / "run_spec.json"
+    assert child_command(spec_file) == [sys.executable, "-m", "tf2npu.runtime.job", str(spec_file)]

@@ -41,7 +41,7 @@ from tf2npu.runtime.checks import check_options
 from tf2npu.runtime.script import run_script
 from tf2npu.runtime.tflog import quiet_tensorflow
 
-__all__ = ["RunOutcome", "RunSpec", "main", "run"]
+__all__ = ["RunOutcome", "RunSpec", "child_command", "main", "run"]
 
 
 @dataclass(frozen=True)
@@ -318,6 +318,12 @@ def _write_summary(path: Path, summary: dict[str, Any]) -> bool:
         print(f"tf2npu run: error: cannot write {path}: {exc.strerror}", file=sys.stderr)
         return False
     return True
+
+
+def child_command(spec_file: Path) -> list[str]:
+    """The command line of a child process that runs the spec file ``spec_file`` (which
+    :func:`tf2npu.artifacts.run_spec.write` wrote): what every tool starting child runs uses."""
+    return [sys.executable, "-m", "tf2npu.runtime.job", str(spec_file)]
 
 
 def main(argv: list[str] | None = None) -> int:
