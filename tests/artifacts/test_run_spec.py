@@ -117,6 +117,15 @@ def test_write_and_read_a_spec_file(tmp_path: Path) -> None:
     assert run_spec.read(RunSpec, path) == FULL
 
 
+def test_a_nan_fault_reads_back_equal(tmp_path: Path) -> None:
+    nan = FaultSpec("op:loss/Sum=nan", "op", "nan", float("nan"), node="loss/Sum")
+    spec = dataclasses.replace(FULL, engine=EngineOverrides(faults=(nan,)))
+    path = tmp_path / run_spec.SPEC_FILE
+    run_spec.write(path, spec)
+    assert '"value": NaN' in path.read_text()
+    assert run_spec.read(RunSpec, path) == spec
+
+
 def _spec(**changes: Any) -> dict[str, Any]:
     data = json.loads(json.dumps(FULL_JSON))
     data["spec"].update(changes)

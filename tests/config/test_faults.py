@@ -41,6 +41,13 @@ def test_nan_has_no_number_and_semicolons_separate_specs() -> None:
     assert parse_faults([""], RULES, "env") == ()
 
 
+def test_specs_with_nan_values_are_equal_and_hash_alike_others_differ() -> None:
+    a, b = parse("op:a=nan"), FaultSpec("op:a=nan", "op", "nan", float("nan"), node="a")
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert a != parse("op:b=nan") and parse("op:a=bias:1") != parse("op:a=bias:2")
+    assert a != "op:a=nan"
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -33,10 +33,14 @@ _EXAMPLE = "e.g. fusion:matmul_biasadd@dense/BiasAdd=scale:2 or op:dense/MatMul=
 KnownRules = Mapping[str, tuple[str, tuple[str, ...]]]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class FaultSpec:
     """One parsed spec. ``target`` is ``fusion`` (``rule``, optional ``root``) or ``op``
-    (``node``); ``kind`` one of :data:`KINDS`, with its ``value`` (NaN for ``nan``)."""
+    (``node``); ``kind`` one of :data:`KINDS`, with its ``value`` (NaN for ``nan``).
+
+    Two specs are equal when every field is, a NaN ``value`` equal to a NaN (a spec read back
+    from a ``run_spec.json`` equals the one written, although NaN != NaN).
+    """
 
     text: str
     target: str
@@ -45,6 +49,18 @@ class FaultSpec:
     rule: str = ""
     root: str = ""
     node: str = ""
+
+    def _key(self) -> tuple[object, ...]:
+        value = None if math.isnan(self.value) else self.value
+        return (self.text, self.target, self.kind, value, self.rule, self.root, self.node)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FaultSpec):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
 
 
 def parse_faults(
