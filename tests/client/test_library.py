@@ -1,4 +1,4 @@
-"""client.library: serialized FunctionDefs become functions of the default graph's library."""
+"""client.library: serialized FunctionDefs become functions of the given graph's library."""
 
 from __future__ import annotations
 
@@ -33,3 +33,11 @@ def test_no_functions_add_nothing() -> None:
     with tf.Graph().as_default() as graph:
         add_functions(graph, [])
     assert list(graph.as_graph_def().library.function) == []
+
+
+def test_the_functions_go_to_the_given_graph_not_the_default_one() -> None:
+    target = tf.Graph()
+    with tf.Graph().as_default() as default:
+        add_functions(target, [_function_def("Double__tf2npu")])
+    assert target._is_function("Double__tf2npu")
+    assert not default._is_function("Double__tf2npu")

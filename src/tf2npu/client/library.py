@@ -18,4 +18,5 @@ def add_functions(graph: Any, serialized: Sequence[bytes]) -> None:
     library_only = graph_pb2.GraphDef()
     for function in serialized:
         library_only.library.function.add().ParseFromString(function)
-    tf.graph_util.import_graph_def(library_only, name="")
+    with graph.as_default():  # the caller's graph, whatever the default graph is
+        tf.graph_util.import_graph_def(library_only, name="")
