@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tf2npu.cli.main import main
+from tf2npu.config.faults import FaultSpec
 from tf2npu.debug.bisect.metric import FusionInstance, LoweredNode
 from tf2npu.testing.fake_lab import FakeLab
 from tf2npu.testing.hostile import finish, start_tf2npu, stop_group, wait_for
@@ -54,13 +55,13 @@ def lab(monkeypatch: pytest.MonkeyPatch) -> FakeLab:
         options: tuple[str, ...],
         *rest: Any,
         clean: Any,
-        faults: str = "",
+        faults: tuple[FaultSpec, ...] = (),
     ) -> FakeLab:
         made.append({"script": script, "args": args, "options": options})
         if clean:
             made[-1]["clean"] = clean
         if faults:
-            made[-1]["faults"] = faults
+            made[-1]["faults"] = ";".join(fault.text for fault in faults)
         return fake
 
     monkeypatch.setattr("tf2npu.debug.bisect.lab.ScriptLab", factory)
@@ -373,7 +374,7 @@ def test_an_inherited_inject_fault_variable_is_said(
     code, _, err = bisect(capsys, "fusion", "--out", str(tmp_path / "o"), "--", str(script))
     assert code == 0
     assert "TF2NPU_INJECT_FAULT=op:x=nan is set in the environment" in err
-    assert "faults" not in lab.made[0]  # type: ignore[attr-defined]
+    assert lab.made[0]["faults"] == "op:x=nan"  # type: ignore[attr-defined]
     code, _, err = bisect(
         capsys, "fusion", "--inject-fault", "op:y=nan", "--out", str(tmp_path / "p"), "--",
         str(script),

@@ -1,16 +1,19 @@
-"""Trials: the child's command line and environment, its status, log and timeout."""
+"""Trials: the child's run spec and environment, its status, log, failure and timeout."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
-import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import tf2npu
+from tf2npu.artifacts import run_spec
+from tf2npu.config.overrides import EngineOverrides, KeepFp32
 from tf2npu.debug.trials import (
     TIMED_OUT,
     Trial,
@@ -18,39 +21,52 @@ from tf2npu.debug.trials import (
     TrialTimeout,
     run_trial,
     script_package_root,
-    trial_command,
     trial_environment,
+    trial_spec,
 )
+from tf2npu.runtime.job import RunSpec
 
 ROOT = str(Path(tf2npu.__file__).resolve().parents[1])
 
 
-def test_command_puts_tf2npu_flags_before_the_script(tmp_path: Path) -> None:
-    trial = Trial(
+def _trial(
+    script: Path | str, report_dir: Path | str = "r", args: tuple[str, ...] = (), **kw: Any
+) -> Trial:
+    return Trial(trial_spec(Path(script), args, report_dir=Path(report_dir), **kw))
+
+
+def test_a_trial_is_the_spec_tf2npu_run_quiet_record_makes(tmp_path: Path) -> None:
+    engine = EngineOverrides(keep_fp32=KeepFp32(frozenset({"loss/Sum"}), "a trial"))
+    spec = trial_spec(
         Path("/s/train.py"),
         ("--steps", "3"),
         report_dir=tmp_path / "r",
-        npu=False,
         options=("precision_mode=force_fp32",),
-        flags=("--deterministic",),
+        deterministic=True,
+        max_steps=3,
+        engine=engine,
     )
-    assert trial_command(trial) == [
-        sys.executable, "-m", "tf2npu", "run", "--quiet", "--record",
-        "--report-dir", str(tmp_path / "r"), "--no-npu",
-        "--option", "precision_mode=force_fp32", "--deterministic",
-        "--", "/s/train.py", "--steps", "3",
-    ]  # fmt: skip
-
-
-def test_npu_trial_has_no_no_npu_flag(tmp_path: Path) -> None:
-    command = trial_command(Trial(Path("t.py"), report_dir=tmp_path))
-    assert "--no-npu" not in command
-    assert command[-2:] == ["--", "t.py"]
+    assert spec == RunSpec(
+        script=Path("/s/train.py"),
+        script_args=("--steps", "3"),
+        report_dir=tmp_path / "r",
+        options=("precision_mode=force_fp32", "deterministic=1"),
+        npu=True,
+        execution="host",
+        deterministic=True,
+        record=True,
+        quiet=True,
+        max_steps=3,
+        engine=engine,
+    )
+    stock = trial_spec(Path("t.py"), report_dir=Path("r"), npu=False, deterministic=True)
+    assert (stock.options, stock.deterministic) == ((), True)  # no NPU session to tell
+    assert stock.script == Path("t.py").absolute() and stock.report_dir == Path("r").absolute()
 
 
 def test_environment_of_a_deterministic_trial() -> None:
-    trial = Trial(Path("t.py"), report_dir=Path("r"), options=("deterministic=1",),
-                  env={"TF2NPU_X": "1"})  # fmt: skip
+    spec = trial_spec(Path("t.py"), report_dir=Path("r"), options=("deterministic=1",))
+    trial = Trial(spec, env={"TF2NPU_X": "1"})
     env = trial_environment(trial, {"PYTHONPATH": "/a", "TF_ENABLE_ONEDNN_OPTS": "1"})
     assert env == {
         "PYTHONPATH": os.pathsep.join([ROOT, "/a"]),
@@ -62,30 +78,54 @@ def test_environment_of_a_deterministic_trial() -> None:
 
 
 def test_environment_keeps_the_callers_choices() -> None:
-    trial = Trial(Path("t.py"), report_dir=Path("r"))
+    trial = _trial("t.py")
     base = {"PYTHONPATH": ROOT, "TF_CPP_MIN_LOG_LEVEL": "0", "TF_ENABLE_ONEDNN_OPTS": "1"}
     assert trial_environment(trial, base) == base
     assert not trial.deterministic
-    assert Trial(Path("t.py"), report_dir=Path("r"), flags=("--deterministic",)).deterministic
+    assert _trial("t.py", npu=False, deterministic=True).deterministic
 
 
-def test_a_failing_trial_keeps_its_status_and_log(tmp_path: Path) -> None:
-    result = run_trial(Trial(tmp_path / "missing.py", report_dir=tmp_path / "r"))
+def test_a_trial_that_never_starts_says_why_as_data(tmp_path: Path) -> None:
+    result = run_trial(_trial(tmp_path / "missing.py", tmp_path / "r"))
     assert result.status == 2
     assert not result.ok
     assert result.summary == {}
     assert result.log == tmp_path / "r" / "trial.log"
-    assert "missing.py' does not exist" in result.log_tail()
-    assert result.failure().startswith(
-        f"no run summary (the child exited 2); its log: SCRIPT '{tmp_path / 'missing.py'}' does "
-        "not exist"
+    spec_file = tmp_path / "r" / "run_spec.json"
+    why = (
+        f"run spec {str(spec_file)!r}: script = '{tmp_path / 'missing.py'}' is not an existing "
+        "file; write the spec of an existing training script"
     )
+    assert result.failure() == why
+    assert json.loads((tmp_path / "r" / "start_error.json").read_text()) == {
+        "schema": 1,
+        "exit_code": 2,
+        "error": {"kind": "usage", "type": "UsageError", "message": why, "where": None},
+    }
+    assert f"tf2npu run: error: {why}" in result.log_tail()
+
+
+def test_the_spec_file_is_the_trials_spec(tmp_path: Path) -> None:
+    trial = _trial(tmp_path / "missing.py", tmp_path / "r", options=("enable_dump=false",))
+    run_trial(trial)
+    assert run_spec.read(RunSpec, tmp_path / "r" / "run_spec.json") == trial.spec
+
+
+@pytest.mark.slow
+def test_a_trial_runs_its_spec_in_a_child(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text("import sys\nprint('args', sys.argv[1:])\n", encoding="utf-8")
+    result = run_trial(_trial(script, tmp_path / "r", ("--lr", "0.1"), npu=False))
+    assert result.status == 0, result.log_tail()
+    assert "args ['--lr', '0.1']" in result.log_tail()
+    assert result.summary["exit_status"] == 0 and result.summary["error"] is None
+    assert result.summary["record"] is not None  # a trial is a recorded run
 
 
 def test_timeout_stops_the_child(tmp_path: Path) -> None:
     script = tmp_path / "sleep.py"
     script.write_text("import time\ntime.sleep(60)\n", encoding="utf-8")
-    result = run_trial(Trial(script, report_dir=tmp_path / "r"), timeout=0.5)
+    result = run_trial(_trial(script, tmp_path / "r"), timeout=0.5)
     assert result.status == TIMED_OUT
     assert result.seconds < 30
 
@@ -95,26 +135,27 @@ def test_records_of_an_earlier_trial_are_removed(tmp_path: Path) -> None:
     report.mkdir()
     (report / "steps.jsonl").write_text("{}\n", encoding="utf-8")
     (report / "run_summary.json").write_text('{"exit_status": 0}', encoding="utf-8")
-    result = run_trial(Trial(tmp_path / "missing.py", report_dir=report))
+    (report / "start_error.json").write_text("{}", encoding="utf-8")
+    result = run_trial(_trial(tmp_path / "missing.py", report))
     assert not (report / "steps.jsonl").exists()
     assert result.summary == {}
 
 
-def test_failure_is_the_exception_of_the_last_traceback(tmp_path: Path) -> None:
+def test_a_child_that_died_is_said_with_the_last_line_of_its_log(tmp_path: Path) -> None:
     log = tmp_path / "trial.log"
-    log.write_text(
-        "WARNING: deprecated\nTraceback (most recent call last):\n  File 'a.py', line 1\n"
-        "    x()\nKeyError: 'k'\n\nDuring handling...\nlast line\n",
-        encoding="utf-8",
-    )
+    log.write_text("Traceback (most recent call last):\n  x()\nKeyError: 'k'\n", encoding="utf-8")
     assert TrialResult(1, tmp_path, {}, 1.0, log).failure() == (
-        "no run summary (the child exited 1); its log: KeyError: 'k'"
+        "no run summary (the child exited 1); the last line of its log: KeyError: 'k'"
     )
-    log.write_text("just this\n", encoding="utf-8")
+    log.write_text("", encoding="utf-8")
     assert TrialResult(-9, tmp_path, {}, 1.0, log).failure() == (
-        "no run summary (the child exited -9); its log: just this"
+        "no run summary (the child was killed by signal 9)"
     )
     assert TrialResult(TIMED_OUT, tmp_path, {}, 1.0, log).failure() == "stopped by the timeout"
+    summary = {"exit_status": 3, "error": None}
+    assert TrialResult(3, tmp_path, summary, 1.0, log).failure() == (
+        "the run exited 3 with no error recorded"
+    )
 
 
 @pytest.mark.parametrize(
@@ -170,7 +211,7 @@ def test_what_the_script_left_running_is_stopped_with_the_trial(tmp_path: Path) 
     script.write_text(
         f"import subprocess\nsubprocess.Popen(['sh', '-c', 'sleep 300 # {marker}'])\n"
     )
-    result = run_trial(Trial(script, report_dir=tmp_path / "r", npu=False), timeout=120)
+    result = run_trial(_trial(script, tmp_path / "r", npu=False), timeout=120)
     assert result.status == 0, result.log_tail()
     time.sleep(0.5)
     assert _running(marker) == []
@@ -201,9 +242,9 @@ def test_a_script_in_a_package_gets_its_own_copy_first(tmp_path: Path) -> None:
     original = _package(tmp_path / "a", "albert")
     migrated = _package(tmp_path / "m", "albert")
     base = {"PYTHONPATH": str(tmp_path / "a")}
-    env = trial_environment(Trial(migrated, report_dir=tmp_path / "r"), base)
+    env = trial_environment(_trial(migrated, tmp_path / "r"), base)
     assert env["PYTHONPATH"] == os.pathsep.join([ROOT, str(tmp_path / "m"), str(tmp_path / "a")])
-    env = trial_environment(Trial(original, report_dir=tmp_path / "r"), base)
+    env = trial_environment(_trial(original, tmp_path / "r"), base)
     assert env["PYTHONPATH"] == os.pathsep.join([ROOT, str(tmp_path / "a")])
 
 
@@ -215,7 +256,7 @@ def test_the_root_of_a_nested_package_is_above_the_outermost(tmp_path: Path) -> 
     assert script_package_root(tmp_path / "top" / "x.py") == tmp_path
     loose = tmp_path / "loose.py"
     assert script_package_root(loose) is None
-    assert trial_environment(Trial(loose, report_dir=tmp_path / "r"), {}) == {
+    assert trial_environment(_trial(loose, tmp_path / "r"), {}) == {
         "PYTHONPATH": ROOT,
         "TF_CPP_MIN_LOG_LEVEL": "2",
     }

@@ -42,8 +42,15 @@ def test_every_run_records_the_precision_of_each_user_op() -> None:
     assert not [name for name in rows if "/_tf2npu_" in name]
 
 
-def test_a_recorded_run_names_the_script_line_of_each_lowered_op(monkeypatch: Any) -> None:
-    monkeypatch.setenv("TF2NPU_RECORD", "1")
+def test_a_recorded_run_names_the_script_line_of_each_lowered_op(
+    monkeypatch: Any, tmp_path: Any
+) -> None:
+    from tf2npu import runtime
+    from tf2npu.runtime.record import RunRecorder
+
+    ctx = runtime.context()  # what tf2npu run --record installs
+    recorder = RunRecorder(tmp_path, ctx)
+    monkeypatch.setattr(ctx, "extra_instruments", [*ctx.extra_instruments, recorder])
     rows = _run("allow_mix_precision")
     assert rows["mm"].where.startswith(f"{__file__}:")
     assert rows["mm"].where.endswith(" in _run")

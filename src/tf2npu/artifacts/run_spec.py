@@ -12,10 +12,20 @@ frozenset sorted, so one spec has one file), a nested dataclass as an object, ``
 one or a value of the wrong type is an :class:`~tf2npu.errors.ConfigError` naming the key, the
 value and the fix. The codec knows no spec class (this layer imports nothing above it): the
 caller hands it the class.
+
+When a spec never reaches its script (the file is not a spec, an option value the run rejects),
+the child writes why beside the spec file, as ``start_error.json``, so that the tool that
+started it reads the failure as data instead of scraping the child's log::
+
+    {"schema": 1, "exit_code": 2,
+     "error": {"kind": "usage", "type": "ConfigError", "message": "...", "where": null}}
+
+``error`` is shaped as the run summary's ``error`` section (docs/run.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import types
@@ -26,9 +36,21 @@ from typing import Any, TypeVar
 from tf2npu.atomic import write_text_atomic
 from tf2npu.errors import ConfigError
 
-__all__ = ["SCHEMA", "SPEC_FILE", "decode", "encode", "read", "write"]
+__all__ = [
+    "SCHEMA",
+    "SPEC_FILE",
+    "START_ERROR_FILE",
+    "decode",
+    "encode",
+    "read",
+    "read_start_error",
+    "write",
+    "write_start_error",
+]
 
 SPEC_FILE = "run_spec.json"
+START_ERROR_FILE = "start_error.json"
+"""Beside a spec file: why the run never reached its script (see the module docstring)."""
 SCHEMA = 1
 
 T = TypeVar("T")
@@ -70,6 +92,38 @@ def read(cls: type[T], path: Path) -> T:
     except ValueError as exc:
         raise ConfigError(f"run spec {str(path)!r} is not JSON ({exc}); {_FIX}") from None
     return decode(cls, data, f"run spec {str(path)!r}")
+
+
+def write_start_error(folder: Path, error: BaseException, exit_code: int) -> None:
+    """Write ``start_error.json`` into ``folder`` (the spec file's): ``error`` stopped the run
+    before its script started, and the child exits ``exit_code``. A folder that cannot be
+    written to is left alone (the child's stderr still says it)."""
+    data = {
+        "schema": SCHEMA,
+        "exit_code": exit_code,
+        "error": {
+            "kind": "usage",
+            "type": type(error).__name__,
+            "message": " ".join([str(error), *(f"({n})" for n in getattr(error, "__notes__", ()))]),
+            "where": None,
+        },
+    }
+    with contextlib.suppress(OSError):
+        write_text_atomic(folder / START_ERROR_FILE, json.dumps(data, indent=2) + "\n")
+
+
+def read_start_error(folder: Path) -> str | None:
+    """The one-line reason in ``folder``'s ``start_error.json``; None when there is none (or
+    it is not one: a half-written file cannot exist, so that is someone else's file)."""
+    from tf2npu.artifacts.run_summary import describe_error
+
+    try:
+        data = json.loads((folder / START_ERROR_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("error"), dict):
+        return None
+    return describe_error(data["error"])
 
 
 def _encode_fields(obj: object) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from tf2npu.errors import UsageError
 from tf2npu.procs import signals_stop_children
 
 if TYPE_CHECKING:
+    from tf2npu.config.faults import FaultSpec
     from tf2npu.debug.bisect.metric import Metric
     from tf2npu.debug.bisect.report import KnownRules
     from tf2npu.debug.bisect.search import Bench, Trial
@@ -278,10 +279,10 @@ def _bisect(args: argparse.Namespace, script: Path, script_args: tuple[str, ...]
     }
     if args.kind == "precision":
         identity["mode"] = args.mode
-    if args.inject_fault:
-        identity["inject_fault"] = list(args.inject_fault)
     clean = tuple(path.resolve() for path in args.clean)
     faults = _faults(args.inject_fault)
+    if faults:  # a drill's trials are not a real bisection's: never resume one from the other
+        identity["inject_fault"] = list(args.inject_fault) or [f.text for f in faults]
     lab = ScriptLab(
         script, script_args, tuple(args.option), metric, args.timeout, clean=clean, faults=faults
     )
@@ -300,10 +301,14 @@ def _bisect(args: argparse.Namespace, script: Path, script_args: tuple[str, ...]
     return exit_codes.OK if data["found"] else exit_codes.FINDINGS
 
 
-def _faults(flags: list[str], env: dict[str, str] | None = None) -> str:
-    """The fault specs every trial runs with (``""``: none), said on stderr: a drill's numbers
-    are wrong on purpose, and an inherited variable is easy to forget."""
+def _faults(flags: list[str], env: dict[str, str] | None = None) -> tuple[FaultSpec, ...]:
+    """The faults every trial runs with (none: a real bisection): the ``--inject-fault``
+    flags, else an inherited ``TF2NPU_INJECT_FAULT``; said on stderr, since a drill's numbers
+    are wrong on purpose and an inherited variable is easy to forget."""
     import os
+
+    from tf2npu.config.faults import parse_faults
+    from tf2npu.graph.fusion import known_rules
 
     inherited = (os.environ if env is None else env).get(INJECT_FAULT_ENV, "").strip()
     if flags:
@@ -313,7 +318,7 @@ def _faults(flags: list[str], env: dict[str, str] | None = None) -> str:
             f"tf2npu bisect: FAULT INJECTION: every trial runs with --inject-fault {specs}{note}",
             file=sys.stderr,
         )
-        return specs
+        return parse_faults(flags, known_rules(), "--inject-fault")
     if inherited:
         print(
             f"tf2npu bisect: FAULT INJECTION: {INJECT_FAULT_ENV}={inherited} is set in the "
@@ -321,7 +326,8 @@ def _faults(flags: list[str], env: dict[str, str] | None = None) -> str:
             f"(env -u {INJECT_FAULT_ENV} tf2npu bisect ...) for a real bisection",
             file=sys.stderr,
         )
-    return ""
+        return parse_faults([inherited], known_rules(), INJECT_FAULT_ENV)
+    return ()
 
 
 def _search(

@@ -289,6 +289,7 @@ def run_spec(
 def make_spec(args: argparse.Namespace) -> RunSpec:
     """The run the command line asks for: SCRIPT checked, paths settled, engine overrides
     loaded; raise :class:`UsageError` (or ``ConfigError``) on a problem."""
+    from tf2npu.runtime.determinism import NPU_OPTION
     from tf2npu.runtime.dropout import dropout_off_from_env
     from tf2npu.runtime.record import max_steps_from_env, record_from_env
 
@@ -317,7 +318,7 @@ def make_spec(args: argparse.Namespace) -> RunSpec:
         report_dir=args.report_dir.resolve(),
         options=tuple(cli_items(args))
         + (_dump_options(args) + _profile_options(args) if npu else ())
-        + (("deterministic=1",) if npu and args.deterministic else ()),
+        + ((NPU_OPTION,) if npu and args.deterministic else ()),
         npu=npu,
         execution=args.execution,
         strict_options=args.strict_options,

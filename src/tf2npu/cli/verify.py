@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,7 +18,6 @@ from tf2npu import exit_codes
 from tf2npu.cli.console import make_console
 from tf2npu.cli.npu_flags import add_option_flag
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
-from tf2npu.config.sources import from_cli
 from tf2npu.debug.verify.checks import (
     PRECISION_TOLERANCE,
     Check,
@@ -29,6 +29,7 @@ from tf2npu.debug.verify.checks import (
 from tf2npu.debug.verify.page import write_page
 from tf2npu.errors import UsageError
 from tf2npu.procs import signals_stop_children
+from tf2npu.runtime.checks import check_options
 
 DESCRIPTION = """\
 Run the ORIGINAL script and its MIGRATED version and check that they train alike.
@@ -190,7 +191,9 @@ def make_plan(args: argparse.Namespace) -> VerifyPlan:
     if args.timeout is not None and not (math.isfinite(args.timeout) and args.timeout > 0):
         raise UsageError(f"--timeout {args.timeout:g}: give seconds > 0, e.g. --timeout 600")
     options = tuple(args.option or ())
-    from_cli(options)  # a bad KEY=VALUE is a usage error now, not in every trial
+    # A bad KEY=VALUE, value or option file is an error now, not in every trial after the
+    # originals ran; the trials' children check their specs again (runtime.job.main).
+    check_options(options, os.environ)
     out = args.out or DEFAULT_OUT
     check_output_dir(out, "--out")
     return VerifyPlan(

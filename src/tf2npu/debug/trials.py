@@ -1,11 +1,19 @@
 """Run a script once as a recorded trial, in a fresh subprocess (TF-free).
 
 ``tf2npu verify`` and ``tf2npu bisect`` judge a script by running it several times under
-different settings. Each :class:`Trial` is one ``python -m tf2npu run --quiet --record`` in a
-child process — a fresh TensorFlow, no state carried over from an earlier trial — whose report
-folder then holds ``run_summary.json``, ``steps.jsonl`` and ``variables.npz``
-(:mod:`tf2npu.debug.records` reads them). The child's stdout and stderr go to ``trial.log`` in
-that folder.
+different settings. Each :class:`Trial` is a :class:`~tf2npu.runtime.job.RunSpec` (recorded,
+quiet) run in a child process — a fresh TensorFlow, no state carried over from an earlier trial:
+:func:`run_trial` writes the spec into the trial's report folder as ``run_spec.json``
+(:mod:`tf2npu.artifacts.run_spec`) and starts :func:`tf2npu.runtime.job.child_command` on it,
+the one child command line of every tool. The folder then holds ``run_summary.json``,
+``steps.jsonl`` and ``variables.npz`` (:mod:`tf2npu.debug.records` reads them); the child's
+stdout and stderr go to ``trial.log`` there. A trial is re-run by hand with the same command::
+
+    python -m tf2npu.runtime.job TRIAL_FOLDER/run_spec.json
+
+How a trial failed comes back as data: the ``error`` section of its run summary, or, when the
+spec never reached the script (an option value the run rejects), the ``start_error.json`` the
+child wrote (:data:`tf2npu.artifacts.run_spec.START_ERROR_FILE`); the log is only shown.
 """
 
 from __future__ import annotations
@@ -16,16 +24,19 @@ import math
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tf2npu
+from tf2npu.artifacts import run_spec
 from tf2npu.artifacts.run_summary import SUMMARY_FILE, describe_error, read_summary
 from tf2npu.procs import CHILDREN, die_with_parent
+
+if TYPE_CHECKING:
+    from tf2npu.runtime.job import RunSpec
 
 __all__ = [
     "LOG_FILE",
@@ -34,7 +45,7 @@ __all__ = [
     "TrialResult",
     "TrialTimeout",
     "run_trial",
-    "trial_command",
+    "trial_spec",
 ]
 
 LOG_FILE = "trial.log"
@@ -47,37 +58,75 @@ MIN_TIMEOUT = 300.0
 """With no --timeout, later trials may run ``TIMEOUT_FACTOR`` times the reference's time, and
 at least this long (start-up costs vary on a loaded machine)."""
 _SUMMARY = SUMMARY_FILE
-_OUTPUTS = (_SUMMARY, "steps.jsonl", "steps.html", "variables.npz", "record.json")
+_OUTPUTS = (
+    _SUMMARY, "steps.jsonl", "steps.html", "variables.npz", "record.json",
+    run_spec.START_ERROR_FILE,
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Trial:
-    """One run of ``script`` to record: how to run it and where its records go."""
+    """One run to record in a child process: the run itself and how the child starts."""
 
-    script: Path
-    args: Sequence[str] = ()
+    spec: RunSpec
+    """The run (:func:`trial_spec` makes a recorded, quiet one); its ``report_dir`` is the
+    trial's folder."""
     _: KW_ONLY
-    report_dir: Path
-    """The trial's report folder (created by the run)."""
-    npu: bool = True
-    """False runs every session stock (``--no-npu``)."""
-    options: Sequence[str] = ()
-    """``KEY=VALUE`` items, each passed as ``--option KEY=VALUE``."""
     env: Mapping[str, str] = field(default_factory=dict)
-    """Variables set for the child on top of this process's environment."""
-    flags: Sequence[str] = ()
-    """More ``tf2npu run`` flags, before SCRIPT (e.g. ``--deterministic``)."""
+    """Variables set for the child on top of this process's environment (the process's, not
+    the run's settings: those are in ``spec``)."""
     cwd: Path | None = None
     """The child's working directory (default: this process's)."""
 
     @property
+    def report_dir(self) -> Path:
+        return self.spec.report_dir
+
+    @property
     def deterministic(self) -> bool:
         """Whether the trial asks for deterministic execution (flag or option)."""
-        return "--deterministic" in self.flags or "deterministic=1" in self.options
+        from tf2npu.runtime.determinism import NPU_OPTION
+
+        return self.spec.deterministic or NPU_OPTION in self.spec.options
 
     def with_report_dir(self, report_dir: Path) -> Trial:
         """The same trial recording into ``report_dir``."""
-        return dataclasses.replace(self, report_dir=report_dir)
+        spec = dataclasses.replace(self.spec, report_dir=Path(report_dir).absolute())
+        return dataclasses.replace(self, spec=spec)
+
+
+def trial_spec(
+    script: Path,
+    args: Sequence[str] = (),
+    *,
+    report_dir: Path,
+    npu: bool = True,
+    options: Sequence[str] = (),
+    deterministic: bool = False,
+    **fields: Any,
+) -> RunSpec:
+    """The spec of a recorded, quiet run of ``script args`` into ``report_dir``, as
+    ``tf2npu run --quiet --record [--no-npu] [--deterministic] --option ...`` makes it.
+
+    ``fields`` are the spec's other fields (``max_steps``, ``dropout_off``, ``engine``...).
+    Paths are made absolute here, so the child finds them whatever its working directory.
+    """
+    from tf2npu import runtime
+    from tf2npu.runtime.determinism import NPU_OPTION
+    from tf2npu.runtime.job import RunSpec
+
+    return RunSpec(
+        script=Path(script).absolute(),
+        script_args=tuple(args),
+        report_dir=Path(report_dir).absolute(),
+        options=(*options, *((NPU_OPTION,) if npu and deterministic else ())),
+        npu=npu,
+        execution=fields.pop("execution", runtime.DEFAULT_EXECUTION),
+        deterministic=deterministic,
+        record=True,
+        quiet=True,
+        **fields,
+    )
 
 
 @dataclass(frozen=True)
@@ -108,30 +157,24 @@ class TrialResult:
 
     def failure(self) -> str:
         """What the run ended with, for a one-line report: the run summary's ``error``
-        section; with no summary (the child died first, or failed before its script ran),
-        said so, with the last ``tf2npu run: error:`` line of the log, else the exception
-        line of its last traceback, else its last line."""
+        section, else the error the child wrote when the spec never reached the script
+        (``start_error.json``); with neither (the child died first), its exit status and the
+        last line of its log."""
         if self.status == TIMED_OUT:
             return "stopped by the timeout"
         if self.summary.get("error"):
             return describe_error(self.summary["error"])
-        lines = self.log_tail(400).splitlines()
-        said = _said(lines)
+        start = run_spec.read_start_error(self.report_dir)
+        if start is not None:
+            return start
         if self.summary:
-            return said
-        return f"no run summary (the child exited {self.status}); its log: {said}"
-
-
-def _said(lines: list[str]) -> str:
-    for line in reversed(lines):
-        if line.startswith("tf2npu run: error:"):
-            return line.removeprefix("tf2npu run: error: ")
-    start = max((i for i, line in enumerate(lines) if line.startswith("Traceback")), default=-1)
-    if start >= 0:
-        tail = [line for line in lines[start + 1 :] if line and not line[0].isspace()]
-        if tail:
-            return tail[0]
-    return lines[-1] if lines else "(no output)"
+            return f"the run exited {self.status} with no error recorded"
+        lines = self.log_tail(1).splitlines()
+        died = (
+            f"was killed by signal {-self.status}" if self.status < 0 else f"exited {self.status}"
+        )
+        last = f"; the last line of its log: {lines[-1]}" if lines else ""
+        return f"no run summary (the child {died}){last}"
 
 
 @dataclass
@@ -171,18 +214,6 @@ class TrialTimeout:
         )
 
 
-def trial_command(trial: Trial) -> list[str]:
-    """The child's command line: ``python -m tf2npu run --quiet --record --report-dir D ...``."""
-    command = [sys.executable, "-m", "tf2npu", "run", "--quiet", "--record"]
-    command += ["--report-dir", str(trial.report_dir)]
-    if not trial.npu:
-        command.append("--no-npu")
-    for item in trial.options:
-        command += ["--option", item]
-    command += [*trial.flags, "--", str(trial.script), *trial.args]
-    return command
-
-
 def script_package_root(script: Path) -> Path | None:
     """The folder above the outermost package holding ``script``; None outside a package.
 
@@ -212,7 +243,7 @@ def trial_environment(trial: Trial, base: Mapping[str, str] | None = None) -> di
     env = dict(os.environ if base is None else base)
     package_root = str(Path(tf2npu.__file__).resolve().parents[1])
     paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    script_root = script_package_root(trial.script)
+    script_root = script_package_root(trial.spec.script)
     if script_root is not None:
         # The script's own copy of its package comes first: verify runs an original and its
         # migrated copy of one package (`from albert import modeling`) under one PYTHONPATH.
@@ -234,18 +265,22 @@ def run_trial(trial: Trial, timeout: float | None = None) -> TrialResult:
     """Run ``trial`` in a child process and wait for it (at most ``timeout`` seconds).
 
     A child still running at the timeout is stopped with its whole process group and gets the
-    status :data:`TIMED_OUT`. The report folder is created first, so ``trial.log`` always
-    exists afterwards; records an earlier trial left there are removed.
+    status :data:`TIMED_OUT`. The report folder is created first, so ``trial.log`` and
+    ``run_spec.json`` always exist afterwards; records an earlier trial left there are removed.
     """
-    report_dir = Path(trial.report_dir)
+    from tf2npu.runtime.job import child_command
+
+    report_dir = trial.report_dir
     report_dir.mkdir(parents=True, exist_ok=True)
     for name in _OUTPUTS:  # an earlier trial's records must not pass for this one's
         (report_dir / name).unlink(missing_ok=True)
+    spec_file = report_dir / run_spec.SPEC_FILE
+    run_spec.write(spec_file, trial.spec)
     log = report_dir / LOG_FILE
     start = time.perf_counter()
     with log.open("wb") as output:
         child = subprocess.Popen(
-            trial_command(trial),
+            child_command(spec_file),
             stdout=output,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

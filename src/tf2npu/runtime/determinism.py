@@ -38,6 +38,7 @@ from tf2npu.runtime.instruments import RunInstrument, SessionInfo
 __all__ = [
     "CLI_FLAG",
     "ENVIRONMENT",
+    "NPU_OPTION",
     "SCHEDULE",
     "Determinism",
     "onednn_enabled",
@@ -46,6 +47,8 @@ __all__ = [
 
 _LOG = logging.getLogger("tf2npu.runtime")
 CLI_FLAG = "--deterministic"
+NPU_OPTION = "deterministic=1"
+"""The option ``--deterministic`` adds to an NPU run's options (the sessions' own setting)."""
 ONEDNN_FIX = (
     "set TF_ENABLE_ONEDNN_OPTS=0 before TensorFlow is imported, e.g. tf2npu run --deterministic"
 )

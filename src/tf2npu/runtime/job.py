@@ -13,9 +13,9 @@ A spec is plain data (paths, strings, numbers and the engine overrides the CLI l
 file (:mod:`tf2npu.artifacts.run_spec`): ``python -m tf2npu.runtime.job SPEC.json`` runs it in a
 child process as ``tf2npu run --quiet`` runs its command line (the same notes on stderr, the
 same ``run_summary.json``, whose ``error`` section says why a run failed, the same exit status;
-the terminal summary is the CLI's, not printed). The tools that start child runs (verify,
-bisect, ``--ranks``) do not use it yet: they still build ``tf2npu run`` command lines
-(docs/design.md, Status).
+the terminal summary is the CLI's, not printed). The tools that start child runs (the trials of
+verify and bisect, the ranks of ``--ranks``) write a spec file and start :func:`child_command`
+on it.
 """
 
 from __future__ import annotations
@@ -332,7 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     The spec's options are checked first, as ``tf2npu run`` checks its command line
     (:func:`tf2npu.runtime.checks.check_options`). A user error before the script starts (a
     spec file that is not one, an option value, file or variable the run would reject) is
-    printed as ``tf2npu run`` prints it, and no summary is written.
+    printed as ``tf2npu run`` prints it and written beside the spec file as
+    ``start_error.json`` (:func:`tf2npu.artifacts.run_spec.write_start_error`), for the tool
+    that started the child; no summary is written.
     """
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
@@ -342,14 +344,29 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return exit_codes.USAGE
+    spec_file = Path(args[0])
     try:
-        spec = run_spec.read(RunSpec, Path(args[0]))
+        spec = run_spec.read(RunSpec, spec_file)
+        if not spec.script.is_file():
+            raise UsageError(
+                f"run spec {str(spec_file)!r}: script = {str(spec.script)!r} is not an existing "
+                "file; write the spec of an existing training script"
+            )
         check_options(spec.options, os.environ)
+    except Tf2NpuError as exc:
+        _said(exc)
+        run_spec.write_start_error(spec_file.parent, exc, exc.exit_code)
+        return exc.exit_code
+    try:
         return run(spec).exit_code
     except Tf2NpuError as exc:
-        context = "".join(f"\n  ({note})" for note in getattr(exc, "__notes__", ()))
-        print(f"tf2npu run: error: {exc}{context}", file=sys.stderr)
+        _said(exc)
         return exc.exit_code
+
+
+def _said(exc: Tf2NpuError) -> None:
+    context = "".join(f"\n  ({note})" for note in getattr(exc, "__notes__", ()))
+    print(f"tf2npu run: error: {exc}{context}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -6,9 +6,9 @@ precision pass judged (its :class:`~tf2npu.graph.decisions.PrecisionDecision`) t
 user's nodes are listed, not those a pass made (``.../_tf2npu_...``: casts, clones). ``op_type``
 is the GE name a ``modify_mixlist`` uses (:mod:`tf2npu.graph.opinfo`); ``where``, the line of the
 user's script that created the op, is looked up for the lowered ops of a recorded run alone
-(``run --record``, ``TF2NPU_RECORD=1``: ``tf2npu bisect`` trials, whose ``bisect precision``
-names the lines): on a 12-layer BERT graph (8316 nodes, 2839 lowered) the rows took 94 ms, with
-the lines 509 ms, next to 4.4 s for the engine on a loaded machine
+(``run --record`` or ``TF2NPU_RECORD=1``, and ``tf2npu bisect`` trials, whose ``bisect
+precision`` names the lines): on a 12-layer BERT graph (8316 nodes, 2839 lowered) the rows took
+94 ms, with the lines 509 ms, next to 4.4 s for the engine on a loaded machine
 (``benchmarks/precision_record_overhead.py``).
 """
 
@@ -31,24 +31,26 @@ class PrecisionRecord(RunInstrument):
     def __init__(self, ctx: RuntimeContext) -> None:
         self._ctx = ctx
 
+    def _recorded(self) -> bool:
+        """Whether this run records (``run --record``: a run recorder is installed)."""
+        from tf2npu.runtime.record import RunRecorder
+
+        return any(isinstance(i, RunRecorder) for i in self._ctx.extra_instruments)
+
     def on_compile(self, event: CompileEvent) -> None:
-        rows = precision_rows(event)
+        rows = precision_rows(event, lines=self._recorded())
         if rows:
             self._ctx.stats.record_precision(rows)
 
 
-def precision_rows(event: CompileEvent, *, lines: bool | None = None) -> list[PrecisionRow]:
+def precision_rows(event: CompileEvent, *, lines: bool) -> list[PrecisionRow]:
     """The rows of one compile, in the graph's node order; ``lines``: look up ``where`` of the
-    lowered ops (default: when the run records, ``TF2NPU_RECORD=1``)."""
-    import os
+    lowered ops (a recorded run)."""
     from dataclasses import replace
 
-    from tf2npu.config.env import RECORD_ENV
     from tf2npu.graph.report.precision import user_precision
 
     rows = user_precision(event.graph, event.graph_num, event.stubs or ())
-    if lines is None:
-        lines = os.environ.get(RECORD_ENV, "").strip() == "1"
     if not lines:
         return rows
     where = _Where(event)

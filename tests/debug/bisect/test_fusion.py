@@ -150,7 +150,7 @@ def test_no_fusion_fired(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("status", "log", "why"),
     [
-        (1, "Traceback (most recent call last):\n  File ...\nImportError: no module x\n", "exit status 1: no run summary (the child exited 1); its log: ImportError: no module x"),
+        (1, "Traceback (most recent call last):\n  File ...\nImportError: no module x\n", "exit status 1: no run summary (the child exited 1); the last line of its log: ImportError: no module x"),
         (124, "", "exit status 124: stopped by the timeout"),
     ],
 )  # fmt: skip

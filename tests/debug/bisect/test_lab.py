@@ -1,4 +1,4 @@
-"""A trial's overrides as files and environment, and the readers of a trial's folder."""
+"""A trial's overrides as options and engine overrides, and the readers of a trial's folder."""
 
 from __future__ import annotations
 
@@ -7,15 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from tf2npu.debug.bisect.lab import overrides, read_instances, read_lowered
+from tf2npu.config.overrides import EngineOverrides, FusionOverride, KeepFp32
+from tf2npu.debug.bisect.lab import OVERRIDE_SOURCE, overrides, read_instances, read_lowered
 from tf2npu.debug.bisect.metric import FusionInstance, LoweredNode
 from tf2npu.debug.bisect.search import Config
 
 
 def test_a_plain_trial_only_records_and_is_deterministic(tmp_path: Path) -> None:
-    options, env = overrides(Config(), tmp_path, ["enable_dump=false"])
+    options, engine = overrides(Config(), tmp_path, ["enable_dump=false"])
     assert options == ("enable_dump=false", "deterministic=1")
-    assert env == {"TF2NPU_RECORD": "1"}
+    assert engine == EngineOverrides()
     assert list(tmp_path.iterdir()) == []
 
 
@@ -23,14 +24,15 @@ def test_the_users_deterministic_wins(tmp_path: Path) -> None:
     assert overrides(Config(), tmp_path, ["deterministic=0"])[0] == ("deterministic=0",)
 
 
-def test_fusions_off_go_into_the_instance_switch_file(tmp_path: Path) -> None:
+def test_fusions_off_go_into_the_engine_overrides(tmp_path: Path) -> None:
     config = Config(fusion_off=(("gelu_tanh", ""), ("matmul_biasadd", "l0/MatMul")))
-    _, env = overrides(config, tmp_path, [])
-    path = Path(env["TF2NPU_FUSION_INSTANCES"])
-    assert path == (tmp_path / "fusion_instances_off.json").absolute()
-    assert json.loads(path.read_text()) == {
-        "off": [{"rule": "gelu_tanh"}, {"rule": "matmul_biasadd", "root": "l0/MatMul"}]
-    }
+    _, engine = overrides(config, tmp_path, [])
+    assert engine == EngineOverrides(
+        FusionOverride(
+            frozenset({"gelu_tanh"}), frozenset({("matmul_biasadd", "l0/MatMul")}), OVERRIDE_SOURCE
+        )
+    )
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_precision_mode_and_black_list_replace_the_users_and_merge_the_mixlist(
@@ -56,9 +58,11 @@ def test_precision_mode_and_black_list_replace_the_users_and_merge_the_mixlist(
     }
 
 
-def test_kept_nodes_go_into_the_keep_file(tmp_path: Path) -> None:
-    _, env = overrides(Config(keep_fp32=("a/Sum", "b/Exp")), tmp_path, [])
-    assert json.loads(Path(env["TF2NPU_KEEP_FP32"]).read_text()) == {"nodes": ["a/Sum", "b/Exp"]}
+def test_kept_nodes_go_into_the_engine_overrides(tmp_path: Path) -> None:
+    _, engine = overrides(Config(keep_fp32=("a/Sum", "b/Exp")), tmp_path, [])
+    assert engine == EngineOverrides(
+        keep_fp32=KeepFp32(frozenset({"a/Sum", "b/Exp"}), OVERRIDE_SOURCE)
+    )
 
 
 def test_the_loss_is_the_training_series_then_the_last_evaluation() -> None:
@@ -141,14 +145,15 @@ def test_script_lab_runs_one_trial_and_reads_its_folder(tmp_path: Path) -> None:
                     timeout=30.0, runner=runner, clean=(checkpoints,))  # fmt: skip
     evidence = lab.run(Config(fusion_off=(("gelu_tanh", "g"),)), folder)
     trial, timeout, checkpoints_left = seen[0]
-    assert (trial.script, tuple(trial.args), trial.report_dir, trial.npu) == (
+    spec = trial.spec
+    assert (spec.script, spec.script_args, spec.report_dir, spec.npu) == (
         tmp_path / "train.py", ("--steps", "2"), folder, True
     )  # fmt: skip
-    assert tuple(trial.options) == ("enable_dump=false", "deterministic=1")
+    assert spec.options == ("enable_dump=false", "deterministic=1")
+    assert (spec.record, spec.quiet) == (True, True)
     assert trial.deterministic and timeout == 30.0 and not checkpoints_left
-    assert trial.env["TF2NPU_FUSION_INSTANCES"] == str(
-        (folder / "fusion_instances_off.json").absolute()
-    )
+    assert spec.engine.fusion.instances_off == {("gelu_tanh", "g")}
+    assert trial.env == {}
     assert evidence.loss == (2.5,) and evidence.seconds == 1.5 and evidence.status == 0
     assert evidence.instances == (FusionInstance("gelu_tanh", "g", ("g",), None),)
     assert lab.load(folder, 0, 1.5) == evidence

@@ -170,7 +170,8 @@ def test_a_failed_migrated_run_fails_its_check_with_the_log(tmp_path: Path) -> N
     check = _judge(tmp_path, precision_mode=failed)["precision_mode"]
     assert not check["passed"]
     assert check["notes"][0].startswith(
-        "the migrated script exited 1: no run summary (the child exited 1); its log: "
+        "the migrated script exited 1: no run summary (the child exited 1); the last line of its "
+        "log: "
         "ValueError: boom (its"
     )
 
@@ -202,16 +203,21 @@ def test_trials_planned(tmp_path: Path) -> None:
     )
     trials = plan.trials()
     assert list(trials) == list(NAMES)
-    original = trials["original-1"]
-    assert (original.npu, original.options, original.flags) == (False, (), ("--deterministic",))
-    assert original.args == ("--model-dir", f"{tmp_path}/original-1/m", "--steps", "9")
-    assert original.env == {"TF2NPU_MAX_STEPS": "3", "TF2NPU_DROPOUT_OFF": "1"}
-    assert trials["keep-origin-dtype"].options == (
-        "mix_compile_mode=true", "precision_mode=must_keep_origin_dtype"
+    original = trials["original-1"].spec
+    assert (original.npu, original.options, original.deterministic) == (False, (), True)
+    assert original.script_args == ("--model-dir", f"{tmp_path}/original-1/m", "--steps", "9")
+    assert (original.max_steps, original.dropout_off) == (3, True)
+    assert (original.record, original.quiet) == (True, True)
+    assert original.report_dir == tmp_path / "original-1"
+    assert trials["original-1"].env == {}
+    assert trials["keep-origin-dtype"].spec.options == (
+        "mix_compile_mode=true", "precision_mode=must_keep_origin_dtype", "deterministic=1"
     )  # fmt: skip
-    assert trials["precision-mode"].options == plan.options
-    assert trials["precision-mode"].script == Path("/s/b.py")
-    assert _plan(tmp_path, deterministic=False).trials()["original-2"].flags == ()
+    assert trials["precision-mode"].spec.options == (*plan.options, "deterministic=1")
+    assert trials["precision-mode"].spec.script == Path("/s/b.py")
+    loose = _plan(tmp_path, deterministic=False).trials()
+    assert not loose["original-2"].spec.deterministic
+    assert "deterministic=1" not in loose["keep-origin-dtype"].spec.options
 
 
 def test_an_original_that_fails_is_a_usage_error(
@@ -352,9 +358,9 @@ def test_the_fusions_off_trial_switches_every_fusion_off(tmp_path: Path) -> None
     trial = plan.fusions_off_trial()
     switch = tmp_path / "fusions_off.json"
     assert trial.report_dir == tmp_path / "keep-origin-dtype-fusions-off"
-    assert trial.options == (
+    assert trial.spec.options == (
         "mix_compile_mode=true", "precision_mode=must_keep_origin_dtype",
-        f"fusion_switch_file={switch}",
+        f"fusion_switch_file={switch}", "deterministic=1",
     )  # fmt: skip
     assert json.loads(switch.read_text()) == {
         "Switch": {"GraphFusion": {"ALL": "off"}, "UBFusion": {"ALL": "off"}}

@@ -1,15 +1,18 @@
-"""The real :class:`~.search.Lab`: each trial is ``tf2npu run --record`` in a fresh
-process (:func:`tf2npu.debug.trials.run_trial`), its evidence read from its report folder.
+"""The real :class:`~.search.Lab`: each trial is a recorded run in a fresh process
+(:func:`tf2npu.debug.trials.run_trial`), its evidence read from its report folder.
 
-A trial's :class:`~tf2npu.debug.bisect.search.Config` becomes files in the trial's folder and
-environment variables the engine reads (docs/debugging.md#bisect):
+A trial's :class:`~tf2npu.debug.bisect.search.Config` becomes its run spec
+(:class:`~tf2npu.runtime.job.RunSpec`, written as the trial's ``run_spec.json``;
+docs/debugging.md#bisect):
 
-* fusions off → ``fusion_instances_off.json`` = ``{"off": [{"rule": R}, {"rule": R, "root":
-  N}]}``, named by ``TF2NPU_FUSION_INSTANCES`` (on top of the user's ``fusion_switch_file``);
+* fusions off → the spec's engine overrides (``engine.fusion``: whole rules, and single
+  instances by their root), on top of the user's ``fusion_switch_file``;
 * op types to float32 → ``modify_mixlist.json`` (the user's own ``--option modify_mixlist``
-  file, if any, with the types added to its black list), given as ``--option modify_mixlist``;
-* nodes to float32 → ``keep_fp32.json`` = ``{"nodes": [...]}``, named by ``TF2NPU_KEEP_FP32``;
-* the precision mode → ``--option precision_mode``.
+  file, if any, with the types added to its black list), given as ``--option modify_mixlist``:
+  a mixlist is an option, which the device reads from a file too;
+* nodes to float32 → ``engine.keep_fp32``;
+* the precision mode → ``--option precision_mode``;
+* the drill's faults (``bisect --inject-fault``) → ``engine.faults``.
 
 Every trial runs with ``deterministic=1`` (unless the user's ``--option`` says otherwise), so
 two runs of one configuration give the same numbers. The lowered nodes a trial's precision mode
@@ -28,23 +31,23 @@ from pathlib import Path
 from typing import Any
 
 from tf2npu.artifacts.run_summary import SUMMARY_FILE, precision_rows
-from tf2npu.config.env import FUSION_INSTANCES_ENV, INJECT_FAULT_ENV, KEEP_FP32_ENV, RECORD_ENV
+from tf2npu.config.faults import FaultSpec
+from tf2npu.config.overrides import EngineOverrides, FusionOverride, KeepFp32
 from tf2npu.debug.bisect.metric import Evidence, FusionInstance, LoweredNode, Metric
 from tf2npu.debug.bisect.search import Config
 
 __all__ = [
-    "INSTANCES_OFF",
-    "KEEP_FP32",
     "MIXLIST",
+    "OVERRIDE_SOURCE",
     "ScriptLab",
     "overrides",
     "read_instances",
     "read_lowered",
 ]
 
-INSTANCES_OFF = "fusion_instances_off.json"
 MIXLIST = "modify_mixlist.json"
-KEEP_FP32 = "keep_fp32.json"
+OVERRIDE_SOURCE = "the bisect trial's run_spec.json"
+"""How the run names the engine overrides a trial made (diagnostics, the run summary)."""
 FUSION_INSTANCES = "fusion_instances.json"
 """What ``tf2npu run --record`` writes: the fusion instances the engine applied."""
 SUMMARY = SUMMARY_FILE
@@ -66,26 +69,24 @@ class ScriptLab:
     clean: tuple[Path, ...] = ()
     """Folders removed before each trial (the script's checkpoint folder: a trial must not
     resume from the previous trial's checkpoint)."""
-    faults: str = ""
-    """``bisect --inject-fault`` specs (``;``-joined), given to every trial as
-    ``TF2NPU_INJECT_FAULT`` (``""``: the trials inherit this process's variable, if any)."""
+    faults: tuple[FaultSpec, ...] = ()
+    """The drill's faults (``bisect --inject-fault``, or the inherited
+    ``TF2NPU_INJECT_FAULT``), in every trial's engine overrides."""
 
     def run(self, config: Config, folder: Path) -> Evidence:
         from tf2npu.debug import trials
 
         for path in self.clean:
             shutil.rmtree(path, ignore_errors=True)
-        options, env = overrides(config, folder, self.options)
-        if self.faults:
-            env[INJECT_FAULT_ENV] = self.faults
-        trial = trials.Trial(
-            script=self.script,
-            args=self.args,
-            npu=True,
-            options=options,
-            env=env,
+        options, engine = overrides(config, folder, self.options)
+        spec = trials.trial_spec(
+            self.script,
+            self.args,
             report_dir=folder,
+            options=options,
+            engine=EngineOverrides(engine.fusion, engine.keep_fp32, self.faults),
         )
+        trial = trials.Trial(spec)
         result = (self.runner or trials.run_trial)(trial, self.timeouts.seconds())
         return self.load(folder, int(result.status), float(result.seconds))
 
@@ -126,26 +127,26 @@ def _losses(records: Any, steps: Sequence[Any]) -> list[float]:
 
 def overrides(
     config: Config, folder: Path, user_options: Sequence[str]
-) -> tuple[tuple[str, ...], dict[str, str]]:
-    """The ``--option`` items and environment of one trial; writes its override files."""
+) -> tuple[tuple[str, ...], EngineOverrides]:
+    """The ``--option`` items and engine overrides of one trial; writes its mixlist file."""
     user = _option_map(user_options)
     options = list(user_options)
-    env = {RECORD_ENV: "1"}
     if "deterministic" not in user:
         options.append("deterministic=1")
     if config.precision_mode:
         options = [o for o in options if not o.startswith("precision_mode=")]
         options.append(f"precision_mode={config.precision_mode}")
-    if config.fusion_off:
-        entries = [{"rule": r, "root": n} if n else {"rule": r} for r, n in config.fusion_off]
-        env[FUSION_INSTANCES_ENV] = str(_write(folder / INSTANCES_OFF, {"off": entries}))
     if config.black_list:
         mixlist = _with_black_list(user.get("modify_mixlist", ""), config.black_list)
         options = [o for o in options if not o.startswith("modify_mixlist=")]
         options.append(f"modify_mixlist={_write(folder / MIXLIST, mixlist)}")
-    if config.keep_fp32:
-        env[KEEP_FP32_ENV] = str(_write(folder / KEEP_FP32, {"nodes": list(config.keep_fp32)}))
-    return tuple(options), env
+    fusion = FusionOverride(
+        rules_off=frozenset(rule for rule, root in config.fusion_off if not root),
+        instances_off=frozenset((rule, root) for rule, root in config.fusion_off if root),
+        source=OVERRIDE_SOURCE if config.fusion_off else "",
+    )
+    keep = KeepFp32(frozenset(config.keep_fp32), OVERRIDE_SOURCE if config.keep_fp32 else "")
+    return tuple(options), EngineOverrides(fusion, keep)
 
 
 def _option_map(items: Sequence[str]) -> dict[str, str]:

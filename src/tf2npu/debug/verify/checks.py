@@ -31,9 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tf2npu.atomic import write_text_atomic
-from tf2npu.config.env import DROPOUT_OFF_ENV, MAX_STEPS_ENV
 from tf2npu.debug.records import StepRecord, loss_name, read_steps, read_variables
-from tf2npu.debug.trials import Trial, TrialResult, TrialTimeout, run_trial
+from tf2npu.debug.trials import Trial, TrialResult, TrialTimeout, run_trial, trial_spec
 from tf2npu.errors import UsageError
 from tf2npu.procs import CHILDREN
 
@@ -130,18 +129,13 @@ class VerifyPlan:
     """``KEY=VALUE`` items for the migrated runs (a ``precision_mode`` here is the one the
     precision check uses)."""
     steps: int | None = None
-    """Training steps per run (``TF2NPU_MAX_STEPS``); None: as many as the script runs."""
+    """Training steps per run (the spec's ``max_steps``); None: as many as the script runs."""
     deterministic: bool = True
     dropout_off: bool = False
     rtol: float = PRECISION_TOLERANCE
     timeout: float | None = None
 
     def trial(self, name: str, script: Path, *, npu: bool, options: Sequence[str] = ()) -> Trial:
-        env = {}
-        if self.steps is not None:
-            env[MAX_STEPS_ENV] = str(self.steps)
-        if self.dropout_off:
-            env[DROPOUT_OFF_ENV] = "1"
         report_dir = self.out / name
         args = tuple(arg.replace(RUN_DIR, str(report_dir)) for arg in self.script_args)
         cwd = (
@@ -149,16 +143,17 @@ class VerifyPlan:
             if script == self.migrated
             else None
         )
-        return Trial(
+        spec = trial_spec(
             script,
             args,
             report_dir=report_dir,
             npu=npu,
-            options=tuple(options),
-            env=env,
-            flags=("--deterministic",) if self.deterministic else (),
-            cwd=cwd,
+            options=options,
+            deterministic=self.deterministic,
+            max_steps=self.steps,
+            dropout_off=self.dropout_off,
         )
+        return Trial(spec, cwd=cwd)
 
     def fusions_off_trial(self) -> Trial:
         """The ``keep-origin-dtype`` trial with every fusion off (a switch file in ``out``)."""
