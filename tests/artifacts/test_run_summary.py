@@ -114,13 +114,153 @@ def test_precision_rows_skip_what_is_not_a_row() -> None:
     )
 
 
-def test_read_summary_is_empty_without_a_summary_object(tmp_path) -> None:
-    from tf2npu.artifacts.run_summary import SUMMARY_FILE, read_summary
+def test_read_summary_is_none_without_a_summary_object(tmp_path) -> None:
+    from tf2npu.artifacts.run_summary import SUMMARY_FILE, RunSummary, read_summary
 
-    assert read_summary(tmp_path) == {}
+    assert read_summary(tmp_path) is None
     (tmp_path / SUMMARY_FILE).write_text("[1, 2]")
-    assert read_summary(tmp_path) == {}
+    assert read_summary(tmp_path) is None
     (tmp_path / SUMMARY_FILE).write_text('{"exit_status": 3')
-    assert read_summary(tmp_path) == {}
+    assert read_summary(tmp_path) is None
     (tmp_path / SUMMARY_FILE).write_text('{"exit_status": 3}')
-    assert read_summary(tmp_path) == {"exit_status": 3}
+    assert read_summary(tmp_path) == RunSummary(exit_status=3)
+
+
+# -- the whole file ------------------------------------------------------------------------------
+
+FULL = {
+    "schema_version": 1,
+    "sessions": 1,
+    "stock_sessions": 0,
+    "graphs_compiled": 1,
+    "geops": 1,
+    "host_ops": 1,
+    "casts_inserted": 5,
+    "fusions": {"gelu": 2},
+    "steps": 3,
+    "nonfinite": {"first_step": 2, "fetches": ["loss:0"]},
+    "loss_scale": {
+        "scale": 1024.0,
+        "skipped_steps": 6,
+        "warmup": {"skipped_steps": 5, "first_scale": 16384.0, "last_scale": 1024.0},
+    },
+    "precision": [
+        {
+            "op": "dense/MatMul",
+            "op_type": "MatMulV2",
+            "tf_type": "MatMul",
+            "dtype": "float16",
+            "reason": "allow_list",
+            "detail": "MatMul is in the allow list",
+            "where": "train.py:12 in model",
+            "graph": 1,
+        }
+    ],
+    "wall_seconds": 0.134,
+    "options": {"precision_mode": "allow_mix_precision", "x": True, "n": 3},
+    "options_without_effect": ["graph_memory_max_size"],
+    "options_unknown": [],
+    "exit_status": 0,
+    "error": {"kind": "exception", "type": "ValueError", "message": "m", "where": None},
+    "job_environment": {"RANK_SIZE": "1"},
+    "dumps": [
+        {"path": "/d", "files": 3, "bytes": 10, "complete": True},
+        {"path": "/e", "files": 1, "bytes": 2, "complete": False, "error": "disk"},
+    ],
+    "profiles": [{"path": "/p", "traced_runs": 2, "findings": {"warning": 1}, "complete": True}],
+    "deterministic": {
+        "requested_by": "--deterministic",
+        "reproducible": True,
+        "op_determinism": True,
+        "schedule": None,
+        "problems": [],
+    },
+    "fusion_instances_unmatched": [{"rule": "a"}, {"rule": "b", "root": "r"}],
+    "injected_faults": [{"spec": "op:x=nan", "applied_to": ["x"]}],
+    "races": [
+        {
+            "variable": "v",
+            "read": "r",
+            "read_op": "ReadVariableOp",
+            "read_at": "a.py:1 in f",
+            "write": "w",
+            "write_op": "Assign",
+            "write_at": "",
+            "message": "m",
+            "fix": "f",
+        }
+    ],
+    "write_errors": [],
+    "record": {"steps": "/s", "page": "/p", "variables": None, "stopped_at_step": 3},
+    "distributed": {"rank": 0, "size": 2, "loss": 1.0, "collectives": {}},
+}
+
+
+def test_a_full_summary_reads_back_as_written_key_for_key() -> None:
+    from tf2npu.artifacts.run_summary import RunSummary
+
+    summary = RunSummary.from_json(FULL)
+    assert summary.to_json() == FULL
+    assert list(summary.to_json()) == list(FULL)  # the documented order
+    assert summary.error is not None and summary.error.describe() == "ValueError: m"
+    assert summary.lowered[0].op == "dense/MatMul"
+    assert [u.describe() for u in summary.fusion_instances_unmatched] == ["a", "b@r"]
+    assert not summary.complete or summary.write_errors == ()
+
+
+def test_a_one_device_run_has_no_distributed_key() -> None:
+    from tf2npu.artifacts.run_summary import RunSummary
+
+    one = {k: v for k, v in FULL.items() if k != "distributed"}
+    assert RunSummary.from_json(one).to_json() == one
+
+
+@pytest.mark.parametrize(
+    ("damaged", "read"),
+    [
+        ({"steps": "3"}, {"steps": 0}),
+        ({"nonfinite": {"fetches": 5}}, {"nonfinite": {"first_step": 0, "fetches": []}}),
+        ({"injected_faults": 5}, {"injected_faults": []}),
+        ({"injected_faults": ["op:x=nan"]}, {"injected_faults": [{"spec": "op:x=nan", "applied_to": []}]}),
+        ({"dumps": [{"files": 3}, {"path": "/d", "files": "x"}]}, {"dumps": [{"path": "/d", "files": 0, "bytes": 0, "complete": True}]}),
+        ({"error": "boom"}, {"error": None}),
+        ({"record": {"steps": "/s", "stopped_at_step": -1}}, {"record": {"steps": "/s", "page": "", "variables": None, "stopped_at_step": None}}),
+    ],
+)  # fmt: skip
+def test_a_damaged_field_reads_as_its_default(damaged: dict, read: dict) -> None:
+    from tf2npu.artifacts.run_summary import RunSummary
+
+    data = RunSummary.from_json(damaged).to_json()
+    assert {key: data[key] for key in read} == read
+
+
+@pytest.mark.parametrize(
+    ("data", "unread"),
+    [
+        (FULL, None),
+        ({"nonfinite": {"fetches": 5}}, "nonfinite.fetches = 5"),
+        ({"injected_faults": 5}, "injected_faults = 5"),
+        ({"races": [{"variable": "v"}, 7]}, None),  # an item dropped: not a wrong kind
+        ({"loss_scale": {"scale": 2.0, "skipped_steps": 1, "warmup": []}}, None),  # reads as none
+        ({"fusions": "gelu"}, "fusions = 'gelu'"),
+        ({"newer_key": 5}, None),
+    ],
+)
+def test_first_unreadable_names_a_scalar_where_an_object_or_list_belongs(data, unread) -> None:
+    from tf2npu.artifacts.run_summary import RunSummary
+
+    assert RunSummary.first_unreadable(data) == unread
+
+
+def test_parts_make_one_summary_and_a_field_has_one_contributor() -> None:
+    from tf2npu.artifacts.run_summary import RunSummary
+
+    profile = {"path": "/p", "traced_runs": 1, "findings": {}, "complete": True}
+    summary = RunSummary.from_parts(
+        [{"exit_status": 0, "steps": 2}, {"profiles": [profile]}, {"profiles": [profile]}]
+    )
+    assert (summary.exit_status, summary.steps, len(summary.profiles)) == (0, 2, 2)
+    with pytest.raises(ValueError, match="'steps' contributed twice"):
+        RunSummary.from_parts([{"steps": 1}, {"steps": 2}])
+    with pytest.raises(ValueError, match="'stepz' is no field of RunSummary"):
+        RunSummary.from_parts([{"stepz": 1}])

@@ -128,8 +128,8 @@ def _swap_summary(make: Any) -> Any:
     ("damage", "argv", "message"),
     [
         (_summary("[" * 100_000), ["--run-dir", "run"], "tf2npu doctor: error: run/run_summary.json is not valid JSON (run/run_summary.json: the JSON nests too deep"),
-        (_summary('{"nonfinite": {"fetches": 5}}'), ["--run-dir", "run"], "tf2npu doctor: error: run/run_summary.json is JSON, but not as tf2npu run writes it (TypeError: 'int' object is not iterable); give the --report-dir of a tf2npu run, or remove the edited file"),
-        (_summary('{"injected_faults": 5}'), ["--run-dir", "run"], "tf2npu doctor: error: run/run_summary.json is JSON, but not as tf2npu run writes it (TypeError:"),
+        (_summary('{"nonfinite": {"fetches": 5}}'), ["--run-dir", "run"], "tf2npu doctor: error: run/run_summary.json is JSON, but not as tf2npu run writes it (nonfinite.fetches = 5); give the --report-dir of a tf2npu run, or remove the edited file"),
+        (_summary('{"injected_faults": 5}'), ["--run-dir", "run"], "tf2npu doctor: error: run/run_summary.json is JSON, but not as tf2npu run writes it (injected_faults = 5)"),
         (_swap_summary(os.mkfifo), ["--run-dir", "run"], "tf2npu doctor: error: run/run_summary.json cannot be read (a FIFO, not a regular file); give the --report-dir of a tf2npu run"),
         (_swap_summary(lambda p: p.symlink_to("/dev/zero")), ["--run-dir", "run"], "tf2npu doctor: error: run/run_summary.json cannot be read (a character device, not a regular file)"),
         (lambda run: os.mkfifo(run / "op_summary_0_1_1.csv"), ["--run-dir", "run"], "tf2npu doctor: error: run/op_summary_0_1_1.csv cannot be read (a FIFO, not a regular file)"),

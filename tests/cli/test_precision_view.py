@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tf2npu.artifacts.run_summary import RunSummary
 from tf2npu.cli.precision_view import precision_summary_rows
 
 
@@ -12,7 +13,9 @@ def row(op: str, op_type: str, dtype: str, reason: str) -> dict[str, Any]:
 
 
 def lines(summary: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(label, text.plain) for label, text in precision_summary_rows(summary)]
+    return [
+        (label, text.plain) for label, text in precision_summary_rows(RunSummary.from_json(summary))
+    ]
 
 
 def test_groups_by_dtype_and_reason_lowered_first_and_names_the_mixlist_ops() -> None:

@@ -12,6 +12,7 @@ import pytest
 from rich.console import Console
 
 from tf2npu import runtime
+from tf2npu.artifacts.run_summary import RunSummary
 from tf2npu.cli import run as run_cli
 from tf2npu.cli.main import main
 from tf2npu.runtime import job
@@ -262,7 +263,8 @@ def render(summary: dict, width: int = 100, **plan_changes) -> str:
                            options=(), npu=True, execution="host")  # fmt: skip
     plan = RunSpec(**{**plan.__dict__, **plan_changes})
     console = Console(file=io.StringIO(), width=width, color_system=None)
-    run_cli.print_summary(summary, console, plan=plan, json_path=Path("/w/r/run_summary.json"))
+    typed = RunSummary.from_json(summary)  # the summary as the run made it, from its file
+    run_cli.print_summary(typed, console, plan=plan, json_path=Path("/w/r/run_summary.json"))
     return console.file.getvalue()
 
 

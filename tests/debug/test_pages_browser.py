@@ -18,6 +18,7 @@ import pytest
 from tests.graph.report.browser import dump_probe, needs_browser
 
 from tf2npu.artifacts.gegraph import GeOp, TensorDesc
+from tf2npu.artifacts.run_summary import RunSummary
 from tf2npu.debug.bisect.metric import Evidence
 from tf2npu.debug.bisect.page import render_page as bisect_page
 from tf2npu.debug.bisect.search import Config, Trial
@@ -103,7 +104,9 @@ def _run(out: Path, name: str, losses: list[float | None], w: Any) -> RunRecord:
     (directory / "steps.jsonl").write_text("".join(lines), encoding="utf-8")
     names = ["dense/kernel", "tower_0/" + "very_long_scope_name/" * 6 + "key/bias"]
     np.savez(directory / "variables.npz", **{names[0]: w, names[1]: w[1]})
-    return RunRecord.load(name, TrialResult(0, directory, {}, 3.2, directory / "trial.log"))
+    return RunRecord.load(
+        name, TrialResult(0, directory, RunSummary(), 3.2, directory / "trial.log")
+    )
 
 
 def test_verify_page(tmp_path: Path) -> None:

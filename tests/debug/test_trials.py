@@ -13,6 +13,7 @@ import pytest
 
 import tf2npu
 from tf2npu.artifacts import run_spec
+from tf2npu.artifacts.run_summary import RunSummary
 from tf2npu.config.overrides import EngineOverrides, KeepFp32
 from tf2npu.debug.trials import (
     TIMED_OUT,
@@ -89,7 +90,7 @@ def test_a_trial_that_never_starts_says_why_as_data(tmp_path: Path) -> None:
     result = run_trial(_trial(tmp_path / "missing.py", tmp_path / "r"))
     assert result.status == 2
     assert not result.ok
-    assert result.summary == {}
+    assert result.summary is None
     assert result.log == tmp_path / "r" / "trial.log"
     spec_file = tmp_path / "r" / "run_spec.json"
     why = (
@@ -118,8 +119,9 @@ def test_a_trial_runs_its_spec_in_a_child(tmp_path: Path) -> None:
     result = run_trial(_trial(script, tmp_path / "r", ("--lr", "0.1"), npu=False))
     assert result.status == 0, result.log_tail()
     assert "args ['--lr', '0.1']" in result.log_tail()
-    assert result.summary["exit_status"] == 0 and result.summary["error"] is None
-    assert result.summary["record"] is not None  # a trial is a recorded run
+    assert result.summary is not None
+    assert result.summary.exit_status == 0 and result.summary.error is None
+    assert result.summary.record is not None  # a trial is a recorded run
 
 
 def test_timeout_stops_the_child(tmp_path: Path) -> None:
@@ -138,22 +140,22 @@ def test_records_of_an_earlier_trial_are_removed(tmp_path: Path) -> None:
     (report / "start_error.json").write_text("{}", encoding="utf-8")
     result = run_trial(_trial(tmp_path / "missing.py", report))
     assert not (report / "steps.jsonl").exists()
-    assert result.summary == {}
+    assert result.summary is None
 
 
 def test_a_child_that_died_is_said_with_the_last_line_of_its_log(tmp_path: Path) -> None:
     log = tmp_path / "trial.log"
     log.write_text("Traceback (most recent call last):\n  x()\nKeyError: 'k'\n", encoding="utf-8")
-    assert TrialResult(1, tmp_path, {}, 1.0, log).failure() == (
+    assert TrialResult(1, tmp_path, None, 1.0, log).failure() == (
         "no run summary (the child exited 1); the last line of its log: KeyError: 'k'"
     )
     log.write_text("", encoding="utf-8")
-    assert TrialResult(-9, tmp_path, {}, 1.0, log).failure() == (
+    assert TrialResult(-9, tmp_path, None, 1.0, log).failure() == (
         "no run summary (the child was killed by signal 9)"
     )
-    assert TrialResult(TIMED_OUT, tmp_path, {}, 1.0, log).failure() == "stopped by the timeout"
+    assert TrialResult(TIMED_OUT, tmp_path, None, 1.0, log).failure() == "stopped by the timeout"
     summary = {"exit_status": 3, "error": None}
-    assert TrialResult(3, tmp_path, summary, 1.0, log).failure() == (
+    assert TrialResult(3, tmp_path, RunSummary.from_json(summary), 1.0, log).failure() == (
         "the run exited 3 with no error recorded"
     )
 
@@ -179,7 +181,7 @@ def test_failure_is_the_summarys_error_section_not_the_log(tmp_path: Path, error
     log = tmp_path / "trial.log"
     log.write_text("tf2npu run: error: not this\n", encoding="utf-8")
     summary = {"exit_status": 1, "error": error}
-    assert TrialResult(1, tmp_path, summary, 1.0, log).failure() == said
+    assert TrialResult(1, tmp_path, RunSummary.from_json(summary), 1.0, log).failure() == said
 
 
 @pytest.mark.parametrize(

@@ -39,8 +39,9 @@ spec = RunSpec(script=Path(sys.argv[1]).resolve(), script_args=(sys.argv[2],),
                execution="host", record=True, quiet=True)
 outcome = run(spec)
 print("OUTCOME=" + json.dumps({"status": outcome.status, "path": str(outcome.summary_path),
-      "complete": outcome.complete, "steps": outcome.summary["steps"],
-      "exit_status": outcome.summary["exit_status"], "record": outcome.summary["record"]}))
+      "complete": outcome.complete, "steps": outcome.summary.steps,
+      "exit_status": outcome.summary.exit_status,
+      "record": outcome.summary.to_json()["record"]}))
 """
 
 
@@ -114,6 +115,16 @@ def test_a_child_runs_its_spec_file_and_exits_with_the_scripts_status(tmp_path: 
     assert done.returncode == 0, done.stderr[-2000:]
     assert "value=6.0" in done.stdout
     assert (summary["exit_status"], summary["error"], summary["write_errors"]) == (0, None, [])
+
+
+def test_the_summary_file_reads_back_as_the_summary_the_run_made(tmp_path: Path) -> None:
+    from tf2npu.artifacts.run_summary import RunSummary
+
+    done, summary = _child(tmp_path, "0")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert list(summary)[:3] == ["schema_version", "sessions", "stock_sessions"]
+    assert summary["stock_sessions"] == 1
+    assert RunSummary.from_json(summary).to_json() == summary  # every key, in its order
 
 
 def test_a_childs_sys_exit_3_is_its_status_and_an_exit_error(tmp_path: Path) -> None:

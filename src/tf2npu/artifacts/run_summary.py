@@ -1,5 +1,5 @@
-"""``run_summary.json``'s ``loss_scale`` and ``precision``: written by the runtime, read by doctor,
-bisect and the CLI.
+"""``run_summary.json``: :class:`RunSummary`, written by the runtime, read by verify, bisect,
+doctor, the rank launcher and the CLI; its sections ``loss_scale`` and ``precision`` in detail.
 
 ``precision`` is a list of :class:`PrecisionRow` (one per user op the precision pass judged).
 
@@ -21,19 +21,30 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "LOSS_SCALE",
     "NAMED_REASONS",
     "PRECISION",
     "REASONS",
+    "SCHEMA_VERSION",
     "SUMMARY_FILE",
+    "DeterminismReport",
+    "DumpRecord",
+    "InjectedFault",
     "LossScale",
+    "NonFinite",
     "PrecisionRow",
+    "ProfileRecord",
+    "Race",
+    "RecordFiles",
+    "RunError",
+    "RunSummary",
+    "UnmatchedInstance",
     "Warmup",
     "WarmupTracker",
     "describe_error",
@@ -311,11 +322,481 @@ def describe_error(error: object) -> str:
     return f"{text} ({where})" if isinstance(where, str) and where else text
 
 
-def read_summary(report_dir: Path) -> dict[str, Any]:
-    """``run_summary.json`` of the run that reported into ``report_dir``; {} when it has none
-    (the run died before writing it) or it is not a JSON object."""
+def read_summary(report_dir: Path) -> RunSummary | None:
+    """``run_summary.json`` of the run that reported into ``report_dir``; None when it has
+    none (the run died before writing it) or it is not a JSON object."""
     try:
         data = json.loads((report_dir / SUMMARY_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
+        return None
+    return RunSummary.from_json(data) if isinstance(data, dict) else None
+
+
+# -- the whole file ---------------------------------------------------------------------------
+
+SCHEMA_VERSION = 1
+"""``run_summary.json``'s ``schema_version``: a key is only ever added within a version."""
+
+LIST_PARTS = frozenset({"dumps", "profiles"})
+"""Fields several contributors add items to (one dump folder, one profile each)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunError:
+    """The ``error`` section: why a run failed (docs/run.md)."""
+
+    kind: str
+    """``exception``, ``usage``, ``exit``, ``interrupted`` or ``write``."""
+    type: str
+    message: str
+    where: str | None = None
+    """``FILE:LINE`` of the innermost frame in the user's code (None: unknown)."""
+
+    def describe(self) -> str:
+        """The error as one line for a report (see :func:`describe_error`)."""
+        return describe_error(self.to_json())
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "type": self.type, "message": self.message, "where": self.where}
+
+    @classmethod
+    def from_json(cls, value: object) -> RunError | None:
+        """The error in ``value`` (None for ``null`` or a non-object); a field of the wrong
+        type reads as empty."""
+        if not isinstance(value, dict):
+            return None
+        where = value.get("where")
+        return cls(
+            _text(value.get("kind")),
+            _text(value.get("type")),
+            _text(value.get("message")),
+            where if isinstance(where, str) and where else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NonFinite:
+    """The ``nonfinite`` section: when a fetched scalar float was first NaN or Inf."""
+
+    first_step: int
+    fetches: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"first_step": self.first_step, "fetches": list(self.fetches)}
+
+    @classmethod
+    def from_json(cls, value: object) -> NonFinite | None:
+        if not isinstance(value, dict):
+            return None
+        step = _count(value.get("first_step"))
+        return cls(step or 0, _texts(value.get("fetches")))
+
+
+@dataclass(frozen=True, slots=True)
+class DumpRecord:
+    """One item of ``dumps``: a dump folder the run wrote."""
+
+    path: str
+    files: int
+    bytes: int
+    complete: bool = True
+    error: str = ""
+    """Why the dump was cut short (a full disk); ``""`` when it is complete."""
+
+    def to_json(self) -> dict[str, Any]:
+        data = {"path": self.path, "files": self.files, "bytes": self.bytes}
+        if self.complete:
+            return data | {"complete": True}
+        return data | {"complete": False, "error": self.error}
+
+    @classmethod
+    def from_json(cls, value: object) -> DumpRecord | None:
+        if not isinstance(value, dict) or not isinstance(value.get("path"), str):
+            return None
+        complete = value.get("complete") is not False
+        return cls(
+            value["path"],
+            _count(value.get("files")) or 0,
+            _count(value.get("bytes")) or 0,
+            complete,
+            "" if complete else _text(value.get("error")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileRecord:
+    """One item of ``profiles``: a profile the run wrote."""
+
+    path: str
+    traced_runs: int
+    findings: Mapping[str, int]
+    """Advice count by severity."""
+    complete: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "traced_runs": self.traced_runs,
+                "findings": dict(self.findings), "complete": self.complete}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, value: object) -> ProfileRecord | None:
+        if not isinstance(value, dict) or not isinstance(value.get("path"), str):
+            return None
+        findings = value.get("findings")
+        counts = {
+            str(k): n
+            for k, n in (findings.items() if isinstance(findings, dict) else ())
+            if _count(n) is not None
+        }
+        return cls(
+            value["path"],
+            _count(value.get("traced_runs")) or 0,
+            counts,
+            value.get("complete") is True,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DeterminismReport:
+    """The ``deterministic`` section: who asked for reproducible runs and what stands in
+    the way (docs/verify.md#reproducible-runs-deterministic)."""
+
+    requested_by: str
+    reproducible: bool
+    op_determinism: bool
+    schedule: str | None
+    problems: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"requested_by": self.requested_by, "reproducible": self.reproducible,
+                "op_determinism": self.op_determinism, "schedule": self.schedule,
+                "problems": list(self.problems)}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, value: object) -> DeterminismReport | None:
+        if not isinstance(value, dict):
+            return None
+        schedule = value.get("schedule")
+        return cls(
+            _text(value.get("requested_by")),
+            value.get("reproducible") is True,
+            value.get("op_determinism") is True,
+            schedule if isinstance(schedule, str) else None,
+            _texts(value.get("problems")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class UnmatchedInstance:
+    """One item of ``fusion_instances_unmatched``: a rule, or one instance by its root, that
+    a trial switched off and no compile had."""
+
+    rule: str
+    root: str | None = None
+
+    def describe(self) -> str:
+        return self.rule if self.root is None else f"{self.rule}@{self.root}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule} if self.root is None else {"rule": self.rule, "root": self.root}
+
+    @classmethod
+    def from_json(cls, value: object) -> UnmatchedInstance | None:
+        if not isinstance(value, dict) or not isinstance(value.get("rule"), str):
+            return None
+        root = value.get("root")
+        return cls(value["rule"], root if isinstance(root, str) else None)
+
+
+@dataclass(frozen=True, slots=True)
+class InjectedFault:
+    """One item of ``injected_faults``: a drill's fault spec and the nodes it corrupted."""
+
+    spec: str
+    applied_to: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"spec": self.spec, "applied_to": list(self.applied_to)}
+
+    @classmethod
+    def from_json(cls, value: object) -> InjectedFault | None:
+        if isinstance(value, str):  # an early writer listed the specs alone
+            return cls(value, ())
+        if not isinstance(value, dict) or not isinstance(value.get("spec"), str):
+            return None
+        return cls(value["spec"], _texts(value.get("applied_to")))
+
+
+@dataclass(frozen=True, slots=True)
+class Race:
+    """One item of ``races``: a variable read and assigned in one run, unordered (docs/run.md,
+    Variable races); ``*_at`` is ``file:line in function`` of the user's code, or ``""``."""
+
+    variable: str
+    read: str
+    read_op: str
+    read_at: str
+    write: str
+    write_op: str
+    write_at: str
+    message: str
+    fix: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _RACE_KEYS}
+
+    @classmethod
+    def from_json(cls, value: object) -> Race | None:
+        if not isinstance(value, dict):
+            return None
+        return cls(*(_text(value.get(name)) for name in _RACE_KEYS))
+
+
+_RACE_KEYS = (
+    "variable", "read", "read_op", "read_at", "write", "write_op", "write_at", "message", "fix",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class RecordFiles:
+    """The ``record`` section: where ``--record`` wrote its files."""
+
+    steps: str
+    page: str
+    variables: str | None
+    """None when no session had trainable variables."""
+    stopped_at_step: int | None
+    """Where a step limit stopped the script (None: it was not stopped)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"steps": self.steps, "page": self.page, "variables": self.variables,
+                "stopped_at_step": self.stopped_at_step}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, value: object) -> RecordFiles | None:
+        if not isinstance(value, dict):
+            return None
+        variables = value.get("variables")
+        return cls(
+            _text(value.get("steps")),
+            _text(value.get("page")),
+            variables if isinstance(variables, str) else None,
+            _count(value.get("stopped_at_step")),
+        )
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """``run_summary.json`` as a value (every key is documented in docs/run.md).
+
+    The writer (:func:`tf2npu.runtime.job.run`) builds it from the parts its contributors hand
+    in (:meth:`from_parts`: the run statistics, each instrument's own section, the job's status,
+    error and dumps); :meth:`to_json` is the file's object, its keys in the documented order.
+    Readers (verify, bisect, doctor, the rank launcher, the CLI) get one from
+    :meth:`from_json`, which never raises: files are hand-edited, damaged or older than a key,
+    and a field that is missing or of the wrong type reads as its default. Nothing outside this
+    module reads the file's keys by name (``tests/artifacts/test_run_summary.py``).
+    """
+
+    schema_version: int = SCHEMA_VERSION
+    sessions: int = 0
+    stock_sessions: int = 0
+    graphs_compiled: int = 0
+    geops: int = 0
+    host_ops: int = 0
+    casts_inserted: int = 0
+    fusions: Mapping[str, int] = field(default_factory=dict)
+    """Fusion rule → times it fired."""
+    steps: int = 0
+    nonfinite: NonFinite | None = None
+    loss_scale: LossScale | None = None
+    precision: tuple[PrecisionRow, ...] = ()
+    wall_seconds: float = 0.0
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Option name → value (bool, int or string) the user set."""
+    options_without_effect: tuple[str, ...] = ()
+    options_unknown: tuple[str, ...] = ()
+    exit_status: int | None = None
+    """None only in a file that lacks it (a summary always written by a run has it)."""
+    error: RunError | None = None
+    job_environment: Mapping[str, str] = field(default_factory=dict)
+    dumps: tuple[DumpRecord, ...] = ()
+    profiles: tuple[ProfileRecord, ...] = ()
+    deterministic: DeterminismReport | None = None
+    """None unless something asked for reproducible runs."""
+    fusion_instances_unmatched: tuple[UnmatchedInstance, ...] = ()
+    injected_faults: tuple[InjectedFault, ...] = ()
+    races: tuple[Race, ...] = ()
+    write_errors: tuple[str, ...] = ()
+    record: RecordFiles | None = None
+    """None unless the run was recorded."""
+    distributed: Mapping[str, Any] | None = None
+    """A rank's ``{rank, size, loss, collectives}``; the key is left out of a one-device run."""
+
+    @property
+    def complete(self) -> bool:
+        """Every artifact of the run was written."""
+        return not self.write_errors
+
+    @property
+    def lowered(self) -> tuple[PrecisionRow, ...]:
+        """The precision rows of the ops run in a dtype lower than float32."""
+        return tuple(row for row in self.precision if row.lowered)
+
+    def to_json(self) -> dict[str, Any]:
+        """The file's object (the keys in this class's field order)."""
+        data: dict[str, Any] = {}
+        for name in _FIELDS:
+            value = getattr(self, name)
+            if name == "distributed" and value is None:
+                continue
+            data[name] = _plain(value)
+        return data
+
+    @classmethod
+    def from_json(cls, data: object) -> RunSummary:
+        """The summary in ``data`` (a read ``run_summary.json``); tolerant, see the class."""
+        if not isinstance(data, dict):
+            return cls(exit_status=None)
+        return cls(
+            schema_version=_count(data.get("schema_version")) or SCHEMA_VERSION,
+            sessions=_count(data.get("sessions")) or 0,
+            stock_sessions=_count(data.get("stock_sessions")) or 0,
+            graphs_compiled=_count(data.get("graphs_compiled")) or 0,
+            geops=_count(data.get("geops")) or 0,
+            host_ops=_count(data.get("host_ops")) or 0,
+            casts_inserted=_count(data.get("casts_inserted")) or 0,
+            fusions=_counts(data.get("fusions")),
+            steps=_count(data.get("steps")) or 0,
+            nonfinite=NonFinite.from_json(data.get("nonfinite")),
+            loss_scale=LossScale.from_json(data.get(LOSS_SCALE)),
+            precision=tuple(precision_rows(data)),
+            wall_seconds=_number(data.get("wall_seconds")) or 0.0,
+            options=_object(data.get("options")) or {},
+            options_without_effect=_texts(data.get("options_without_effect")),
+            options_unknown=_texts(data.get("options_unknown")),
+            exit_status=_status(data.get("exit_status")),
+            error=RunError.from_json(data.get("error")),
+            job_environment=_strings(data.get("job_environment")),
+            dumps=_items(DumpRecord.from_json, data.get("dumps")),
+            profiles=_items(ProfileRecord.from_json, data.get("profiles")),
+            deterministic=DeterminismReport.from_json(data.get("deterministic")),
+            fusion_instances_unmatched=_items(
+                UnmatchedInstance.from_json, data.get("fusion_instances_unmatched")
+            ),
+            injected_faults=_items(InjectedFault.from_json, data.get("injected_faults")),
+            races=_items(Race.from_json, data.get("races")),
+            write_errors=_texts(data.get("write_errors")),
+            record=RecordFiles.from_json(data.get("record")),
+            distributed=_object(data.get("distributed")),
+        )
+
+    @classmethod
+    def first_unreadable(cls, data: Mapping[str, Any]) -> str | None:
+        """``KEY = VALUE`` of the first value in ``data`` that is not even of the kind the
+        writer writes there: a number, string or bool where an object or a list belongs, which
+        :meth:`from_json` reads as the default. None when there is none. What reads as absent by
+        design is not judged: a field of the right kind with a wrong value (a section's
+        own tolerant reading, such as a damaged ``loss_scale.warmup``), list items dropped,
+        keys this reader does not know (a newer writer's). For a reader that reports a damaged
+        file rather than reading past it (``tf2npu doctor``)."""
+        back = cls.from_json(dict(data)).to_json()
+        for name in _FIELDS:
+            if name in data and name in back:
+                found = _unread(data[name], back[name], name)
+                if found is not None:
+                    return found
+        return None
+
+    @classmethod
+    def from_parts(cls, parts: Iterable[Mapping[str, Any]]) -> RunSummary:
+        """The summary of a run from its contributors' parts (field name → its JSON value):
+        a field is contributed once, except the lists of :data:`LIST_PARTS`, whose items add
+        up in the order given.
+
+        Raises:
+            ValueError: a part names no field, or two parts contribute one field (a
+                contributor's bug, not the user's).
+        """
+        merged: dict[str, Any] = {}
+        for part in parts:
+            for name, value in part.items():
+                if name not in _FIELDS:
+                    raise ValueError(f"run summary part {name!r} is no field of RunSummary")
+                if name in LIST_PARTS:
+                    merged.setdefault(name, []).extend(value)
+                elif name in merged:
+                    raise ValueError(f"run summary field {name!r} contributed twice")
+                else:
+                    merged[name] = value
+        return cls.from_json(merged)
+
+
+_FIELDS = tuple(f.name for f in fields(RunSummary))
+
+
+def _unread(given: Any, back: Any, where: str) -> str | None:
+    """Where ``given`` (the file's value) is a scalar and ``back`` (what reading it gave) an
+    object or a list, looking into both as far as they have the same shape."""
+    if isinstance(given, dict) and isinstance(back, dict):
+        pairs = [
+            (f"{where}.{key}", value, back[key]) for key, value in given.items() if key in back
+        ]
+    elif isinstance(given, list) and isinstance(back, list) and len(given) == len(back):
+        pairs = [
+            (f"{where}[{i}]", value, read)
+            for i, (value, read) in enumerate(zip(given, back, strict=True))
+        ]
+    elif isinstance(back, dict | list) and given is not None and not isinstance(given, dict | list):
+        return f"{where} = {given!r}"
+    else:
+        return None
+    for place, value, read in pairs:
+        found = _unread(value, read, place)
+        if found is not None:
+            return found
+    return None
+
+
+def _plain(value: Any) -> Any:
+    """A field's value as JSON (a section's ``to_json``, tuples as lists, mappings copied)."""
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if isinstance(value, tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _status(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _object(value: object) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None
+
+
+def _texts(value: object) -> tuple[str, ...]:
+    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
+
+
+def _strings(value: object) -> dict[str, str]:
+    if not isinstance(value, dict):
         return {}
-    return data if isinstance(data, dict) else {}
+    return {str(k): v for k, v in value.items() if isinstance(v, str)}
+
+
+def _counts(value: object) -> dict[str, int]:
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): n for k, n in value.items() if _count(n) is not None}
+
+
+T = TypeVar("T")
+
+
+def _items(parse: Callable[[object], T | None], value: object) -> tuple[T, ...]:
+    if not isinstance(value, list):
+        return ()
+    found = (parse(item) for item in value)
+    return tuple(item for item in found if item is not None)

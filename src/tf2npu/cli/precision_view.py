@@ -12,16 +12,14 @@ named, since those are the ones the user chose::
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
-from typing import Any
 
 from rich.text import Text
 
 from tf2npu.artifacts.run_summary import (
     NAMED_REASONS,
     PrecisionRow,
+    RunSummary,
     precision_groups,
-    precision_rows,
 )
 
 __all__ = ["precision_summary_rows"]
@@ -36,11 +34,11 @@ _OPS_SHOWN = 5
 _OWN_ROW = NAMED_REASONS | {"deny_list", "deny_spread", "no_fp16_kernel", "no_bf16_kernel"}
 
 
-def precision_summary_rows(summary: Mapping[str, Any]) -> list[tuple[str, Text]]:
+def precision_summary_rows(summary: RunSummary) -> list[tuple[str, Text]]:
     """The summary's rows (none when no NPU session ran; "none judged" when no op was)."""
-    if not summary.get("sessions"):
+    if not summary.sessions:
         return []
-    rows = precision_rows(dict(summary))
+    rows = summary.precision
     if not rows:
         return [("precision", Text("no float op judged"))]
     lines: list[Text] = []

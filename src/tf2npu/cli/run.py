@@ -17,13 +17,17 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
 from tf2npu import runtime
-from tf2npu.artifacts.run_summary import LOSS_SCALE, SUMMARY_FILE, LossScale
+from tf2npu.artifacts.run_summary import (
+    SUMMARY_FILE,
+    DeterminismReport,
+    ProfileRecord,
+    RunSummary,
+)
 from tf2npu.cli import paths, ranks
 from tf2npu.cli.console import make_console
 from tf2npu.cli.engine_flags import add_engine_flags, engine_overrides
@@ -434,16 +438,14 @@ def _name_default_report_dir(console: Console) -> None:
 # -- the summary ----------------------------------------------------------------------------------
 
 
-def print_summary(
-    summary: dict[str, Any], console: Console, *, plan: RunSpec, json_path: Path
-) -> None:
+def print_summary(summary: RunSummary, console: Console, *, plan: RunSpec, json_path: Path) -> None:
     """The compact two-column table printed at exit; every value is :class:`Text`, never markup.
 
     Plain aligned lines rather than a :class:`rich.table.Table`: a table pads every row to its
     widest cell, which leaves trailing blanks in a captured log.
     """
     sys.stdout.flush()
-    status = summary["exit_status"]
+    status = summary.exit_status
     headline = Text.assemble(("tf2npu run", "bold"), f" {plan.script.name}: exit status ")
     headline.append(str(status), style="green" if status == 0 else "bold red")
     console.print(headline)
@@ -458,64 +460,59 @@ def print_summary(
     console.print(Text.assemble(("Summary: ", "bold"), str(json_path)), soft_wrap=True)
 
 
-def _rows(summary: dict[str, Any], plan: RunSpec) -> list[tuple[str, Text]]:
-    fusions = summary["fusions"]
+def _rows(summary: RunSummary, plan: RunSpec) -> list[tuple[str, Text]]:
     mode = f"execution {plan.execution}" if plan.npu else "--no-npu: every session stock"
+    options = (f"{k}={option_text(v)}" for k, v in summary.options.items())
     rows = [
-        ("sessions", Text(f"{summary['sessions']} NPU, {summary['stock_sessions']} stock")),
+        ("sessions", Text(f"{summary.sessions} NPU, {summary.stock_sessions} stock")),
         ("mode", Text(mode)),
-        ("graphs compiled", Text(str(summary["graphs_compiled"]))),
-        ("GeOps", Text(str(summary["geops"]))),
-        ("host ops", Text(str(summary["host_ops"]))),
-        ("casts inserted", Text(str(summary["casts_inserted"]))),
-        ("fusions", Text(_listing(f"{rule} x{n}" for rule, n in fusions.items()))),
-        ("steps", Text(str(summary["steps"]))),
+        ("graphs compiled", Text(str(summary.graphs_compiled))),
+        ("GeOps", Text(str(summary.geops))),
+        ("host ops", Text(str(summary.host_ops))),
+        ("casts inserted", Text(str(summary.casts_inserted))),
+        ("fusions", Text(_listing(f"{rule} x{n}" for rule, n in summary.fusions.items()))),
+        ("steps", Text(str(summary.steps))),
         *precision_summary_rows(summary),
         *_failure_rows(summary),
-        *_determinism_rows(summary.get("deterministic")),
+        *_determinism_rows(summary.deterministic),
         *_override_rows(summary),
         *_fault_rows(summary),
-        ("wall time", Text(f"{summary['wall_seconds']:.2f} s")),
-        ("options", Text(_listing(f"{k}={option_text(v)}" for k, v in summary["options"].items()))),
-        ("without effect here", Text(_listing(summary["options_without_effect"]))),
-        ("unknown, ignored", Text(_listing(summary["options_unknown"]))),
+        ("wall time", Text(f"{summary.wall_seconds:.2f} s")),
+        ("options", Text(_listing(options))),
+        ("without effect here", Text(_listing(summary.options_without_effect))),
+        ("unknown, ignored", Text(_listing(summary.options_unknown))),
         *(
-            (
-                "dump",
-                Text(f"{d['files']} files, {d['bytes'] / 1e6:.1f} MB of tensors in {d['path']}"),
-            )
-            for d in summary.get("dumps", [])
+            ("dump", Text(f"{d.files} files, {d.bytes / 1e6:.1f} MB of tensors in {d.path}"))
+            for d in summary.dumps
         ),
-        *(("profile", Text(_profile_text(p))) for p in summary.get("profiles", [])),
+        *(("profile", Text(_profile_text(p))) for p in summary.profiles),
     ]
-    record = summary.get("record")
-    if record:
-        rows.append(("record", Text(f"{record['steps']}; drawn in {record['page']}")))
-    if plan.options and (not plan.npu or not summary["sessions"]):
+    record = summary.record
+    if record is not None:
+        rows.append(("record", Text(f"{record.steps}; drawn in {record.page}")))
+    if plan.options and (not plan.npu or not summary.sessions):
         why = "--no-npu" if not plan.npu else "no NPU session was created"
         unused = f"{', '.join(plan.options)} ({why})"
         rows.append(("--option unused", Text(unused, style="yellow")))
     return rows
 
 
-def _profile_text(profile: dict[str, Any]) -> str:
-    if not profile.get("complete", True):
-        return (
-            f"{profile['traced_runs']} traced runs, not analysed: {profile['path']} (error above)"
-        )
-    findings = ", ".join(f"{n} {s}" for s, n in profile["findings"].items()) or "no advice"
-    return f"{profile['traced_runs']} traced runs, {findings}: {profile['path']}/profile.html"
+def _profile_text(profile: ProfileRecord) -> str:
+    if not profile.complete:
+        return f"{profile.traced_runs} traced runs, not analysed: {profile.path} (error above)"
+    findings = ", ".join(f"{n} {s}" for s, n in profile.findings.items()) or "no advice"
+    return f"{profile.traced_runs} traced runs, {findings}: {profile.path}/profile.html"
 
 
-def _failure_rows(summary: dict[str, Any]) -> list[tuple[str, Text]]:
+def _failure_rows(summary: RunSummary) -> list[tuple[str, Text]]:
     """Non-finite fetches (always shown, so "none" is a checked fact) and loss scaling."""
-    nonfinite = summary.get("nonfinite")
+    nonfinite = summary.nonfinite
     if nonfinite is None:
         rows = [("non-finite values", Text("none"))]
     else:
-        text = f"{_listing(nonfinite['fetches'])}, first at step {nonfinite['first_step']}"
+        text = f"{_listing(nonfinite.fetches)}, first at step {nonfinite.first_step}"
         rows = [("non-finite values", Text(text, style="bold yellow"))]
-    scale = LossScale.from_json(summary.get(LOSS_SCALE))
+    scale = summary.loss_scale
     if scale is not None:
         skipped, warmup = scale.skipped_after_warmup, scale.warmup
         value = "unknown" if scale.scale is None else f"{scale.scale:g}"
@@ -530,34 +527,33 @@ def _steps(count: int) -> str:
     return f"{count} step{'' if count == 1 else 's'}"
 
 
-def _determinism_rows(state: dict[str, Any] | None) -> list[tuple[str, Text]]:
+def _determinism_rows(state: DeterminismReport | None) -> list[tuple[str, Text]]:
     """``deterministic  yes`` or ``no: <why>``: never a claim the run cannot back."""
     if state is None:
         return []
-    if state["reproducible"]:
-        how = "; ".join(filter(None, (state["requested_by"], state.get("schedule"))))
+    if state.reproducible:
+        how = "; ".join(filter(None, (state.requested_by, state.schedule)))
         return [("deterministic", Text(f"yes ({how})"))]
-    why = "; ".join(state["problems"]) or "op determinism is off"
+    why = "; ".join(state.problems) or "op determinism is off"
     return [("deterministic", Text(f"no: {why}", style="bold yellow"))]
 
 
-def _override_rows(summary: dict[str, Any]) -> list[tuple[str, Text]]:
+def _override_rows(summary: RunSummary) -> list[tuple[str, Text]]:
     """Entries of a trial's instance file that switched nothing off (not an error: a trial's
     graph may differ from the run that listed the instances)."""
-    unmatched = summary.get("fusion_instances_unmatched") or []
+    unmatched = summary.fusion_instances_unmatched
     if not unmatched:
         return []
-    names = (f"{u['rule']}@{u['root']}" if "root" in u else u["rule"] for u in unmatched)
-    text = f"{_listing(names)} (no compile had such an instance)"
+    text = f"{_listing(u.describe() for u in unmatched)} (no compile had such an instance)"
     return [("instances off, unmatched", Text(text, style="yellow"))]
 
 
-def _fault_rows(summary: dict[str, Any]) -> list[tuple[str, Text]]:
+def _fault_rows(summary: RunSummary) -> list[tuple[str, Text]]:
     """One red row per fault spec of a drill: what it corrupted, or that it hit nothing."""
     rows = []
-    for fault in summary.get("injected_faults") or []:
-        hit = fault["applied_to"]
-        text = f"{fault['spec']} -> {_listing(hit)}" if hit else f"{fault['spec']} -> hit nothing"
+    for fault in summary.injected_faults:
+        hit = fault.applied_to
+        text = f"{fault.spec} -> {_listing(hit)}" if hit else f"{fault.spec} -> hit nothing"
         rows.append(("FAULT INJECTED", Text(text, style="bold red")))
     return rows
 

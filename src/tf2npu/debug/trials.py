@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import tf2npu
 from tf2npu.artifacts import run_spec
-from tf2npu.artifacts.run_summary import SUMMARY_FILE, describe_error, read_summary
+from tf2npu.artifacts.run_summary import SUMMARY_FILE, RunSummary, read_summary
 from tf2npu.procs import CHILDREN, die_with_parent
 
 if TYPE_CHECKING:
@@ -136,8 +136,8 @@ class TrialResult:
     status: int
     """The run's exit status (the script's); :data:`TIMED_OUT` when the timeout stopped it."""
     report_dir: Path
-    summary: dict[str, Any]
-    """``run_summary.json`` as written by the run ({} when it wrote none)."""
+    summary: RunSummary | None
+    """``run_summary.json`` as written by the run (None when it wrote none)."""
     seconds: float
     """Wall time of the child process, start-up included."""
     log: Path | None = None
@@ -162,12 +162,12 @@ class TrialResult:
         last line of its log."""
         if self.status == TIMED_OUT:
             return "stopped by the timeout"
-        if self.summary.get("error"):
-            return describe_error(self.summary["error"])
+        if self.summary is not None and self.summary.error is not None:
+            return self.summary.error.describe()
         start = run_spec.read_start_error(self.report_dir)
         if start is not None:
             return start
-        if self.summary:
+        if self.summary is not None:
             return f"the run exited {self.status} with no error recorded"
         lines = self.log_tail(1).splitlines()
         died = (

@@ -167,6 +167,9 @@ class Determinism(RunInstrument):
         self.problems.append(text)
         _LOG.warning("tf2npu: %s asked for reproducible runs, but %s", self.requested_by, text)
 
+    def summary_part(self) -> dict[str, Any]:
+        return {"deterministic": self.summary()}
+
     def summary(self) -> dict[str, Any] | None:
         """The run summary's ``deterministic``: None when nothing asked for it."""
         if self.requested_by is None:

@@ -37,6 +37,9 @@ class InjectedFaults(RunInstrument):
                 nodes = self._hit.setdefault(fault.spec, {})
                 nodes.update(dict.fromkeys(fault.applied_to))
 
+    def summary_part(self) -> dict[str, Any]:
+        return {"injected_faults": self.summary()}
+
     def summary(self) -> list[dict[str, Any]]:
         """``[{spec, applied_to}]`` for every spec in force, in the order given; a spec that
         hit nothing has ``applied_to`` ``[]``."""

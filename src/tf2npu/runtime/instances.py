@@ -79,6 +79,9 @@ class FusionInstances(RunInstrument):
         with self._lock:
             return list(self._records)
 
+    def summary_part(self) -> dict[str, Any]:
+        return {"fusion_instances_unmatched": self.unmatched()}
+
     def unmatched(self) -> list[dict[str, str]]:
         """Entries of the trial's instance file that switched nothing off in any compile."""
         override = self._ctx.settings.engine.fusion

@@ -249,6 +249,12 @@ class RunInstrument:
 
         Sessions the script never closed are still open (``RuntimeContext.open_sessions``)."""
 
+    def summary_part(self) -> dict[str, Any]:
+        """This instrument's sections of the run summary, after :meth:`close`: field name of
+        :class:`~tf2npu.artifacts.run_summary.RunSummary` → its JSON value (none by default;
+        :meth:`RunSummary.from_parts` says how parts combine)."""
+        return {}
+
 
 @dataclass(frozen=True, eq=False)
 class RunCall:

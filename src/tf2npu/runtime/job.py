@@ -31,7 +31,7 @@ from typing import Any
 
 from tf2npu import exit_codes, runtime
 from tf2npu.artifacts import run_spec
-from tf2npu.artifacts.run_summary import SUMMARY_FILE
+from tf2npu.artifacts.run_summary import SUMMARY_FILE, RunSummary
 from tf2npu.atomic import write_text_atomic
 from tf2npu.config.faults import FaultSpec
 from tf2npu.config.overrides import EngineOverrides
@@ -96,7 +96,7 @@ class RunOutcome:
 
     status: int
     """The script's exit status (0, its ``sys.exit`` code, or 1 after an exception)."""
-    summary: dict[str, Any]
+    summary: RunSummary
     """``run_summary.json``'s content; what could not be written (a full disk) is its
     ``write_errors``, the one-device job variables the run set are its ``job_environment``."""
     summary_path: Path
@@ -105,7 +105,7 @@ class RunOutcome:
     @property
     def complete(self) -> bool:
         """Every artifact of the run was written."""
-        return self.summary_written and not self.summary["write_errors"]
+        return self.summary_written and self.summary.complete
 
     @property
     def exit_code(self) -> int:
@@ -149,7 +149,7 @@ def run(spec: RunSpec) -> RunOutcome:
     from tf2npu.runtime.instances import FUSION_INSTANCES_FILE  # the graph engine: not at start-up
 
     (spec.report_dir / FUSION_INSTANCES_FILE).unlink(missing_ok=True)
-    counter = _collective_counter()
+    _add_collective_counter()
     start = time.perf_counter()
     os.environ.update(job)
     try:
@@ -159,21 +159,16 @@ def run(spec: RunSpec) -> RunOutcome:
             os.environ.pop(name, None)
     wall = time.perf_counter() - start
     dumps, unwritten = _finish_dumps()
-    ctx = runtime.context()
     status = end.status
-    summary = stats.summary(wall_seconds=wall, exit_status=status)
-    summary["error"] = end.error or _write_error(unwritten)
-    summary["job_environment"] = job
-    summary["dumps"] = dumps
-    summary["profiles"] = _profiles()
-    summary["deterministic"] = ctx.determinism.summary()
-    summary["fusion_instances_unmatched"] = ctx.fusion_instances.unmatched()
-    summary["injected_faults"] = ctx.injected_faults.summary()
-    summary["races"] = ctx.races.summary()
-    summary["write_errors"] = unwritten
-    summary["record"] = _record()
-    if counter is not None:
-        summary["distributed"] = counter.summary()
+    own = {
+        "error": end.error or _write_error(unwritten),
+        "job_environment": job,
+        "dumps": dumps,
+        "write_errors": unwritten,
+    }
+    parts = [stats.summary(wall_seconds=wall, exit_status=status), own]
+    parts += [instrument.summary_part() for instrument in runtime.context().instruments]
+    summary = RunSummary.from_parts(parts)
     path = spec.report_dir / SUMMARY_FILE
     written = _write_summary(path, summary)
     return RunOutcome(status, summary, path, written)
@@ -223,19 +218,18 @@ def _add_run_controls(spec: RunSpec) -> None:
         dropout.install()
 
 
-def _collective_counter() -> Any:
+def _add_collective_counter() -> None:
     """In a rank of a multi-rank job, the distributed instrument and a collective counter
-    added to the instruments; the counter."""
+    (the summary's ``distributed``) added to the instruments."""
     from tf2npu.config.cluster import current
 
     cluster = current()
     if not cluster.distributed:
-        return None
+        return
     from tf2npu.runtime.distributed.instrument import CollectiveCounter, DistributedInstrument
 
     counter = CollectiveCounter(cluster.rank, cluster.size)
     runtime.context().extra_instruments.extend([DistributedInstrument(), counter])
-    return counter
 
 
 def _warn_faults(faults: Iterable[FaultSpec]) -> None:
@@ -246,36 +240,6 @@ def _warn_faults(faults: Iterable[FaultSpec]) -> None:
         "values on purpose (a drill); see injected_faults in the run summary",
         file=sys.stderr,
     )
-
-
-def _profiles() -> list[dict[str, Any]]:
-    """Per profile this run wrote: its folder, traced runs and advice (after ``close``)."""
-    from tf2npu.runtime.profile import OpProfile
-
-    out = []
-    for instrument in runtime.context().extra_instruments:
-        if not isinstance(instrument, OpProfile):
-            continue
-        analysis = instrument.analysis
-        severities: dict[str, int] = {}
-        for finding in analysis.findings if analysis is not None else ():
-            name = finding.severity.value
-            severities[name] = severities.get(name, 0) + 1
-        out.append(
-            {"path": str(instrument.directory), "traced_runs": instrument.iterations,
-             "findings": severities, "complete": analysis is not None}
-        )  # fmt: skip
-    return out
-
-
-def _record() -> dict[str, Any] | None:
-    """What ``--record`` wrote (None: the run was not recorded)."""
-    from tf2npu.runtime.record import RunRecorder
-
-    for instrument in runtime.context().extra_instruments:
-        if isinstance(instrument, RunRecorder):
-            return instrument.summary()
-    return None
 
 
 def _finish_dumps() -> tuple[list[dict[str, Any]], list[str]]:
@@ -311,9 +275,9 @@ def _enter_tf1_environment() -> None:
         ) from None
 
 
-def _write_summary(path: Path, summary: dict[str, Any]) -> bool:
+def _write_summary(path: Path, summary: RunSummary) -> bool:
     try:
-        write_text_atomic(path, json.dumps(summary, indent=2) + "\n")
+        write_text_atomic(path, json.dumps(summary.to_json(), indent=2) + "\n")
     except OSError as exc:
         print(f"tf2npu run: error: cannot write {path}: {exc.strerror}", file=sys.stderr)
         return False

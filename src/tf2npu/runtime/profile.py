@@ -301,6 +301,16 @@ class OpProfile(RunInstrument):
         except ValueError as err:
             _LOG.error("tf2npu: analysing the profile in %s failed: %s", self.directory, err)
 
+    def summary_part(self) -> dict[str, Any]:
+        """One item of the summary's ``profiles``: the folder, traced runs and advice."""
+        severities: dict[str, int] = {}
+        for finding in self.analysis.findings if self.analysis is not None else ():
+            name = finding.severity.value
+            severities[name] = severities.get(name, 0) + 1
+        profile = {"path": str(self.directory), "traced_runs": self.iterations,
+                   "findings": severities, "complete": self.analysis is not None}  # fmt: skip
+        return {"profiles": [profile]}
+
     def _write_meta(self) -> None:
         self._writer.write_meta(
             {

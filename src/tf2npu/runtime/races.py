@@ -85,6 +85,9 @@ class RaceLint(RunInstrument):
         self.found.append(record)
         _LOG.warning("tf2npu: warning: [%s] %s; fix: %s", RACE_CHECK, record["message"], RACE_FIX)
 
+    def summary_part(self) -> dict[str, Any]:
+        return {"races": self.summary()}
+
     def summary(self) -> list[dict[str, str]]:
         """The run summary's ``races``."""
         return list(self.found)

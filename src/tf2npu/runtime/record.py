@@ -182,6 +182,9 @@ class RunRecorder(RunInstrument):
         if self._unwritten is not None:
             raise self._unwritten
 
+    def summary_part(self) -> dict[str, Any]:
+        return {"record": self.summary()}
+
     def summary(self) -> dict[str, Any]:
         """The run summary's ``record``: where the records and their page are (after close)."""
         return {

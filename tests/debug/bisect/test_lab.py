@@ -137,7 +137,7 @@ def test_script_lab_runs_one_trial_and_reads_its_folder(tmp_path: Path) -> None:
             )
         )
         (trial.report_dir / "run_summary.json").write_text(json.dumps({"injected_faults": []}))
-        return TrialResult(0, trial.report_dir, {}, 1.5)
+        return TrialResult(0, trial.report_dir, None, 1.5)
 
     folder = tmp_path / "t"
     folder.mkdir()

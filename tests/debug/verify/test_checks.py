@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tf2npu.artifacts.run_summary import RunSummary
 from tf2npu.debug.trials import TrialResult
 from tf2npu.debug.verify.checks import (
     RunRecord,
@@ -54,7 +55,9 @@ def _run(
     (directory / "record.json").write_text(json.dumps({"dropout_ops": dropout}))
     log = directory / "trial.log"
     log.write_text("W: noise\nTraceback (most recent call last):\n  x\nValueError: boom\n")
-    result = TrialResult(status, directory, summary or {}, 1.0, log)
+    result = TrialResult(
+        status, directory, None if summary is None else RunSummary.from_json(summary), 1.0, log
+    )
     return RunRecord.load(name, result)
 
 
@@ -232,7 +235,7 @@ def test_an_original_that_fails_is_a_usage_error(
         log.write_text("NameError: x\n", encoding="utf-8")
         error = {"kind": "exception", "type": "NameError", "message": "x", "where": "/s/a.py:1"}
         summary = {"exit_status": 1, "error": error} if status else {}
-        return TrialResult(status, trial.report_dir, summary, 0.1, log)
+        return TrialResult(status, trial.report_dir, RunSummary.from_json(summary), 0.1, log)
 
     monkeypatch.setattr(verify, "run_trial", fake)
     with pytest.raises(
@@ -248,7 +251,7 @@ def test_an_original_that_records_nothing_is_a_usage_error(
 
     def fake(trial: Any, timeout: float | None = None) -> TrialResult:
         trial.report_dir.mkdir(parents=True, exist_ok=True)
-        return TrialResult(0, trial.report_dir, {}, 0.1, None)
+        return TrialResult(0, trial.report_dir, RunSummary(), 0.1, None)
 
     monkeypatch.setattr(verify, "run_trial", fake)
     with pytest.raises(UsageError, match="fetched no float scalar and left no trainable"):

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from tf2npu.artifacts.run_summary import RunSummary
 from tf2npu.debug.trials import TrialResult
 from tf2npu.debug.verify.checks import RunRecord, VerifyPlan, judge
 from tf2npu.debug.verify.page import PAGE_FILE, render_page, write_page
@@ -30,7 +31,9 @@ def _run(tmp_path: Path, name: str, losses: list[float | None] = LOSSES, w: Any 
     (directory / "steps.jsonl").write_text("".join(lines), encoding="utf-8")
     if w is not None:
         np.savez(directory / "variables.npz", **{"dense/kernel": w, "dense/bias": w[0] * 0})
-    return RunRecord.load(name, TrialResult(0, directory, {}, 1.5, directory / "trial.log"))
+    return RunRecord.load(
+        name, TrialResult(0, directory, RunSummary(), 1.5, directory / "trial.log")
+    )
 
 
 def _page(tmp_path: Path, **changed: RunRecord) -> tuple[str, VerifyPlan]:
@@ -99,7 +102,7 @@ def test_runs_that_recorded_nothing_say_so(tmp_path: Path) -> None:
 
 def test_write_page_puts_verify_html_into_the_out_folder(tmp_path: Path) -> None:
     _, plan = _page(tmp_path)
-    runs = {n: RunRecord.load(n, TrialResult(0, tmp_path / n, {}, 1.0, tmp_path / "l"))
+    runs = {n: RunRecord.load(n, TrialResult(0, tmp_path / n, RunSummary(), 1.0, tmp_path / "l"))
             for n in ("original-1", "original-2")}  # fmt: skip
     path = write_page(judge({**runs, "keep-origin-dtype": runs["original-1"],
                              "precision-mode": runs["original-1"]}, plan), runs, plan)  # fmt: skip

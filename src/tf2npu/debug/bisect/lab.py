@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tf2npu.artifacts.run_summary import SUMMARY_FILE, precision_rows
+from tf2npu.artifacts.run_summary import SUMMARY_FILE, RunSummary
 from tf2npu.config.faults import FaultSpec
 from tf2npu.config.overrides import EngineOverrides, FusionOverride, KeepFp32
 from tf2npu.debug.bisect.metric import Evidence, FusionInstance, LoweredNode, Metric
@@ -201,11 +201,10 @@ def read_lowered(path: Path) -> tuple[LoweredNode, ...]:
     missing), in the order the run compiled them."""
     if not path.exists():
         return ()
-    summary = json.loads(path.read_text(encoding="utf-8"))
+    summary = RunSummary.from_json(json.loads(path.read_text(encoding="utf-8")))
     return tuple(
         LoweredNode(row.op, row.tf_type or row.op_type, row.op_type, row.where or None)
-        for row in precision_rows(summary)
-        if row.lowered
+        for row in summary.lowered
     )
 
 
@@ -221,5 +220,5 @@ def _rows(path: Path) -> list[Mapping[str, Any]]:
 def _summary_extras(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
-    summary = json.loads(path.read_text(encoding="utf-8"))
-    return {"injected_faults": summary.get("injected_faults") or []}
+    summary = RunSummary.from_json(json.loads(path.read_text(encoding="utf-8")))
+    return {"injected_faults": [fault.to_json() for fault in summary.injected_faults]}

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tf2npu.artifacts.run_summary import LOSS_SCALE, SUMMARY_FILE, LossScale
+from tf2npu.artifacts.run_summary import SUMMARY_FILE, Race, RunSummary
 from tf2npu.config.jsonfile import parse_json
 from tf2npu.debug.doctor.checks import op_summary_findings
 from tf2npu.debug.doctor.symptoms import BY_ID
@@ -53,7 +53,7 @@ class RunDir:
     """A report folder's files, parsed."""
 
     path: Path
-    summary: Mapping[str, Any] | None
+    summary: RunSummary | None
     ops: tuple[Mapping[str, Any], ...]
     """``check_result.tf.json``'s ``op`` entries (empty when the file is absent)."""
 
@@ -66,8 +66,7 @@ class RunDir:
 
     @property
     def options(self) -> Mapping[str, Any]:
-        options = (self.summary or {}).get("options")
-        return options if isinstance(options, Mapping) else {}
+        return self.summary.options if self.summary is not None else {}
 
 
 def read_run_dir(path: str | Path) -> RunDir:
@@ -92,7 +91,12 @@ def read_run_dir(path: str | Path) -> RunDir:
         )
     ops = check.get("op", []) if isinstance(check, Mapping) else []
     entries = tuple(op for op in ops if isinstance(op, Mapping))
-    return RunDir(folder, summary if isinstance(summary, Mapping) else None, entries)
+    if not isinstance(summary, Mapping):
+        return RunDir(folder, None, entries)
+    unread = RunSummary.first_unreadable(summary)
+    if unread is not None:
+        raise _shape_error(folder / SUMMARY, unread)
+    return RunDir(folder, RunSummary.from_json(summary), entries)
 
 
 def _json(path: Path) -> Any:
@@ -120,13 +124,10 @@ def check_run(run: RunDir) -> list[Finding]:
     try:
         found = list(_check_result(run))
     except (TypeError, AttributeError, KeyError, ValueError) as exc:
-        raise _shape_error(run.path / CHECK_RESULT, exc) from None
+        raise _shape_error(run.path / CHECK_RESULT, f"{type(exc).__name__}: {exc}") from None
     if run.summary is not None:
-        try:
-            found += _summary(run.summary, run.path)
-            found += _overflows(run)
-        except (TypeError, AttributeError, KeyError, ValueError) as exc:
-            raise _shape_error(run.path / SUMMARY, exc) from None
+        found += _summary(run.summary, run.path)
+        found += _overflows(run)
     for csv_path in _csv_files(run.path):
         try:
             text = read_regular(csv_path).decode("utf-8", errors="replace")
@@ -136,9 +137,9 @@ def check_run(run: RunDir) -> list[Finding]:
     return found
 
 
-def _shape_error(path: Path, exc: Exception) -> UsageError:
+def _shape_error(path: Path, what: str) -> UsageError:
     return UsageError(
-        f"{path} is JSON, but not as tf2npu run writes it ({type(exc).__name__}: {exc}); "
+        f"{path} is JSON, but not as tf2npu run writes it ({what}); "
         "give the --report-dir of a tf2npu run, or remove the edited file"
     )
 
@@ -162,51 +163,46 @@ def _check_result(run: RunDir) -> Iterator[Finding]:
             )
 
 
-def _summary(summary: Mapping[str, Any], folder: Path) -> Iterator[Finding]:
+def _summary(summary: RunSummary, folder: Path) -> Iterator[Finding]:
     source = str(folder / SUMMARY)
-    nonfinite = summary.get("nonfinite")
-    if isinstance(nonfinite, Mapping):
-        fetches = ", ".join(map(str, nonfinite.get("fetches", [])))
-        where = Where(node=str((nonfinite.get("fetches") or [""])[0]))
-        text = f"{source}: nonfinite {fetches} first at step {nonfinite.get('first_step')}"
+    nonfinite = summary.nonfinite
+    if nonfinite is not None:
+        fetches = ", ".join(nonfinite.fetches)
+        where = Where(node=nonfinite.fetches[0] if nonfinite.fetches else "")
+        text = f"{source}: nonfinite {fetches} first at step {nonfinite.first_step}"
         yield BY_ID["nonfinite_loss"].finding(where, text)
-    for name in summary.get("options_unknown") or ():
-        yield BY_ID["unknown_option"].finding(Where(node=str(name)), f"{source}: options_unknown")
-    for fault in summary.get("injected_faults") or ():
-        spec = fault.get("spec", "") if isinstance(fault, Mapping) else fault
-        yield BY_ID["injected_faults"].finding(Where(), f"{source}: injected fault {spec}")
-    for race in summary.get("races") or ():
-        if isinstance(race, Mapping):
-            yield BY_ID["variable_race"].finding(
-                _race_where(race), f"{source}: {race.get('message')}"
-            )
+    for name in summary.options_unknown:
+        yield BY_ID["unknown_option"].finding(Where(node=name), f"{source}: options_unknown")
+    for fault in summary.injected_faults:
+        yield BY_ID["injected_faults"].finding(Where(), f"{source}: injected fault {fault.spec}")
+    for race in summary.races:
+        yield BY_ID["variable_race"].finding(_race_where(race), f"{source}: {race.message}")
     yield from _loss_scale(summary, source)
-    status = summary.get("exit_status")
-    if isinstance(status, int) and status != 0:
+    status = summary.exit_status
+    if status is not None and status != 0:
         yield BY_ID["script_failed"].finding(Where(), f"{source}: exit_status {status}")
 
 
-def _race_where(race: Mapping[str, Any]) -> Where:
+def _race_where(race: Race) -> Where:
     """The read of a ``races`` entry, at its source line (``file:line in function``)."""
-    file, _, line = str(race.get("read_at") or "").partition(" in ")[0].rpartition(":")
+    file, _, line = race.read_at.partition(" in ")[0].rpartition(":")
     return Where(
-        node=str(race.get("read", "")),
-        op_type=str(race.get("read_op", "")),
+        node=race.read,
+        op_type=race.read_op,
         file=file if line.isdigit() else "",
         line=int(line) if line.isdigit() else 0,
     )
 
 
-def _loss_scale(summary: Mapping[str, Any], source: str) -> Iterator[Finding]:
+def _loss_scale(summary: RunSummary, source: str) -> Iterator[Finding]:
     """The scale fell to its floor while steps were skipped, or most steps were skipped: once
     the warm-up (the leading skips while a dynamic scale comes down) is left out."""
-    scale = LossScale.from_json(summary.get(LOSS_SCALE))
+    scale = summary.loss_scale
     if scale is None:
         return
     warmup = scale.warmup
     skipped = scale.skipped_after_warmup
-    raw_steps = summary.get("steps")
-    steps = raw_steps if isinstance(raw_steps, int) and not isinstance(raw_steps, bool) else 0
+    steps = summary.steps
     after = steps - (warmup.skipped_steps if warmup else 0)
     value = scale.scale
     floored = value is not None and value <= _LOSS_SCALE_FLOOR and skipped > 0
@@ -259,7 +255,7 @@ def _overflow_fix(black_list: Sequence[str], keep: Sequence[str]) -> str:
 
 def _dump_folders(run: RunDir) -> list[Path]:
     """The folders the run dumped into, as written, else relative to the report folder."""
-    names = [d.get("path") for d in (run.summary or {}).get("dumps") or () if isinstance(d, dict)]
+    names: list[object] = [d.path for d in run.summary.dumps] if run.summary is not None else []
     if run.options.get("enable_dump_debug") is True:
         names.append(run.options.get("dump_path"))
     folders = []

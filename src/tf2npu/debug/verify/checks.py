@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tf2npu.artifacts.run_summary import Race
 from tf2npu.atomic import write_text_atomic
 from tf2npu.debug.records import StepRecord, loss_name, read_steps, read_variables
 from tf2npu.debug.trials import Trial, TrialResult, TrialTimeout, run_trial, trial_spec
@@ -208,15 +209,16 @@ class RunRecord:
         return int(self.info.get("dropout_ops", 0))
 
     @property
-    def races(self) -> list[dict[str, Any]]:
+    def races(self) -> tuple[Race, ...]:
         """The variable races the run named (its summary's ``races``)."""
-        races = self.result.summary.get("races")
-        return [r for r in races if isinstance(r, dict)] if isinstance(races, list) else []
+        summary = self.result.summary
+        return summary.races if summary is not None else ()
 
     @property
     def precision_mode(self) -> str:
         """The precision mode the run's NPU sessions used (as its summary lists it)."""
-        mode = self.result.summary.get("options", {}).get("precision_mode")
+        options = self.result.summary.options if self.result.summary is not None else {}
+        mode = options.get("precision_mode")
         return str(mode) if mode else "allow_fp32_to_fp16 (the default)"
 
 
@@ -447,7 +449,7 @@ def run_verify(
 def needs_fusions_off(check: Check, run: RunRecord) -> bool:
     """Whether a failed ``keep_origin_dtype`` check is worth a run with fusions off: the
     migrated run finished, and its graphs had fusions."""
-    fusions = run.result.summary.get("fusions")
+    fusions = run.result.summary.fusions if run.result.summary is not None else {}
     return not check.passed and check.comparison is not None and bool(fusions)
 
 
@@ -581,15 +583,14 @@ def judge(runs: Mapping[str, RunRecord], plan: VerifyPlan) -> list[Check]:
 def _name_races(checks: Sequence[Check], runs: Mapping[str, RunRecord], noisy: bool) -> None:
     """A variable race any run named, as a note of each check it can explain: a failed or
     inconclusive one, and the original's noise when its runs do not repeat."""
-    races: dict[str, dict[str, Any]] = {}
+    races: dict[str, Race] = {}
     for run in runs.values():
         for race in run.races:
-            races.setdefault(str(race.get("variable")), race)
+            races.setdefault(race.variable, race)
     if not races:
         return
     notes = [
-        f"variable race: {race.get('message')}; a run can resolve it either way; fix: "
-        f"{race.get('fix')}"
+        f"variable race: {race.message}; a run can resolve it either way; fix: {race.fix}"
         for race in races.values()
     ]
     for check in checks:
@@ -637,8 +638,9 @@ def _check(
 
 
 def _noisy_original(run: RunRecord, plan: VerifyPlan) -> str:
-    state = run.result.summary.get("deterministic") or {}
-    problems = "; ".join(state.get("problems", ()))
+    summary = run.result.summary
+    state = summary.deterministic if summary is not None else None
+    problems = "; ".join(state.problems) if state is not None else ""
     if problems:
         return f"the two original runs differ although --deterministic asked: {problems}"
     if run.dropout_ops and not plan.dropout_off:

@@ -106,6 +106,9 @@ class CollectiveCounter(RunInstrument):
             return None
         return _CountHook(self, reached, run.step)
 
+    def summary_part(self) -> dict[str, Any]:
+        return {"distributed": self.summary()}
+
     def summary(self) -> dict[str, Any]:
         """``{rank, size, loss, collectives: {op: {count, bytes, tensors}}}``: executions, the
         bytes they sent and the tensors they carried (more than count when fused)."""

@@ -538,7 +538,7 @@ def merged_summary(spec: JobSpec, result: JobResult) -> dict[str, Any]:
     ranks = []
     for outcome in result.ranks:
         own = read_summary(spec.report_dir / f"rank_{outcome.rank}")
-        distributed = own.get("distributed") or {}
+        distributed = (own.distributed if own is not None else None) or {}
         ranks.append(
             {
                 "rank": outcome.rank,
@@ -548,7 +548,7 @@ def merged_summary(spec: JobSpec, result: JobResult) -> dict[str, Any]:
                 "error": outcome.error or None,
                 "collective": outcome.collective or None,
                 "seconds": outcome.seconds,
-                "steps": own.get("steps"),
+                "steps": own.steps if own is not None else None,
                 "loss": distributed.get("loss"),
                 "collectives": distributed.get("collectives", {}),
                 "report_dir": str(spec.report_dir / f"rank_{outcome.rank}"),
