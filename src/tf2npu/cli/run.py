@@ -11,7 +11,6 @@ What those sessions did is read back from :func:`tf2npu.runtime.run_stats` at ex
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Iterable, Mapping
@@ -33,6 +32,7 @@ from tf2npu.cli.precision_view import precision_summary_rows
 from tf2npu.cli.script_argv import FLAGS_KEY, record_flags, warn_misplaced
 from tf2npu.config.env import INJECT_FAULT_ENV
 from tf2npu.config.overrides import EngineOverrides
+from tf2npu.config.profiling import profile_options
 from tf2npu.config.sources import (
     option_text,
 )
@@ -251,11 +251,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Check the command line, run it (:func:`tf2npu.runtime.job.run`), print the summary."""
     spec = make_spec(args)
-    if ranks.is_multi_rank(args):
-        check_output_dir(args.report_dir, "--report-dir")
-        return ranks.run_ranks(args, spec)
     outputs = {"--report-dir": args.report_dir, "--dump": args.dump, "--profile": args.profile}
     outputs["--export-graph"] = args.export_graph
+    if ranks.is_multi_rank(args):
+        # Checked once, here: the ranks run spec files, which check no folder; each rank
+        # writes inside these (REPORT_DIR/rank_<k>, DIR/rank_<k>).
+        for flag, folder in outputs.items():
+            if folder is not None:
+                check_output_dir(folder, flag)
+        return ranks.run_ranks(args, spec)
     default = args.report_dir == DEFAULT_REPORT_DIR
     return run_spec(spec, _flags(args), outputs, default_report_dir=default)
 
@@ -398,11 +402,6 @@ def _profile_options(args: argparse.Namespace) -> tuple[str, ...]:
         if fix is not None:
             raise UsageError(f"--profile-steps {args.profile_steps!r} is not valid; {fix}")
     return profile_options(args.profile.resolve())
-
-
-def profile_options(folder: Path) -> tuple[str, ...]:
-    """The NpuOptimizer options that profile every NPU session into ``folder``."""
-    return ("profiling_mode=true", f"profiling_options={json.dumps({'output': str(folder)})}")
 
 
 def _flags(args: argparse.Namespace) -> dict[str, str]:
