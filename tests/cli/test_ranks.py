@@ -121,6 +121,25 @@ def test_each_rank_runs_the_job_spec_in_its_own_folders(tmp_path: Path) -> None:
     assert _rank_spec(spec, 0).script_args == ("--out", "ckpt_0", "--dev", "7")
 
 
+def test_the_folders_each_rank_writes_are_checked_before_the_launch(tmp_path: Path) -> None:
+    root = tmp_path.resolve()
+    golden = _spec(tmp_path, "--ranks", "2", "--no-npu", "--dump", str(root / "d_{rank}"),
+                   "--report-dir", str(root / "r"))  # fmt: skip
+    ranks.check_rank_folders(golden, root / "d_{rank}")
+    assert sorted(str(p.relative_to(root)) for p in root.glob("*/rank_*")) == [
+        "d_0/rank_0", "d_1/rank_1", "r/rank_0", "r/rank_1"
+    ]  # fmt: skip
+    assert not (root / "d_{rank}").exists()  # the placeholder is no folder of its own
+    npu = _spec(tmp_path, "--ranks", "2", "--dump", str(root / "n_{rank}"), "--profile",
+                str(root / "p"), "--report-dir", str(root / "r"))  # fmt: skip
+    (root / "p" / "rank_1").parent.mkdir()
+    (root / "p" / "rank_1").write_text("in the way")
+    with pytest.raises(UsageError) as info:
+        ranks.check_rank_folders(npu, root / "n_{rank}")
+    assert str(info.value) == f"--profile {str(root / 'p' / 'rank_1')!r} is a file; give a folder"
+    assert (root / "n_0").is_dir() and (root / "n_1").is_dir()  # an NPU dump: DEVICE_ID inside
+
+
 def test_rank_table_gives_ranks_and_devices(tmp_path: Path) -> None:
     table = tmp_path / "table.json"
     table.write_text(json.dumps({"server_list": [{"server_id": "a", "device": [

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from tf2npu.artifacts.run_summary import SUMMARY_FILE
 from tf2npu.cli.console import make_console
-from tf2npu.cli.paths import check_input_file, path_arg
+from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.config.cluster import RankEntry, load_rank_table
 from tf2npu.errors import UsageError
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from tf2npu.runtime.distributed.launch import JobResult, JobSpec
     from tf2npu.runtime.job import RunSpec
 
-__all__ = ["add_arguments", "is_multi_rank", "run_ranks"]
+__all__ = ["add_arguments", "check_rank_folders", "is_multi_rank", "run_ranks"]
 
 DEFAULT_JOB_TIMEOUT = 3600.0
 DEFAULT_GRACE = 10.0
@@ -171,11 +171,40 @@ def _timeout_env(plan: RunSpec) -> dict[str, str]:
     return {}
 
 
+def check_rank_folders(spec: JobSpec, dump: Path | None) -> None:
+    """Check (and create) every folder a rank of ``spec`` writes into, before any starts.
+
+    A rank runs a spec file, which checks no folder (each rank's own ``tf2npu run`` once did):
+    its report folder, and its ``--dump`` (an NPU dump: the ``dump`` folder itself, ``{rank}``
+    replaced), ``--profile`` and ``--export-graph`` folders, named by the flag that gave them.
+
+    Raises:
+        UsageError: a folder that is a file, under a file, or not writable.
+    """
+    from tf2npu.runtime.distributed.launch import rank_arguments, rank_spec
+
+    for entry in spec.local_ranks:
+        run = rank_spec(spec.run, entry)
+        npu_dump = None
+        if run.npu and dump is not None:
+            npu_dump = Path(rank_arguments([str(dump.resolve())], entry)[0])
+        folders = {
+            "--report-dir": run.report_dir,
+            "--dump": run.golden_dump or npu_dump,
+            "--profile": run.profile,
+            "--export-graph": run.export_graph,
+        }
+        for flag, folder in folders.items():
+            if folder is not None:
+                check_output_dir(folder, flag)
+
+
 def run_ranks(args: argparse.Namespace, plan: RunSpec) -> int:
     """Launch the job, print the merged summary (unless ``--quiet``); the job's exit status."""
     from tf2npu.runtime.distributed.launch import launch
 
     spec = job_spec(args, plan)
+    check_rank_folders(spec, args.dump)
     result = launch(spec)
     if result.message:
         print(f"tf2npu run: error: {result.message}", file=sys.stderr)

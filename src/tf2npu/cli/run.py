@@ -251,15 +251,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Check the command line, run it (:func:`tf2npu.runtime.job.run`), print the summary."""
     spec = make_spec(args)
+    if ranks.is_multi_rank(args):
+        check_output_dir(args.report_dir, "--report-dir")
+        return ranks.run_ranks(args, spec)
     outputs = {"--report-dir": args.report_dir, "--dump": args.dump, "--profile": args.profile}
     outputs["--export-graph"] = args.export_graph
-    if ranks.is_multi_rank(args):
-        # Checked once, here: the ranks run spec files, which check no folder; each rank
-        # writes inside these (REPORT_DIR/rank_<k>, DIR/rank_<k>).
-        for flag, folder in outputs.items():
-            if folder is not None:
-                check_output_dir(folder, flag)
-        return ranks.run_ranks(args, spec)
     default = args.report_dir == DEFAULT_REPORT_DIR
     return run_spec(spec, _flags(args), outputs, default_report_dir=default)
 
