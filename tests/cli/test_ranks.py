@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import signal
 import socket
@@ -17,16 +18,28 @@ from tf2npu.cli import ranks
 from tf2npu.cli.main import build_parser
 from tf2npu.cli.run import make_spec
 from tf2npu.config.cluster import RankEntry
+from tf2npu.config.faults import FaultSpec
+from tf2npu.config.overrides import EngineOverrides, FusionOverride, KeepFp32
 from tf2npu.errors import ConfigError, UsageError
+from tf2npu.runtime.job import RunSpec
 from tf2npu.testing.hostile import commands, finish, run_tf2npu, start_tf2npu, stop_group, wait_for
 
 
-def _spec(tmp_path: Path, *flags: str):
+def _spec(tmp_path: Path, *flags: str, script_args: tuple[str, ...] = ("--epochs", "1")):
     script = tmp_path / "train.py"
     script.write_text("print(1)\n")
-    args = build_parser().parse_args(["run", *flags, str(script), "--epochs", "1"])
+    args = build_parser().parse_args(["run", *flags, str(script), *script_args])
     assert ranks.is_multi_rank(args)
     return ranks.job_spec(args, make_spec(args))
+
+
+def _rank_spec(spec: Any, rank: int) -> RunSpec:
+    """Rank ``rank``'s run as the launcher writes it for the child, read back."""
+    from tf2npu.runtime.distributed.launch import write_rank_specs
+
+    write_rank_specs(spec)
+    path = spec.report_dir / f"rank_{rank}" / "run_spec.json"
+    return RunSpec.from_json(json.loads(path.read_text()), str(path))
 
 
 def test_ranks_and_forwarded_flags(tmp_path: Path) -> None:
@@ -37,24 +50,94 @@ def test_ranks_and_forwarded_flags(tmp_path: Path) -> None:
     )  # fmt: skip
     assert spec.ranks == (RankEntry(0, 0), RankEntry(1, 1))
     assert (spec.grace, spec.job_timeout, spec.rank_table) == (3.0, 60.0, None)
-    assert spec.script_args == ("--epochs", "1")
+    assert spec.run.script_args == ("--epochs", "1")
     assert spec.report_dir == (tmp_path / "r").resolve()
     assert spec.env == {"HCCL_EXEC_TIMEOUT": "40"}  # hccl_timeout is the collectives' timeout
-    assert spec.run_flags == (
-        "--option", "hccl_timeout=40", "--no-npu", "--execution", "host",
-        "--dump", str((tmp_path / "d").resolve() / "rank_{rank}"), "--record",
-    )  # fmt: skip
+    # A golden dump (--no-npu --dump DIR): one folder per rank, every rank dumps the same names.
+    assert _rank_spec(spec, 1) == RunSpec(
+        script=(tmp_path / "train.py").resolve(),
+        script_args=("--epochs", "1"),
+        report_dir=(tmp_path / "r").resolve() / "rank_1",
+        options=("hccl_timeout=40",),
+        npu=False,
+        execution="host",
+        golden_dump=(tmp_path / "d").resolve() / "rank_1",
+        record=True,
+        quiet=True,
+    )
+
+
+def test_each_rank_runs_the_job_spec_in_its_own_folders(tmp_path: Path) -> None:
+    table = tmp_path / "table.json"
+    table.write_text(json.dumps({"server_list": [{"server_id": "a", "device": [
+        {"device_id": "6", "rank_id": "1"}, {"device_id": "7", "rank_id": "0"}]}]}))  # fmt: skip
     keep = tmp_path / "keep.json"
     keep.write_text('{"nodes": ["dense/MatMul"]}')
-    npu = _spec(
-        tmp_path, "--ranks", "2", "--deterministic", "--profile", str(tmp_path / "p"),
-        "--keep-fp32", str(keep), "--inject-fault", "op:dense/MatMul=nan",
+    off = tmp_path / "off.json"
+    off.write_text('{"off": [{"rule": "matmul_biasadd", "root": "dense/BiasAdd"}]}')
+    report, dump, prof, graphs = (tmp_path.resolve() / name for name in ("r", "d", "p", "g"))
+    spec = _spec(
+        tmp_path, "--rank-table", str(table), "--report-dir", str(report),
+        "--option", "precision_mode=allow_mix_precision", "--option", "deterministic=0",
+        "--option", "profiling_mode=false", "--deterministic", "--dump", str(dump),
+        "--dump-step", "1", "--profile", str(prof), "--profile-steps", "0-2",
+        "--export-graph", str(graphs), "--fusion-instances", str(off), "--keep-fp32", str(keep),
+        "--inject-fault", "op:dense/MatMul=nan", "--verbose",
+        script_args=("--out", "ckpt_{rank}", "--dev", "{device}"),
     )  # fmt: skip
-    assert npu.run_flags == (
-        "--execution", "host", "--deterministic",
-        "--profile", str((tmp_path / "p").resolve() / "rank_{rank}"),
-        "--keep-fp32", str(keep.resolve()), "--inject-fault", "op:dense/MatMul=nan",
-    )  # fmt: skip
+    assert _rank_spec(spec, 1) == RunSpec(
+        script=(tmp_path / "train.py").resolve(),
+        script_args=("--out", "ckpt_1", "--dev", "6"),
+        report_dir=report / "rank_1",
+        # --option deterministic=0 and profiling_mode=false give way to the flags' own, which
+        # are made again for the rank's profile folder; an NPU dump's path holds DEVICE_ID.
+        options=(
+            "precision_mode=allow_mix_precision",
+            "enable_dump=true",
+            f"dump_path={dump}",
+            "dump_step=1",
+            "profiling_mode=true",
+            f'profiling_options={{"output": "{prof / "rank_1"}"}}',
+            "deterministic=1",
+        ),
+        npu=True,
+        execution="host",
+        dump_step="1",
+        profile=prof / "rank_1",
+        profile_steps="0-2",
+        export_graph=graphs / "rank_1",
+        deterministic=True,
+        engine=EngineOverrides(
+            FusionOverride(
+                instances_off=frozenset({("matmul_biasadd", "dense/BiasAdd")}),
+                source=f"--fusion-instances file {str(off)!r}",
+            ),
+            KeepFp32(frozenset({"dense/MatMul"}), f"--keep-fp32 file {str(keep)!r}"),
+            (FaultSpec("op:dense/MatMul=nan", "op", "nan", math.nan, node="dense/MatMul"),),
+        ),
+        verbose=True,
+        quiet=True,
+    )
+    assert _rank_spec(spec, 0).script_args == ("--out", "ckpt_0", "--dev", "7")
+
+
+def test_the_folders_each_rank_writes_are_checked_before_the_launch(tmp_path: Path) -> None:
+    root = tmp_path.resolve()
+    golden = _spec(tmp_path, "--ranks", "2", "--no-npu", "--dump", str(root / "d_{rank}"),
+                   "--report-dir", str(root / "r"))  # fmt: skip
+    ranks.check_rank_folders(golden, root / "d_{rank}")
+    assert sorted(str(p.relative_to(root)) for p in root.glob("*/rank_*")) == [
+        "d_0/rank_0", "d_1/rank_1", "r/rank_0", "r/rank_1"
+    ]  # fmt: skip
+    assert not (root / "d_{rank}").exists()  # the placeholder is no folder of its own
+    npu = _spec(tmp_path, "--ranks", "2", "--dump", str(root / "n_{rank}"), "--profile",
+                str(root / "p"), "--report-dir", str(root / "r"))  # fmt: skip
+    (root / "p" / "rank_1").parent.mkdir()
+    (root / "p" / "rank_1").write_text("in the way")
+    with pytest.raises(UsageError) as info:
+        ranks.check_rank_folders(npu, root / "n_{rank}")
+    assert str(info.value) == f"--profile {str(root / 'p' / 'rank_1')!r} is a file; give a folder"
+    assert (root / "n_0").is_dir() and (root / "n_1").is_dir()  # an NPU dump: DEVICE_ID inside
 
 
 def test_rank_table_gives_ranks_and_devices(tmp_path: Path) -> None:

@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from tf2npu.config.profiling import ProfilingSpec, check_options_text, parse_options
+from tf2npu.config.profiling import (
+    ProfilingSpec,
+    check_options_text,
+    parse_options,
+    profile_options,
+)
 from tf2npu.errors import ConfigError
 
 
 def test_empty_options_take_every_default() -> None:
     assert parse_options("") == ProfilingSpec()
     assert (ProfilingSpec().training_trace, ProfilingSpec().task_trace) == (True, "l1")
+
+
+def test_profile_options_are_what_a_profile_folder_stands_for() -> None:
+    assert profile_options(Path("/w/prof dir/rank_1")) == (
+        "profiling_mode=true",
+        'profiling_options={"output": "/w/prof dir/rank_1"}',
+    )
+    assert parse_options(profile_options(Path("/p"))[1].partition("=")[2]).output == "/p"
 
 
 def test_honoured_keys_and_keys_without_effect() -> None:

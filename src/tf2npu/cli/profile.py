@@ -15,6 +15,7 @@ from pathlib import Path
 from tf2npu import exit_codes
 from tf2npu.cli.npu_flags import add_option_flag
 from tf2npu.cli.paths import check_output_dir, path_arg
+from tf2npu.config.profiling import profile_options
 from tf2npu.errors import UsageError
 
 DESCRIPTION = """\
@@ -121,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         script=run_command.checked_script(command[0]),
         script_args=tuple(command[1:]),
         report_dir=out,
-        options=(*args.option, *run_command.profile_options(out)),
+        options=(*args.option, *profile_options(out)),
         npu=True,
         execution=DEFAULT_EXECUTION,
         profile=out,

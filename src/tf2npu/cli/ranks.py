@@ -3,6 +3,8 @@
 The parsing and checking of ``tf2npu run`` stay in :mod:`tf2npu.cli.run`; this module turns a
 checked :class:`~tf2npu.runtime.job.RunSpec` plus the rank options into a
 :class:`~tf2npu.runtime.distributed.launch.JobSpec`, launches it and prints the merged summary.
+The spec travels whole (options, flags, engine overrides): each rank's run is derived from it
+by the launcher, never rebuilt as a command line.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from rich.text import Text
 
 from tf2npu.artifacts.run_summary import SUMMARY_FILE
 from tf2npu.cli.console import make_console
-from tf2npu.cli.paths import check_input_file, path_arg
+from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.config.cluster import RankEntry, load_rank_table
 from tf2npu.errors import UsageError
 
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     from tf2npu.runtime.distributed.launch import JobResult, JobSpec
     from tf2npu.runtime.job import RunSpec
 
-__all__ = ["add_arguments", "is_multi_rank", "run_ranks"]
+__all__ = ["add_arguments", "check_rank_folders", "is_multi_rank", "run_ranks"]
 
 DEFAULT_JOB_TIMEOUT = 3600.0
 DEFAULT_GRACE = 10.0
@@ -44,7 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="start N ranks of SCRIPT, each with RANK_ID, RANK_SIZE, DEVICE_ID, RANK_TABLE_FILE "
         "and JOB_ID set; collectives run on TensorFlow's collective runtime over 127.0.0.1; "
-        "in ARGS, {rank} and {device} become each rank's RANK_ID and DEVICE_ID",
+        "in ARGS, {rank} and {device} become each rank's RANK_ID and DEVICE_ID; rank k's run "
+        "is REPORT_DIR/rank_k/run_spec.json, which python -m tf2npu.runtime.job runs again "
+        "(docs/distributed.md, re-running a rank)",
     )
     group.add_argument(
         "--rank-table",
@@ -112,11 +116,8 @@ def job_spec(args: argparse.Namespace, plan: RunSpec) -> JobSpec:
         raise UsageError(f"--base-port {args.base_port}: give a port in 1024..{65535 - len(ranks)}")
     _check_server_id(args, ranks)
     return JobSpec(
-        script=plan.script,
-        script_args=plan.script_args,
+        run=plan,
         ranks=ranks,
-        report_dir=plan.report_dir,
-        run_flags=_run_flags(args, plan),
         rank_table=table,
         job_timeout=args.job_timeout,
         grace=args.grace,
@@ -161,56 +162,6 @@ def _ranks(args: argparse.Namespace) -> tuple[tuple[RankEntry, ...], Path | None
     return ranks, args.rank_table.resolve()
 
 
-def _run_flags(args: argparse.Namespace, plan: RunSpec) -> tuple[str, ...]:
-    """The ``tf2npu run`` options every rank gets; ``{rank}`` is replaced per rank."""
-    flags: list[str] = []
-    regenerated = _regenerated_options(plan)
-    for item in plan.options:
-        if item.partition("=")[0] not in regenerated:
-            flags += ["--option", item]
-    if not plan.npu:
-        flags.append("--no-npu")
-    flags += ["--execution", plan.execution]
-    if plan.strict_options:
-        flags.append("--strict-options")
-    if plan.golden_dump is not None:  # one folder per rank: every rank dumps the same names
-        flags += ["--dump", str(plan.golden_dump / "rank_{rank}")]
-        if plan.dump_step:
-            flags += ["--dump-step", plan.dump_step]
-    if plan.deterministic:
-        flags.append("--deterministic")
-    if plan.record:
-        flags.append("--record")
-    if plan.profile is not None:
-        flags += ["--profile", str(plan.profile / "rank_{rank}")]
-        if plan.profile_steps:
-            flags += ["--profile-steps", plan.profile_steps]
-    flags += _engine_flags(args)
-    if args.verbose:
-        flags.append("--verbose")
-    return tuple(flags)
-
-
-def _engine_flags(args: argparse.Namespace) -> list[str]:
-    """The trial flags (their variables reach the ranks through the environment anyway)."""
-    flags: list[str] = []
-    for flag in ("fusion_instances", "keep_fp32"):
-        path = getattr(args, flag, None)
-        if path is not None:
-            flags += ["--" + flag.replace("_", "-"), str(Path(path).resolve())]
-    for spec in getattr(args, "inject_fault", None) or ():
-        flags += ["--inject-fault", spec]
-    return flags
-
-
-def _regenerated_options(plan: RunSpec) -> frozenset[str]:
-    """Options a forwarded flag makes again in each rank (``--profile``: with its own folder)."""
-    names = {"deterministic"} if plan.deterministic else set()
-    if plan.profile is not None:
-        names |= {"profiling_mode", "profiling_options"}
-    return frozenset(names)
-
-
 def _timeout_env(plan: RunSpec) -> dict[str, str]:
     """``--option hccl_timeout=S`` is the collectives' execution timeout, as on the device."""
     for item in plan.options:
@@ -220,11 +171,40 @@ def _timeout_env(plan: RunSpec) -> dict[str, str]:
     return {}
 
 
+def check_rank_folders(spec: JobSpec, dump: Path | None) -> None:
+    """Check (and create) every folder a rank of ``spec`` writes into, before any starts.
+
+    A rank runs a spec file, which checks no folder (each rank's own ``tf2npu run`` once did):
+    its report folder, and its ``--dump`` (an NPU dump: the ``dump`` folder itself, ``{rank}``
+    replaced), ``--profile`` and ``--export-graph`` folders, named by the flag that gave them.
+
+    Raises:
+        UsageError: a folder that is a file, under a file, or not writable.
+    """
+    from tf2npu.runtime.distributed.launch import rank_arguments, rank_spec
+
+    for entry in spec.local_ranks:
+        run = rank_spec(spec.run, entry)
+        npu_dump = None
+        if run.npu and dump is not None:
+            npu_dump = Path(rank_arguments([str(dump.resolve())], entry)[0])
+        folders = {
+            "--report-dir": run.report_dir,
+            "--dump": run.golden_dump or npu_dump,
+            "--profile": run.profile,
+            "--export-graph": run.export_graph,
+        }
+        for flag, folder in folders.items():
+            if folder is not None:
+                check_output_dir(folder, flag)
+
+
 def run_ranks(args: argparse.Namespace, plan: RunSpec) -> int:
     """Launch the job, print the merged summary (unless ``--quiet``); the job's exit status."""
     from tf2npu.runtime.distributed.launch import launch
 
     spec = job_spec(args, plan)
+    check_rank_folders(spec, args.dump)
     result = launch(spec)
     if result.message:
         print(f"tf2npu run: error: {result.message}", file=sys.stderr)
@@ -237,7 +217,7 @@ def print_job_summary(result: JobResult, spec: JobSpec) -> None:
     """One line per rank: status, steps, last loss, collectives run and bytes moved."""
     console = make_console(stderr=True)
     sys.stdout.flush()
-    head = Text.assemble(("tf2npu run", "bold"), f" {spec.script.name} on {spec.size} ranks: ")
+    head = Text.assemble(("tf2npu run", "bold"), f" {spec.run.script.name} on {spec.size} ranks: ")
     head.append(f"exit status {result.status}", style="green" if result.status == 0 else "bold red")
     console.print(head)
     for rank in result.summary["per_rank"]:

@@ -11,7 +11,6 @@ What those sessions did is read back from :func:`tf2npu.runtime.run_stats` at ex
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Iterable, Mapping
@@ -37,6 +36,7 @@ from tf2npu.cli.precision_view import precision_summary_rows
 from tf2npu.cli.script_argv import FLAGS_KEY, record_flags, warn_misplaced
 from tf2npu.config.env import INJECT_FAULT_ENV
 from tf2npu.config.overrides import EngineOverrides
+from tf2npu.config.profiling import profile_options
 from tf2npu.config.sources import (
     option_text,
 )
@@ -402,11 +402,6 @@ def _profile_options(args: argparse.Namespace) -> tuple[str, ...]:
         if fix is not None:
             raise UsageError(f"--profile-steps {args.profile_steps!r} is not valid; {fix}")
     return profile_options(args.profile.resolve())
-
-
-def profile_options(folder: Path) -> tuple[str, ...]:
-    """The NpuOptimizer options that profile every NPU session into ``folder``."""
-    return ("profiling_mode=true", f"profiling_options={json.dumps({'output': str(folder)})}")
 
 
 def _flags(args: argparse.Namespace) -> dict[str, str]:

@@ -192,7 +192,8 @@ def _addresses(env: Mapping[str, str], size: int) -> tuple[str, ...]:
     if len(addresses) != size or bad:
         raise ConfigError(
             f"{ADDRESSES_VARIABLE}={text!r} must list {size} host:port addresses (one per rank "
-            f"of RANK_SIZE={size}); it is set by tf2npu run --ranks, do not set it by hand"
+            f"of RANK_SIZE={size}); tf2npu run --ranks sets it (set it by hand only to re-run "
+            "the ranks of a job: docs/distributed.md, Re-running a rank)"
         )
     return addresses
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from tf2npu.errors import ConfigError
@@ -36,6 +37,7 @@ __all__ = [
     "ProfilingSpec",
     "check_options_text",
     "parse_options",
+    "profile_options",
 ]
 
 TaskLevel = Literal["off", "l0", "l1"]
@@ -108,6 +110,16 @@ class ProfilingSpec:
             "no_effect": {key: NO_EFFECT_KEYS[key] for key in self.no_effect},
             "unknown": list(self.unknown),
         }
+
+
+def profile_options(folder: Path) -> tuple[str, ...]:
+    """The NpuOptimizer options that profile every NPU session into ``folder`` (what
+    ``--profile DIR`` stands for; the launcher of ``--ranks`` makes them again per rank).
+
+    >>> profile_options(Path("/tmp/p"))
+    ('profiling_mode=true', 'profiling_options={"output": "/tmp/p"}')
+    """
+    return ("profiling_mode=true", f"profiling_options={json.dumps({'output': str(folder)})}")
 
 
 def parse_options(text: str, where: str = "profiling_options") -> ProfilingSpec:

@@ -22,6 +22,7 @@ from tf2npu.config.cluster import RankEntry, parse_rank_table
 from tf2npu.runtime.distributed.launch import (
     JobResult,
     JobSpec,
+    LaunchError,
     RankOutcome,
     _Job,
     failure_message,
@@ -29,16 +30,24 @@ from tf2npu.runtime.distributed.launch import (
     launch,
     merged_summary,
     rank_arguments,
+    rank_spec,
     rank_table_json,
+    write_rank_specs,
 )
+from tf2npu.runtime.job import RunSpec, child_command
 
 SCRIPT = Path(__file__).parent / "scripts" / "mlp.py"
 RANKS = (RankEntry(0, 0), RankEntry(1, 1))
 
 
+def _run(script: Path, args: tuple[str, ...], report_dir: Path) -> RunSpec:
+    """What ``tf2npu run --report-dir REPORT_DIR SCRIPT ARGS`` makes (NPU sessions, host)."""
+    return RunSpec(script, args, report_dir, options=(), npu=True, execution="host")
+
+
 def _spec(tmp_path: Path, *args: str, **kwargs: object) -> JobSpec:
     fields: dict[str, object] = {"job_timeout": 240.0, "grace": 2.0, **kwargs}
-    return JobSpec(SCRIPT, args, RANKS, tmp_path / "report", **fields)  # type: ignore[arg-type]
+    return JobSpec(_run(SCRIPT, args, tmp_path / "report"), RANKS, **fields)  # type: ignore[arg-type]
 
 
 def test_written_rank_table_reads_back() -> None:
@@ -59,12 +68,73 @@ def test_rank_arguments_stand_for_the_shell_variables_of_a_launch_script() -> No
     ]  # fmt: skip
 
 
-def test_each_rank_gets_its_own_script_arguments(tmp_path: Path) -> None:
-    spec = _spec(tmp_path, "--out", "ckpt_{rank}", run_flags=("--dump", "d/rank_{rank}"))
-    job = _Job(spec, tmp_path / "table.json", [1, 2], io.StringIO())
-    argv = job._argv(RankEntry(1, 3))
-    assert argv[argv.index("--") + 1 :] == [str(SCRIPT), "--out", "ckpt_1"]
-    assert argv[argv.index("--dump") + 1] == "d/rank_1"
+def test_each_rank_gets_its_own_arguments_and_folders() -> None:
+    job = RunSpec(
+        script=Path("/w/train.py"),
+        script_args=("--out", "ckpt_{rank}", "--dev={device}"),
+        report_dir=Path("/w/r"),
+        options=("dump_path=/w/npu_{rank}", "profiling_mode=false", "deterministic=1"),
+        npu=True,
+        execution="host",
+        golden_dump=Path("/w/golden_{device}"),
+        profile=Path("/w/prof"),
+        export_graph=Path("/w/graphs"),
+        deterministic=True,
+        verbose=True,
+    )
+    assert rank_spec(job, RankEntry(1, 3)) == RunSpec(
+        script=Path("/w/train.py"),
+        script_args=("--out", "ckpt_1", "--dev=3"),
+        report_dir=Path("/w/r/rank_1"),
+        options=(
+            "dump_path=/w/npu_1",
+            "profiling_mode=true",
+            'profiling_options={"output": "/w/prof/rank_1"}',
+            "deterministic=1",
+        ),
+        npu=True,
+        execution="host",
+        golden_dump=Path("/w/golden_3/rank_1"),
+        profile=Path("/w/prof/rank_1"),
+        export_graph=Path("/w/graphs/rank_1"),
+        deterministic=True,
+        verbose=True,
+        quiet=True,
+    )
+    # Without --profile and --deterministic, the options are the job's (placeholders replaced).
+    plain = RunSpec(Path("/w/t.py"), (), Path("/w/r"), ("deterministic=0",), False, "host")
+    assert rank_spec(plain, RankEntry(0, 0)) == RunSpec(
+        Path("/w/t.py"), (), Path("/w/r/rank_0"), ("deterministic=0",), False, "host", quiet=True
+    )
+
+
+def test_the_rank_specs_are_written_for_the_local_ranks(tmp_path: Path) -> None:
+    ranks = (RankEntry(0, 0, "a"), RankEntry(1, 0, "b"), RankEntry(2, 1, "b"))
+    spec = JobSpec(_run(SCRIPT, ("{rank}",), tmp_path), ranks, base_port=30000, host="b")
+    assert write_rank_specs(spec) == [
+        tmp_path / "rank_1" / "run_spec.json", tmp_path / "rank_2" / "run_spec.json"
+    ]  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rank_1", "rank_2"]
+    back = RunSpec.from_json(json.loads((tmp_path / "rank_2" / "run_spec.json").read_text()))
+    assert back == rank_spec(spec.run, ranks[2])
+    assert back.script_args == ("2",)
+    assert child_command(tmp_path / "rank_2" / "run_spec.json") == [
+        sys.executable, "-m", "tf2npu.runtime.job", str(tmp_path / "rank_2" / "run_spec.json")
+    ]  # fmt: skip
+
+
+def test_a_rank_spec_that_cannot_be_written_starts_no_rank(tmp_path: Path) -> None:
+    spec = _spec(tmp_path)
+    spec.report_dir.mkdir()
+    (spec.report_dir / "rank_1").write_text("in the way")
+    with pytest.raises(LaunchError) as info:
+        launch(spec, io.StringIO())
+    path = spec.report_dir / "rank_1" / "run_spec.json"
+    assert str(info.value) == (
+        f"cannot write the run spec of rank 1, {str(path)!r} (File exists); no rank was "
+        "started. Make room on the disk of the --report-dir, or move what is in the way of "
+        f"{str(path.parent)!r}"
+    )
 
 
 def test_free_ports_are_distinct() -> None:
@@ -237,6 +307,35 @@ def test_two_ranks_end_identical_and_match_one_process(tmp_path: Path) -> None:
     assert per_rank[1]["collectives"]["HcomReceive"] == {"count": 1, "bytes": 16, "tensors": 1}
 
 
+@pytest.mark.slow
+def test_a_rank_spec_that_cannot_be_read_fails_that_rank(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tf2npu.runtime.distributed import launch as launch_module
+
+    script = tmp_path / "ok.py"
+    script.write_text("print('ok')\n")
+    written = launch_module.write_rank_specs
+
+    def in_the_way(spec: JobSpec) -> list[Path]:  # rank 1's file replaced by a folder
+        paths = written(spec)
+        paths[1].unlink()
+        paths[1].mkdir()
+        return paths
+
+    monkeypatch.setattr(launch_module, "write_rank_specs", in_the_way)
+    run = RunSpec(script, (), tmp_path / "report", (), npu=False, execution="host")
+    stream = io.StringIO()
+    result = launch(JobSpec(run, RANKS, job_timeout=240.0, grace=120.0), stream)
+    path = tmp_path / "report" / "rank_1" / "run_spec.json"
+    assert (result.status, result.failed) == (2, 1), stream.getvalue()[-3000:]
+    assert result.message == (
+        f"rank 1 exited with status 2\n  error: run spec {str(path)!r}: cannot read it: Is a "
+        "directory"
+    )
+    assert result.outcome(0).status == 0 and "[rank 0] ok" in stream.getvalue()
+
+
 def _two_free_ports_in_a_row() -> int:
     """A port P such that P and P + 1 are free (base port of ranks 0 and 1)."""
     import socket
@@ -270,7 +369,7 @@ def test_two_hosts_each_start_their_rank_and_train_together(tmp_path: Path) -> N
     results: dict[str, object] = {}
 
     def host(server: str) -> None:
-        spec = JobSpec(SCRIPT, (str(out),), ranks, tmp_path / server, rank_table=table,
+        spec = JobSpec(_run(SCRIPT, (str(out),), tmp_path / server), ranks, rank_table=table,
                        job_timeout=240.0, grace=2.0, base_port=port, host=server)  # fmt: skip
         results[server] = launch(spec, io.StringIO())
 
@@ -300,7 +399,7 @@ def test_estimator_and_keras_on_two_ranks_match_one_process(tmp_path: Path) -> N
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        spec = JobSpec(script, (str(out),), RANKS, tmp_path / "report", job_timeout=240.0,
+        spec = JobSpec(_run(script, (str(out),), tmp_path / "report"), RANKS, job_timeout=240.0,
                        grace=2.0)  # fmt: skip
         result = launch(spec, io.StringIO())
         _, errors = one.communicate(timeout=240)

@@ -1,10 +1,15 @@
 """Start the ranks of a multi-rank job on this machine, watch them, stop them all on a failure.
 
-``tf2npu run --ranks N SCRIPT ARGS`` comes here. Each rank is a child ``python -m tf2npu run``
-(so every rank runs the script exactly as a one-rank ``tf2npu run`` does) with the environment a
-real Ascend cluster gives a process: ``RANK_ID``, ``RANK_SIZE``, ``DEVICE_ID``,
-``RANK_TABLE_FILE``, ``JOB_ID``; plus the gRPC address of every rank on 127.0.0.1
-(:data:`~tf2npu.config.env.ADDRESSES_VARIABLE`) for TensorFlow's collective runtime.
+``tf2npu run --ranks N SCRIPT ARGS`` comes here with the job's
+:class:`~tf2npu.runtime.job.RunSpec`. The launcher derives each rank's spec from it
+(:func:`rank_spec`: the rank's own report, dump and profile folders, ``{rank}`` in the script's
+arguments), writes it to ``REPORT_DIR/rank_<k>/run_spec.json`` and starts
+:func:`~tf2npu.runtime.job.child_command` of that file, so every rank runs the script exactly
+as a one-rank ``tf2npu run --quiet`` does, and the file is there to re-run the rank by hand
+(docs/distributed.md). Each rank gets the environment a real Ascend cluster gives a process:
+``RANK_ID``, ``RANK_SIZE``, ``DEVICE_ID``, ``RANK_TABLE_FILE``, ``JOB_ID``; plus the gRPC
+address of every rank on 127.0.0.1 (:data:`~tf2npu.config.env.ADDRESSES_VARIABLE`) for
+TensorFlow's collective runtime.
 
 The launcher is the job's watchdog, because some hangs ignore every timeout TensorFlow offers
 (a rank waiting for a step id from a dead leader retries forever). When a rank exits non-zero
@@ -30,16 +35,20 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
+from tf2npu.artifacts import run_spec
 from tf2npu.artifacts.run_summary import SUMMARY_FILE, read_summary
 from tf2npu.atomic import write_text_atomic
 from tf2npu.config.cluster import RankEntry
 from tf2npu.config.env import ADDRESSES_VARIABLE
+from tf2npu.config.profiling import profile_options
 from tf2npu.errors import Tf2NpuError
 from tf2npu.procs import GroupWatch, Terminated, die_with_parent
+from tf2npu.runtime.determinism import NPU_OPTION
+from tf2npu.runtime.job import RunSpec, child_command
 
 __all__ = [
     "JOB_TIMEOUT_STATUS",
@@ -50,7 +59,10 @@ __all__ = [
     "free_ports",
     "launch",
     "rank_arguments",
+    "rank_spec",
+    "rank_spec_file",
     "rank_table_json",
+    "write_rank_specs",
 ]
 
 
@@ -80,15 +92,12 @@ _ERROR_LINE = re.compile(r"^(tf2npu run: error: .*|[A-Za-z_.]*(Error|Exception|E
 
 @dataclass(frozen=True)
 class JobSpec:
-    """What to start: the script, the ranks, the limits."""
+    """What to start: the run every rank makes, the ranks, the limits."""
 
-    script: Path
-    script_args: tuple[str, ...]
+    run: RunSpec
+    """The job's run as ``tf2npu run`` checked it; :func:`rank_spec` makes each rank's from it.
+    Its ``report_dir`` is the job's (:attr:`report_dir`)."""
     ranks: tuple[RankEntry, ...]
-    report_dir: Path
-    """Rank ``k`` reports into ``report_dir/rank_<k>``; the merged summary goes here."""
-    run_flags: tuple[str, ...] = ()
-    """``tf2npu run`` options every rank gets (``--option``, ``--no-npu`` ...)."""
     rank_table: Path | None = None
     """Given with ``--rank-table``; None: the launcher writes one into ``report_dir``."""
     job_timeout: float = 3600.0
@@ -101,6 +110,11 @@ class JobSpec:
     other servers start theirs. Rank ``k`` then listens on ``server_id:base_port + k`` (TF's
     server binds every interface, so two servers on one machine need other ports too). None:
     every rank, here, on 127.0.0.1."""
+
+    @property
+    def report_dir(self) -> Path:
+        """Rank ``k`` reports into ``report_dir/rank_<k>``; the merged summary goes here."""
+        return self.run.report_dir
 
     @property
     def size(self) -> int:
@@ -188,6 +202,7 @@ def launch(spec: JobSpec, out: IO[str] | None = None) -> JobResult:
     stream = out if out is not None else sys.stdout
     spec.report_dir.mkdir(parents=True, exist_ok=True)
     table = spec.rank_table or _write_rank_table(spec)
+    write_rank_specs(spec)  # before any rank starts: a spec that cannot be written starts none
     started = time.monotonic()
     retries = _PORT_RETRIES if spec.base_port is None else 0  # fixed ports: no new pick
     for attempt in range(retries + 1):
@@ -225,6 +240,77 @@ def rank_arguments(arguments: Sequence[str], entry: RankEntry) -> list[str]:
     """
     rank, device = str(entry.rank_id), str(entry.device_id)
     return [arg.replace("{rank}", rank).replace("{device}", device) for arg in arguments]
+
+
+def rank_spec(run: RunSpec, entry: RankEntry) -> RunSpec:
+    """The run of rank ``entry`` in a job whose run is ``run``.
+
+    Every rank writes the same file names, so each writes into folders of its own: its report
+    into ``report_dir/rank_<k>``, a golden dump (``--no-npu --dump``), a profile and a graph
+    export into ``DIR/rank_<k>`` (an NPU dump's path already holds ``DEVICE_ID``). ``{rank}``
+    and ``{device}`` are replaced (:func:`rank_arguments`) in the script's arguments, in the
+    ``--option`` items and in those folders, as a launch script's ``$RANK_ID`` would be. The
+    rank's notes are off (``quiet``): the launcher prints the job's summary.
+
+    The options ``tf2npu run`` made from ``--profile DIR`` (``profiling_mode``,
+    ``profiling_options``, which would send every rank's profile to ``DIR``) are made again
+    with the rank's folder, and ``--deterministic``'s ``deterministic=1`` again after them: the
+    rank's options are then those a ``tf2npu run`` of the rank's own flags makes, as when each
+    rank parsed the flags again (an ``--option`` of these keys beside the flag gives way to it).
+    """
+    folder = f"rank_{entry.rank_id}"
+
+    def own(path: Path | None) -> Path | None:
+        return None if path is None else Path(rank_arguments([str(path)], entry)[0]) / folder
+
+    profile = own(run.profile)
+    remade = {"deterministic"} if run.deterministic else set()
+    if profile is not None:
+        remade |= {"profiling_mode", "profiling_options"}
+    kept = [item for item in run.options if item.partition("=")[0] not in remade]
+    options = rank_arguments(kept, entry)
+    if profile is not None:
+        options += profile_options(profile)
+    if run.deterministic and run.npu:
+        options.append(NPU_OPTION)
+    return replace(
+        run,
+        script_args=tuple(rank_arguments(run.script_args, entry)),
+        report_dir=run.report_dir / folder,
+        options=tuple(options),
+        golden_dump=own(run.golden_dump),
+        profile=profile,
+        export_graph=own(run.export_graph),
+        quiet=True,
+    )
+
+
+def rank_spec_file(spec: JobSpec, rank: int) -> Path:
+    """Where the launcher writes rank ``rank``'s run spec: ``report_dir/rank_<k>/run_spec.json``."""
+    return spec.report_dir / f"rank_{rank}" / run_spec.SPEC_FILE
+
+
+def write_rank_specs(spec: JobSpec) -> list[Path]:
+    """Write the run spec of every rank this launcher starts (:attr:`JobSpec.local_ranks`).
+
+    Raises:
+        LaunchError: a spec file could not be written (a full disk, a file where the rank's
+            folder goes).
+    """
+    written = []
+    for entry in spec.local_ranks:
+        path = rank_spec_file(spec, entry.rank_id)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            run_spec.write(path, rank_spec(spec.run, entry))
+        except OSError as exc:
+            raise LaunchError(
+                f"cannot write the run spec of rank {entry.rank_id}, {str(path)!r} "
+                f"({exc.strerror or exc}); no rank was started. Make room on the disk of the "
+                f"--report-dir, or move what is in the way of {str(path.parent)!r}"
+            ) from None
+        written.append(path)
+    return written
 
 
 def _addresses(spec: JobSpec) -> list[str]:
@@ -340,7 +426,8 @@ class _Job:
     def _start(self) -> None:
         for entry in self.spec.local_ranks:
             try:
-                rank = _Rank(entry.rank_id, self._argv(entry), self._env(entry), self.out)
+                command = child_command(rank_spec_file(self.spec, entry.rank_id))
+                rank = _Rank(entry.rank_id, command, self._env(entry), self.out)
             except (OSError, RuntimeError) as exc:  # fork/exec failed, or no thread left
                 raise LaunchError(
                     f"could not start rank {entry.rank_id} of {self.spec.size} ({exc}); the "
@@ -432,14 +519,6 @@ class _Job:
                 index = sorted(r.rank_id for r in self.spec.ranks).index(rank.outcome.rank)
                 return self.addresses[index]
         return None
-
-    def _argv(self, entry: RankEntry) -> list[str]:
-        report = self.spec.report_dir / f"rank_{entry.rank_id}"
-        return [
-            sys.executable, "-m", "tf2npu", "run", "--quiet", "--report-dir", str(report),
-            *rank_arguments(self.spec.run_flags, entry),
-            "--", str(self.spec.script), *rank_arguments(self.spec.script_args, entry),
-        ]  # fmt: skip
 
     def _env(self, entry: RankEntry) -> dict[str, str]:
         spec = self.spec
