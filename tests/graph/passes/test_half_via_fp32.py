@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from tf2npu.graph.decisions import CLUSTER, DEVICE_FORM, FUSED_BY, SUPERSEDED, DeviceForm
 from tf2npu.graph.ir import Graph, TensorRef
@@ -170,22 +172,72 @@ def test_a_second_fp32_cast_of_a_half_tensor_reads_the_first() -> None:
     )
 
 
-def test_overlapping_max_pool_grad_superseded_and_float32_nodes_are_left_alone() -> None:
+def pool_attrs(ksize: tuple[int, int], strides: tuple[int, int], padding: str) -> dict[str, Any]:
+    return {"ksize": ints(1, *ksize, 1), "strides": ints(1, *strides, 1),
+            "padding": AttrValue(s=padding.encode()), "T": typ(HALF)}  # fmt: skip
+
+
+def max_pool_grad_graph(
+    ksize: tuple[int, int], strides: tuple[int, int], padding: str, **extra: Any
+) -> Graph:
+    """x → x16 → pool (MaxPool) → grad (MaxPoolGrad of g16) → out (Cast to float32)."""
     graph = Graph()
     half_inputs(graph, "x", "g")
-    pool = {"ksize": ints(1, 3, 3, 1), "strides": ints(1, 2, 2, 1),
-            "padding": AttrValue(s=b"VALID"), "T": typ(HALF)}  # fmt: skip
-    graph.add_node("pool", "MaxPool", [TensorRef("x16")], attrs=pool)
+    attrs = {**pool_attrs(ksize, strides, padding), **extra}
+    graph.add_node("pool", "MaxPool", [TensorRef("x16")], attrs=attrs)
     graph.add_node("grad", "MaxPoolGrad", [TensorRef("x16"), TensorRef("pool"), TensorRef("g16")],
-                   attrs=pool)  # fmt: skip
+                   attrs=attrs)  # fmt: skip
+    cast(graph, "out", "grad", HALF, FLOAT)
+    return graph
+
+
+def test_an_overlapping_max_pool_grad_finds_the_maxima_in_fp32_and_adds_in_fp16() -> None:
+    graph = max_pool_grad_graph((3, 3), (2, 2), "SAME")
+    graph["grad"].meta[CLUSTER] = "GeOp1_0"
+    assert compute_half_in_fp32(graph) == {"half_ops_via_fp32": 2, "half_casts_elided": 0}
+    argmax, grad = graph["grad/_tf2npu_f32_argmax"], graph["grad"]
+    assert (argmax.op, argmax.inputs) == ("MaxPoolWithArgmax", (TensorRef("x16/_tf2npu_twin_f32"),))
+    assert (argmax.attrs["T"].type, argmax.attrs["Targmax"].type) == (FLOAT, 9)
+    assert argmax.attrs["include_batch_in_index"].b and argmax.attrs["padding"].s == b"SAME"
+    assert list(argmax.attrs["ksize"].list.i) == [1, 3, 3, 1]
+    assert (grad.op, grad.inputs) == (  # the forward pool's output is no longer read
+        "MaxPoolGradWithArgmax",
+        (TensorRef("x16"), TensorRef("g16"), TensorRef("grad/_tf2npu_f32_argmax", 1)),
+    )
+    assert grad.attrs["T"].type == HALF and grad.attrs["include_batch_in_index"].b
+    assert graph["out"].op == "Cast"  # a float16 result: its reader still converts it
+    assert grad.meta[CLUSTER] == argmax.meta[CLUSTER] == "GeOp1_0"
+    assert argmax.meta[CPU_FORM] == "half via fp32 MaxPoolGrad"
+    assert grad.meta[DEVICE_FORM] == DeviceForm(
+        "MaxPoolGrad", (TensorRef("x16"), TensorRef("pool"), TensorRef("g16"))
+    )
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"data_format": AttrValue(s=b"NCHW")},  # the CPU kernel has NHWC only: its error stays
+        {"padding": AttrValue(s=b"EXPLICIT"), "explicit_paddings": ints(0, 0, 1, 1, 1, 1, 0, 0)},
+        {"ksize": ints(1, 3, 3, 2)},  # a window over depth: the kernel's own error stays
+    ],
+    ids=["NCHW", "EXPLICIT", "depth"],
+)
+def test_a_max_pool_grad_the_argmax_ops_cannot_compute_keeps_its_kernel(extra: dict) -> None:
+    graph = max_pool_grad_graph((3, 3), (2, 2), "SAME")
+    graph["grad"].attrs.update(extra)
+    compute_half_in_fp32(graph)
+    assert graph["grad"].op == "MaxPoolGrad"
+
+
+def test_superseded_and_float32_nodes_are_left_alone() -> None:
+    graph = Graph()
+    half_inputs(graph, "x")
     graph.add_node("dead", "Relu", [TensorRef("x16")], attrs={"T": typ(HALF)})
     graph["dead"].meta[SUPERSEDED] = "test"
     graph.add_node("f32", "Relu", [TensorRef("x")], attrs={"T": typ(FLOAT)})
-    stats = compute_half_in_fp32(graph)
-    assert stats == {"half_ops_via_fp32": 1, "half_casts_elided": 0}  # the MaxPool only
-    assert graph["grad"].op == "MaxPoolGrad" and graph["dead"].op == "Relu"
+    assert compute_half_in_fp32(graph) == {"half_ops_via_fp32": 0, "half_casts_elided": 0}
+    assert graph["dead"].op == "Relu" and graph["dead"].inputs == (TensorRef("x16"),)
     assert graph["f32"].inputs == (TensorRef("x"),)
-    assert graph["grad"].inputs[1] == TensorRef("pool")
 
 
 def test_a_graph_without_float16_is_unchanged() -> None:
@@ -260,3 +312,120 @@ def test_a_conv_net_chain_gives_the_same_bits() -> None:
         TensorRef("pool/_tf2npu_f32"),
         TensorRef("g16/_tf2npu_twin_f32"),
     )
+
+
+# -- overlapping MaxPoolGrad, bit for bit ------------------------------------------------------
+
+EPS = 2.0**-11  # half an ulp of 1.0 in float16
+CENTRE_OF_FOUR = np.zeros((1, 5, 5, 1), np.float32)
+CENTRE_OF_FOUR[0, 2, 2, 0] = 1.0  # the maximum of all four 3x3/2 VALID windows
+
+
+def half_bits(values: Any) -> np.ndarray[Any, Any]:
+    array = np.asarray(values)
+    return array.view(np.uint16 if array.dtype == np.float16 else np.uint32)
+
+
+def max_pool_grad_runs(
+    graph: Graph, x: np.ndarray[Any, Any], g: np.ndarray[Any, Any]
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """``grad`` by the float16 kernel and by the rewrite; asserts every bit (NaNs' too) equal."""
+    fetches, feeds = ["grad", "out"], {"x": x, "g": g}
+    before = run(graph, fetches, feeds)
+    baseline = Signature.of(graph)
+    assert compute_half_in_fp32(graph)["half_ops_via_fp32"] == 2
+    assert graph["grad"].op == "MaxPoolGradWithArgmax"
+    graph.lint(baseline)
+    after = run(graph, fetches, feeds)
+    for old, new in zip(before, after, strict=True):
+        assert old.dtype == new.dtype and old.shape == new.shape
+        np.testing.assert_array_equal(half_bits(old), half_bits(new))
+    return before[0], after[0]
+
+
+@pytest.mark.parametrize(
+    ("grads", "expected"),
+    [
+        ([1.0, EPS, EPS, 0.0], 1.0),  # rounded after each addition: 1 + 2^-11 is 1 (to even)
+        ([1.0, EPS, EPS, EPS], 1.0),
+        ([EPS, EPS, EPS, 1.0], 1.0 + 2.0**-9),  # output order: the small ones add up first
+        ([65504.0, 65504.0, -65504.0, 0.0], np.inf),  # overflow on the way stays infinite
+        ([2.0**-24, 2.0**-24, 3 * 2.0**-24, -(2.0**-24)], 4 * 2.0**-24),  # subnormals
+        ([-0.0, -0.0, -0.0, -0.0], 0.0),  # the sum starts at +0
+        ([np.inf, -np.inf, 1.0, 1.0], np.nan),
+    ],
+)
+def test_four_windows_picking_one_element_add_in_output_order(
+    grads: list[float], expected: float
+) -> None:
+    graph = max_pool_grad_graph((3, 3), (2, 2), "VALID")
+    g = np.array(grads, np.float32).reshape(1, 2, 2, 1)
+    _, new = max_pool_grad_runs(graph, CENTRE_OF_FOUR.copy(), g)
+    centre = new[0, 2, 2, 0]
+    assert np.isnan(centre) if np.isnan(expected) else centre == np.float16(expected)
+    assert np.count_nonzero(new) == (centre != 0)  # every window picked the centre
+
+
+def special_inputs(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray[Any, Any]:
+    """float16 values with many ties and every kind of special value."""
+    palette = np.array([0.0, -0.0, 1.0, -1.0, 2.0**-24, 6e-5, 65504.0, np.inf, -np.inf, np.nan],
+                       np.float32)  # fmt: skip
+    values = np.where(
+        rng.random(shape) < 0.5,
+        palette[rng.integers(0, len(palette), shape)],
+        spread(shape) if rng.random() < 0.5 else rng.standard_normal(shape),
+    )
+    with np.errstate(over="ignore"):  # values beyond 65504 become infinities, as wanted
+        return values.astype(np.float16).astype(np.float32)
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+@pytest.mark.parametrize(
+    ("ksize", "strides"),
+    [
+        ((3, 3), (2, 2)),
+        ((3, 3), (1, 1)),
+        ((2, 2), (1, 1)),
+        ((5, 5), (2, 2)),
+        ((4, 4), (3, 3)),
+        ((3, 2), (2, 1)),
+        ((3, 1), (1, 1)),
+    ],
+)
+def test_overlapping_max_pool_grad_gives_the_float16_kernels_bits(
+    ksize: tuple[int, int], strides: tuple[int, int], padding: str
+) -> None:
+    rng = np.random.default_rng(sum(ksize) * 10 + sum(strides))
+    x = special_inputs((2, 11, 10, 3), rng)
+    x[0, :4, :4, :] = 0.0  # a region of ties: each window takes its first element
+    x[1, :3, :3, 0] = np.nan  # NaN first in a window wins it, NaN later never does
+    graph = max_pool_grad_graph(ksize, strides, padding)
+    pool = run(graph, ["pool"], {"x": x, "g": np.zeros(1, np.float32)})[0]
+    g = special_inputs(pool.shape, rng)
+    g[1] = rng.standard_normal(pool.shape[1:]) * EPS + (rng.random(pool.shape[1:]) < 0.3)
+    max_pool_grad_runs(graph, x, g)
+
+
+@pytest.mark.slow
+@settings(max_examples=30, deadline=None)
+@given(
+    shape=st.tuples(st.integers(1, 3), st.integers(1, 9), st.integers(1, 9), st.integers(1, 3)),
+    ksize=st.tuples(st.integers(1, 4), st.integers(1, 4)),
+    strides=st.tuples(st.integers(1, 3), st.integers(1, 3)),
+    padding=st.sampled_from(["SAME", "VALID"]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_overlapping_max_pool_grad_on_random_shapes(
+    shape: tuple[int, int, int, int],
+    ksize: tuple[int, int],
+    strides: tuple[int, int],
+    padding: str,
+    seed: int,
+) -> None:
+    assume(any(k > s for k, s in zip(ksize, strides, strict=True)))
+    assume(padding == "SAME" or (ksize[0] <= shape[1] and ksize[1] <= shape[2]))
+    rng = np.random.default_rng(seed)
+    x = special_inputs(shape, rng)
+    graph = max_pool_grad_graph(ksize, strides, padding)
+    pool = run(graph, ["pool"], {"x": x, "g": np.zeros(1, np.float32)})[0]
+    max_pool_grad_runs(graph, x, special_inputs(pool.shape, rng))

@@ -13,9 +13,18 @@ the float16 kernel's result, so the graph means the same and runs faster:
 * :data:`ROUNDED` ops are one IEEE operation (``+ - * /``, square root): float32 has at least
   2·11+2 significand bits, so the float32 result rounded to float16 is the correctly rounded
   float16 result, which is what the float16 kernel (computing in float) returns.
+* A ``MaxPoolGrad`` whose windows overlap (ResNet's 3×3/2 stem pool) adds several gradients
+  into one input with a float16 rounding after each addition, in output order, which no
+  float32 op reproduces; but most of its float16 kernel's time goes into finding each window's
+  maximum with float16 comparisons (on a ReLU output of 32×32×32×16 the float16 kernel took
+  13.5 ms, finding the maxima in float32 4.4 ms, the float16 additions 1 ms). So the maxima
+  are found in float32 (``MaxPoolWithArgmax`` on the twin: the same comparisons, the same
+  loop, the same first-of-equals and NaN rules) and only the additions stay in float16
+  (``MaxPoolGradWithArgmax``: the same ``+=`` in the same order), bit for bit.
 
 Every float16 tensor keeps its name and dtype (dumps and compare read them): the rewritten node
-becomes a ``Cast`` to float16 of its float32 twin. Where a float16 tensor is only read back
+becomes a ``Cast`` to float16 of its float32 twin (an overlapping ``MaxPoolGrad``, the float16
+``MaxPoolGradWithArgmax``). Where a float16 tensor is only read back
 into float32 (the precision pass's ``Cast`` to float32, lowering's own ``_tf2npu_in_f32``),
 that reader becomes an ``Identity`` of the twin (and a second ``Cast`` of one float16
 tensor to float32, e.g. a gradient read by both ``Conv2DBackprop*`` ops, an ``Identity`` of
@@ -28,7 +37,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tf2npu.dtypes import DT_FLOAT, DT_HALF
+from tf2npu.dtypes import DT_FLOAT, DT_HALF, DT_INT64
 from tf2npu.graph._opdef import output_layout
 from tf2npu.graph.decisions import DEVICE_FORM, FUSED_BY, SUPERSEDED
 from tf2npu.graph.ir import Graph, Node, TensorRef
@@ -86,6 +95,8 @@ def compute_half_in_fp32(graph: Graph) -> dict[str, int]:
             rewrite.widening_cast(node)
         elif _eligible(node):
             rewrite.op(node)
+        elif _overlapping_max_pool_grad(node):
+            rewrite.max_pool_grad(node)
     return rewrite.stats
 
 
@@ -98,17 +109,41 @@ def _eligible(node: Node) -> bool:
     if _type(node, "T") != DT_HALF:
         return False
     if node.op == "MaxPoolGrad":
-        ksize, strides = node.attrs.get("ksize"), node.attrs.get("strides")
-        if ksize is None or strides is None or len(ksize.list.i) != len(strides.list.i):
-            return False
+        window = _window(node)
         # Overlapping windows add several gradients into one input, which the float16 kernel
         # does with a rounding after each addition: not one operation.
-        if any(k > s for k, s in zip(ksize.list.i, strides.list.i, strict=True)):
+        if window is None or any(k > s for k, s in zip(*window, strict=True)):
             return False
     elif node.op not in EXACT and node.op not in ROUNDED:
         return False
     outs = output_layout(node)
     return outs is not None and [d for _, ds in outs for d in ds] == [DT_HALF]
+
+
+def _window(node: Node) -> tuple[list[int], list[int]] | None:
+    ksize, strides = node.attrs.get("ksize"), node.attrs.get("strides")
+    if ksize is None or strides is None or len(ksize.list.i) != len(strides.list.i):
+        return None
+    return list(ksize.list.i), list(strides.list.i)
+
+
+def _overlapping_max_pool_grad(node: Node) -> bool:
+    """A float16 ``MaxPoolGrad`` the argmax ops can compute: NHWC (the only layout of its CPU
+    kernel), SAME or VALID padding (``MaxPoolWithArgmax`` has no explicit padding), windows
+    over rows and columns only (4 ints, batch and depth 1), at least two windows overlapping."""
+    if node.op != "MaxPoolGrad" or _type(node, "T") != DT_HALF or len(node.inputs) != 3:
+        return False
+    window = _window(node)
+    padding, layout = node.attrs.get("padding"), node.attrs.get("data_format")
+    return (
+        window is not None
+        and len(window[0]) == 4
+        and window[0][0] == window[0][3] == window[1][0] == window[1][3] == 1
+        and any(k > s for k, s in zip(*window, strict=True))
+        and padding is not None
+        and padding.s in (b"SAME", b"VALID")
+        and (layout is None or layout.s in (b"", b"NHWC"))
+    )
 
 
 class _Rewrite:
@@ -155,6 +190,32 @@ class _Rewrite:
         form.add("Cast", [wide.output()], self.make.cast(DT_FLOAT, DT_HALF))
         if op not in ROUNDED:
             self.computed[TensorRef(name)] = wide.output()
+        self.stats["half_ops_via_fp32"] += 1
+
+    def max_pool_grad(self, node: Node) -> None:
+        """Overlapping windows: each window's maximum found in float32 on the input's twin, the
+        gradients added in float16 into the maxima found (the float16 kernel's two loops, the
+        slow one of them in float32). The result is float16, read back by a Cast."""
+        source, _, grad = node.inputs
+        wide = self.twin(source)
+        window = {key: node.attrs[key] for key in ("ksize", "strides", "padding")}
+        index = {
+            "Targmax": self.make.dtype(DT_INT64),
+            "include_batch_in_index": self.make.boolean(True),
+        }
+        form = _Form(self.graph, node, "half via fp32 MaxPoolGrad")
+        argmax = form.add(
+            "MaxPoolWithArgmax",
+            [wide],
+            {**window, **index, "T": self.make.dtype(DT_FLOAT)},
+            tag="f32_argmax",
+            control=True,
+        )
+        form.add(
+            "MaxPoolGradWithArgmax",
+            [source, grad, TensorRef(argmax.name, 1)],
+            {**window, **index, "T": self.make.dtype(DT_HALF)},
+        )
         self.stats["half_ops_via_fp32"] += 1
 
     def twin(self, ref: TensorRef) -> TensorRef:

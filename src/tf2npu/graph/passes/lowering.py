@@ -9,7 +9,8 @@ the decisions down in a form TensorFlow runs and reports read from the exported 
   (:func:`tf2npu.graph.passes.cpu_runnable.make_cpu_runnable`): fused ops are expanded back into
   their op chain, other ops computed in float32 between casts;
 * every float16 op whose float32 kernel plus a rounding gives the float16 kernel's result
-  bit for bit (``Relu``, ``MaxPool``, ``Add``, ``Mul``, ...) runs that way, faster
+  bit for bit (``Relu``, ``MaxPool``, ``Add``, ``Mul``, ...) runs that way, faster, and a
+  ``MaxPoolGrad`` with overlapping windows finds its maxima in float32
   (:func:`tf2npu.graph.passes.half_via_fp32.compute_half_in_fp32`);
 * every live node the partition pass put in a GeOp gets the string attr :data:`GEOP_ATTR`
   naming the GeOp, so the exported graph still says which nodes the device would run;
