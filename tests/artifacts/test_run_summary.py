@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -264,3 +265,54 @@ def test_parts_make_one_summary_and_a_field_has_one_contributor() -> None:
         RunSummary.from_parts([{"steps": 1}, {"steps": 2}])
     with pytest.raises(ValueError, match="'stepz' is no field of RunSummary"):
         RunSummary.from_parts([{"stepz": 1}])
+
+
+JOB = {
+    "schema_version": 1, "ranks": 2, "exit_status": 1, "failed_rank": 1, "timed_out": False,
+    "message": "rank 1 exited with status 2", "wall_seconds": 3.5,
+    "per_rank": [
+        {"rank": 0, "status": 143, "signal": None, "stopped": True, "error": None,
+         "collective": None, "seconds": 3.1, "steps": 4, "loss": 0.5,
+         "collectives": {"HcomAllReduce": {"count": 4, "bytes": 64, "tensors": 8}},
+         "report_dir": "/r/rank_0"},
+        {"rank": 1, "status": 2, "signal": None, "stopped": False, "error": "bad",
+         "collective": "HcomAllReduce 'g'", "seconds": 1.0, "steps": None, "loss": None,
+         "collectives": {}, "report_dir": "/r/rank_1"},
+    ],
+    "collectives": {"HcomAllReduce": {"count": 4, "bytes": 64, "tensors": 8}},
+}  # fmt: skip
+
+
+def test_a_job_summary_reads_back_as_written_and_adds_up_its_ranks() -> None:
+    from tf2npu.artifacts.run_summary import JobSummary
+
+    job = JobSummary.from_json(JOB)
+    assert job.to_json() == JOB
+    first = job.per_rank[0]
+    assert (first.collective_count, first.bytes_sent, first.tensors_carried) == (4, 64, 8)
+    again = JobSummary.of_ranks(job.per_rank, size=2, exit_status=1, failed_rank=1,
+                                timed_out=False, message=job.message, wall_seconds=3.5)  # fmt: skip
+    assert again == job
+    assert JobSummary.from_json({"per_rank": [{"rank": "x"}, 5]}).per_rank == ()
+
+
+def test_nothing_outside_its_home_reads_a_run_summary_by_key() -> None:
+    # One home per format (docs/design.md): a reader of run_summary.json gets a RunSummary or a
+    # JobSummary and reads attributes; a key read elsewhere would be a second reader to keep in
+    # step with the writer.
+    import re
+
+    import tf2npu
+
+    src = Path(tf2npu.__file__).parent
+    home = src / "artifacts" / "run_summary.py"
+    key_read = re.compile(r"summary\w*(\(\))?\s*(\[\s*[\"']|\.get\(\s*[\"'])")
+    found = [
+        f"{path.relative_to(src)}:{number}: {line.strip()}"
+        for path in sorted(src.rglob("*.py"))
+        if path != home
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if key_read.search(line)
+    ]
+    assert found == []
+    assert key_read.search('x = run.summary["steps"]') and key_read.search("s.get('error')") is None

@@ -149,3 +149,25 @@ def test_child_command_runs_the_job_module_on_the_spec_file(tmp_path: Path) -> N
 
     spec_file = tmp_path / "run_spec.json"
     assert child_command(spec_file) == [sys.executable, "-m", "tf2npu.runtime.job", str(spec_file)]
+
+
+def test_child_command_is_the_one_child_run_command_line() -> None:
+    # No tool rebuilds a `tf2npu run` command line (issue 21): trials and ranks write a spec file
+    # and start child_command on it. testing/hostile.py starts the CLI as a user would.
+    import re
+
+    import tf2npu
+    from tf2npu.runtime.job import child_command
+
+    src = Path(tf2npu.__file__).parent
+    allowed = {src / "runtime" / "job.py", src / "testing" / "hostile.py"}
+    spelled = re.compile(r"[\"']-m[\"'],\s*[\"']tf2npu")
+    found = [
+        str(path.relative_to(src))
+        for path in sorted(src.rglob("*.py"))
+        if path not in allowed and spelled.search(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+    assert child_command(Path("/r/run_spec.json")) == [
+        sys.executable, "-m", "tf2npu.runtime.job", "/r/run_spec.json"
+    ]  # fmt: skip

@@ -36,11 +36,13 @@ __all__ = [
     "DeterminismReport",
     "DumpRecord",
     "InjectedFault",
+    "JobSummary",
     "LossScale",
     "NonFinite",
     "PrecisionRow",
     "ProfileRecord",
     "Race",
+    "RankRecord",
     "RecordFiles",
     "RunError",
     "RunSummary",
@@ -800,3 +802,163 @@ def _items(parse: Callable[[object], T | None], value: object) -> tuple[T, ...]:
         return ()
     found = (parse(item) for item in value)
     return tuple(item for item in found if item is not None)
+
+
+# -- a multi-rank job's summary -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RankRecord:
+    """One item of a job summary's ``per_rank``: how the rank ended and what it ran."""
+
+    rank: int
+    status: int | None
+    """Exit status (``128 + n`` for signal ``n``); None when it never ended (a file only)."""
+    signal: str | None
+    stopped: bool
+    """The launcher stopped it (after another rank failed, or at the job timeout)."""
+    error: str | None
+    collective: str | None
+    """``HcomAllReduce 'node'`` when its error names a collective."""
+    seconds: float
+    steps: int | None
+    """Its run summary's ``steps``; None when it wrote no summary."""
+    loss: float | None
+    collectives: Mapping[str, Mapping[str, int]]
+    """Op type → ``{count, bytes, tensors}`` (its run summary's ``distributed``)."""
+    report_dir: str
+
+    @property
+    def collective_count(self) -> int:
+        return sum(int(f.get("count", 0)) for f in self.collectives.values())
+
+    @property
+    def bytes_sent(self) -> int:
+        return sum(int(f.get("bytes", 0)) for f in self.collectives.values())
+
+    @property
+    def tensors_carried(self) -> int:
+        """Tensors the collectives carried (more than their count when fused)."""
+        return sum(int(f.get("tensors", f.get("count", 0))) for f in self.collectives.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "status": self.status,
+            "signal": self.signal,
+            "stopped": self.stopped,
+            "error": self.error,
+            "collective": self.collective,
+            "seconds": self.seconds,
+            "steps": self.steps,
+            "loss": self.loss,
+            "collectives": {op: dict(figures) for op, figures in self.collectives.items()},
+            "report_dir": self.report_dir,
+        }
+
+    @classmethod
+    def from_json(cls, value: object) -> RankRecord | None:
+        if not isinstance(value, dict) or _count(value.get("rank")) is None:
+            return None
+        text = {k: value.get(k) if isinstance(value.get(k), str) else None
+                for k in ("signal", "error", "collective")}  # fmt: skip
+        collectives = value.get("collectives")
+        return cls(
+            value["rank"],
+            _status(value.get("status")),
+            text["signal"],
+            value.get("stopped") is True,
+            text["error"],
+            text["collective"],
+            _number(value.get("seconds")) or 0.0,
+            _count(value.get("steps")),
+            _number(value.get("loss")),
+            {
+                str(op): _counts(figures)
+                for op, figures in (collectives.items() if isinstance(collectives, dict) else ())
+            },
+            _text(value.get("report_dir")),
+        )
+
+
+@dataclass(frozen=True)
+class JobSummary:
+    """The ``run_summary.json`` of a multi-rank job (``tf2npu run --ranks``): in the job's report
+    folder, beside the ranks' folders, each of which holds that rank's :class:`RunSummary`
+    (docs/distributed.md). Written by :mod:`tf2npu.runtime.distributed.launch`, printed by the
+    CLI; tolerant :meth:`from_json` as :class:`RunSummary`'s."""
+
+    ranks: int
+    """The job's size (``per_rank`` lists the ranks this launcher started: with
+    ``--server-id``, this server's)."""
+    exit_status: int | None
+    failed_rank: int | None
+    timed_out: bool
+    message: str | None
+    wall_seconds: float
+    per_rank: tuple[RankRecord, ...]
+    collectives: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    """The ranks' collectives added up, op type → ``{count, bytes, tensors}``."""
+    schema_version: int = SCHEMA_VERSION
+
+    @classmethod
+    def of_ranks(
+        cls,
+        per_rank: Iterable[RankRecord],
+        *,
+        size: int,
+        exit_status: int,
+        failed_rank: int | None,
+        timed_out: bool,
+        message: str | None,
+        wall_seconds: float,
+    ) -> JobSummary:
+        """The summary of ranks that ended so; ``collectives`` is their total."""
+        ranks = tuple(per_rank)
+        total: dict[str, dict[str, int]] = {}
+        for rank in ranks:
+            for op, figures in rank.collectives.items():
+                into = total.setdefault(op, {"count": 0, "bytes": 0, "tensors": 0})
+                count = int(figures.get("count", 0))
+                into["count"] += count
+                into["bytes"] += int(figures.get("bytes", 0))
+                into["tensors"] += int(figures.get("tensors", count))
+        return cls(
+            size, exit_status, failed_rank, timed_out, message, wall_seconds, ranks,
+            dict(sorted(total.items())),
+        )  # fmt: skip
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema_version": self.schema_version,
+            "ranks": self.ranks,
+            "exit_status": self.exit_status,
+            "failed_rank": self.failed_rank,
+            "timed_out": self.timed_out,
+            "message": self.message,
+            "wall_seconds": self.wall_seconds,
+            "per_rank": [rank.to_json() for rank in self.per_rank],
+            "collectives": {op: dict(figures) for op, figures in self.collectives.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: object) -> JobSummary:
+        if not isinstance(data, dict):
+            data = {}
+        collectives = data.get("collectives")
+        failed = data.get("failed_rank")
+        message = data.get("message")
+        return cls(
+            _count(data.get("ranks")) or 0,
+            _status(data.get("exit_status")),
+            failed if _count(failed) is not None else None,
+            data.get("timed_out") is True,
+            message if isinstance(message, str) else None,
+            _number(data.get("wall_seconds")) or 0.0,
+            _items(RankRecord.from_json, data.get("per_rank")),
+            {
+                str(op): _counts(figures)
+                for op, figures in (collectives.items() if isinstance(collectives, dict) else ())
+            },
+            _count(data.get("schema_version")) or SCHEMA_VERSION,
+        )

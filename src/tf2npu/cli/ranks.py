@@ -13,11 +13,11 @@ import argparse
 import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from tf2npu.artifacts.run_summary import SUMMARY_FILE
+from tf2npu.artifacts.run_summary import SUMMARY_FILE, RankRecord
 from tf2npu.cli.console import make_console
 from tf2npu.cli.paths import check_input_file, check_output_dir, path_arg
 from tf2npu.config.cluster import RankEntry, load_rank_table
@@ -220,25 +220,22 @@ def print_job_summary(result: JobResult, spec: JobSpec) -> None:
     head = Text.assemble(("tf2npu run", "bold"), f" {spec.run.script.name} on {spec.size} ranks: ")
     head.append(f"exit status {result.status}", style="green" if result.status == 0 else "bold red")
     console.print(head)
-    for rank in result.summary["per_rank"]:
-        console.print(Text(f"  rank {rank['rank']}: {_rank_line(rank)}"))
+    for rank in result.summary.per_rank if result.summary is not None else ():
+        console.print(Text(f"  rank {rank.rank}: {_rank_line(rank)}"))
     path = spec.report_dir / SUMMARY_FILE
     console.print(Text.assemble(("Summary: ", "bold"), str(path)), soft_wrap=True)
 
 
-def _rank_line(rank: dict[str, Any]) -> str:
-    status = f"killed by {rank['signal']}" if rank["signal"] else f"exit {rank['status']}"
-    if rank["stopped"]:
+def _rank_line(rank: RankRecord) -> str:
+    status = f"killed by {rank.signal}" if rank.signal else f"exit {rank.status}"
+    if rank.stopped:
         status += " (stopped)"
-    loss = rank["loss"]
-    count = sum(f["count"] for f in rank["collectives"].values())
-    size = sum(f["bytes"] for f in rank["collectives"].values())
-    tensors = sum(f.get("tensors", f["count"]) for f in rank["collectives"].values())
+    count, tensors = rank.collective_count, rank.tensors_carried
     fused = f" carrying {tensors} tensors" if tensors != count else ""
     parts = [
         status,
-        f"{rank['steps'] if rank['steps'] is not None else '?'} steps",
-        f"loss {loss:.6g}" if isinstance(loss, float) else "loss -",
-        f"{count} collectives{fused}, {size / 1e6:.2f} MB",
+        f"{rank.steps if rank.steps is not None else '?'} steps",
+        f"loss {rank.loss:.6g}" if rank.loss is not None else "loss -",
+        f"{count} collectives{fused}, {rank.bytes_sent / 1e6:.2f} MB",
     ]
     return ", ".join(parts)

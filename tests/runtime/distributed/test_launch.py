@@ -241,7 +241,7 @@ def test_merged_summary_reads_each_rank(tmp_path: Path) -> None:
                "collectives": {"HcomAllReduce": {"count": 4, "bytes": 64}}}}  # fmt: skip
         (folder / "run_summary.json").write_text(json.dumps(own))
     result = JobResult(0, [RankOutcome(0, 0), RankOutcome(1, 0)])
-    summary = merged_summary(spec, result)
+    summary = merged_summary(spec, result).to_json()  # the file the launcher writes
     assert [(r["rank"], r["steps"], r["loss"]) for r in summary["per_rank"]] == [
         (0, 8, 0.5), (1, 8, 1.5),
     ]  # fmt: skip
@@ -295,7 +295,8 @@ def test_two_ranks_end_identical_and_match_one_process(tmp_path: Path) -> None:
     for name in rank0:
         assert rank0[name].tobytes() == rank1[name].tobytes(), name
         assert np.abs(rank0[name] - reference[name]).max() <= 1e-6, name
-    per_rank = result.summary["per_rank"]
+    assert result.summary is not None
+    per_rank = result.summary.to_json()["per_rank"]
     assert [r["steps"] for r in per_rank] == [8, 8]
     # 4 gradients fused by the default split into 2 all-reduces (kernel+bias of the first
     # layer are 80.5% of the bytes) x 8 steps + 2 checks; 4 broadcasts of rank 0's variables
@@ -415,7 +416,8 @@ def test_estimator_and_keras_on_two_ranks_match_one_process(tmp_path: Path) -> N
             assert rank0[name].tobytes() == rank1[name].tobytes(), (kind, name)
             assert np.abs(rank0[name] - reference[name]).max() <= 1e-6, (kind, name)
     # train_and_evaluate's 20 steps and Keras's 8 batches, 4 gradients in 2 all-reduces each.
-    assert result.summary["per_rank"][0]["collectives"]["HcomAllReduce"]["tensors"] == 4 * 28
+    assert result.summary is not None
+    assert result.summary.per_rank[0].collectives["HcomAllReduce"]["tensors"] == 4 * 28
 
 
 @pytest.mark.slow

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from tf2npu.artifacts import run_spec
-from tf2npu.artifacts.run_summary import SUMMARY_FILE, read_summary
+from tf2npu.artifacts.run_summary import SUMMARY_FILE, JobSummary, RankRecord, read_summary
 from tf2npu.atomic import write_text_atomic
 from tf2npu.config.cluster import RankEntry
 from tf2npu.config.env import ADDRESSES_VARIABLE
@@ -157,7 +157,8 @@ class JobResult:
     ended it)."""
     timed_out: bool = False
     message: str = ""
-    summary: dict[str, Any] = field(default_factory=dict)
+    summary: JobSummary | None = None
+    """The job's summary, once it ended (what :func:`launch` wrote)."""
     seconds: float = 0.0
 
     def outcome(self, rank: int) -> RankOutcome:
@@ -224,7 +225,9 @@ def launch(spec: JobSpec, out: IO[str] | None = None) -> JobResult:
         break
     result.seconds = round(time.monotonic() - started, 3)
     result.summary = merged_summary(spec, result)
-    write_text_atomic(spec.report_dir / SUMMARY_FILE, json.dumps(result.summary, indent=2))
+    write_text_atomic(
+        spec.report_dir / SUMMARY_FILE, json.dumps(result.summary.to_json(), indent=2)
+    )
     return result
 
 
@@ -302,6 +305,8 @@ def write_rank_specs(spec: JobSpec) -> list[Path]:
         path = rank_spec_file(spec, entry.rank_id)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            for stale in (SUMMARY_FILE, run_spec.START_ERROR_FILE):  # an earlier job's
+                (path.parent / stale).unlink(missing_ok=True)
             run_spec.write(path, rank_spec(spec.run, entry))
         except OSError as exc:
             raise LaunchError(
@@ -333,8 +338,12 @@ def _write_rank_table(spec: JobSpec) -> Path:
 class _Rank:
     """One child process, its output pump and the tail of what it printed."""
 
-    def __init__(self, rank: int, argv: list[str], env: dict[str, str], out: IO[str]) -> None:
+    def __init__(
+        self, rank: int, argv: list[str], env: dict[str, str], out: IO[str], folder: Path
+    ) -> None:
         self.outcome = RankOutcome(rank)
+        self.folder = folder
+        """The rank's report folder: its run summary, or why its spec never started."""
         self.tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
         self.started = time.monotonic()
         self.process = subprocess.Popen(
@@ -380,11 +389,13 @@ class _Rank:
             os.killpg(self.process.pid, sig)
 
     def finish(self) -> None:
-        """Wait for the output to drain, then read the error out of it."""
+        """Wait for the output to drain, then take the rank's error: as data when the rank
+        left it (its run summary's ``error``, or the ``start_error.json`` of a spec that never
+        reached the script), else the last error line it printed (a rank that died first)."""
         self._pump.join(timeout=5)
         self.signal_group(signal.SIGKILL)  # anything the rank left behind in its group
         self._watch.release()
-        error = next(
+        error = _recorded_error(self.folder) or next(
             (line.strip() for line in reversed(self.tail) if _ERROR_LINE.match(line.strip())), ""
         )
         if not error:  # killed inside TensorFlow (its abort path can crash): its own log line
@@ -398,6 +409,14 @@ class _Rank:
             if found:
                 self.outcome.collective = f"{found.group(1)} '{found.group(2)}'"
                 break
+
+
+def _recorded_error(folder: Path) -> str:
+    """Why the rank reporting into ``folder`` failed, as it recorded it (``""``: it did not)."""
+    summary = read_summary(folder)
+    if summary is not None and summary.error is not None:
+        return summary.error.describe()
+    return run_spec.read_start_error(folder) or ""
 
 
 class _Job:
@@ -426,8 +445,9 @@ class _Job:
     def _start(self) -> None:
         for entry in self.spec.local_ranks:
             try:
-                command = child_command(rank_spec_file(self.spec, entry.rank_id))
-                rank = _Rank(entry.rank_id, command, self._env(entry), self.out)
+                spec_file = rank_spec_file(self.spec, entry.rank_id)
+                command = child_command(spec_file)
+                rank = _Rank(entry.rank_id, command, self._env(entry), self.out, spec_file.parent)
             except (OSError, RuntimeError) as exc:  # fork/exec failed, or no thread left
                 raise LaunchError(
                     f"could not start rank {entry.rank_id} of {self.spec.size} ({exc}); the "
@@ -612,50 +632,39 @@ def _other_rank(outcome: RankOutcome, after_failure: bool) -> list[str]:
     return [line] + ([f"  error: {outcome.error}"] if outcome.error else [])
 
 
-def merged_summary(spec: JobSpec, result: JobResult) -> dict[str, Any]:
+def merged_summary(spec: JobSpec, result: JobResult) -> JobSummary:
     """The job's ``run_summary.json``: each rank's own summary (read back), and how it ended."""
     ranks = []
     for outcome in result.ranks:
-        own = read_summary(spec.report_dir / f"rank_{outcome.rank}")
+        folder = spec.report_dir / f"rank_{outcome.rank}"
+        own = read_summary(folder)
         distributed = (own.distributed if own is not None else None) or {}
+        loss = distributed.get("loss")
+        collectives = distributed.get("collectives")
         ranks.append(
-            {
-                "rank": outcome.rank,
-                "status": outcome.status,
-                "signal": outcome.signal or None,
-                "stopped": outcome.stopped,
-                "error": outcome.error or None,
-                "collective": outcome.collective or None,
-                "seconds": outcome.seconds,
-                "steps": own.steps if own is not None else None,
-                "loss": distributed.get("loss"),
-                "collectives": distributed.get("collectives", {}),
-                "report_dir": str(spec.report_dir / f"rank_{outcome.rank}"),
-            }
+            RankRecord(
+                rank=outcome.rank,
+                status=outcome.status,
+                signal=outcome.signal or None,
+                stopped=outcome.stopped,
+                error=outcome.error or None,
+                collective=outcome.collective or None,
+                seconds=outcome.seconds,
+                steps=own.steps if own is not None else None,
+                loss=float(loss) if isinstance(loss, int | float) else None,
+                collectives=collectives if isinstance(collectives, dict) else {},
+                report_dir=str(folder),
+            )
         )
-    return {
-        "schema_version": 1,
-        "ranks": spec.size,
-        "exit_status": result.status,
-        "failed_rank": result.failed,
-        "timed_out": result.timed_out,
-        "message": result.message or None,
-        "wall_seconds": result.seconds,
-        "per_rank": ranks,
-        "collectives": _total_collectives(ranks),
-    }
-
-
-def _total_collectives(ranks: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
-    total: dict[str, dict[str, int]] = {}
-    for rank in ranks:
-        for op, figures in rank["collectives"].items():
-            into = total.setdefault(op, {"count": 0, "bytes": 0, "tensors": 0})
-            count = int(figures.get("count", 0))
-            into["count"] += count
-            into["bytes"] += int(figures.get("bytes", 0))
-            into["tensors"] += int(figures.get("tensors", count))
-    return dict(sorted(total.items()))
+    return JobSummary.of_ranks(
+        ranks,
+        size=spec.size,
+        exit_status=result.status,
+        failed_rank=result.failed,
+        timed_out=result.timed_out,
+        message=result.message or None,
+        wall_seconds=result.seconds,
+    )
 
 
 def _forward_termination() -> Any:
