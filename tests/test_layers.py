@@ -205,3 +205,12 @@ def test_the_runtime_imports_nothing_of_the_command_line() -> None:
     # A run is a value the CLI hands down (runtime/job.py): the exit codes it returns live
     # below both, in tf2npu/exit_codes.py.
     assert _upward("tf2npu.runtime", ("tf2npu.cli",)) == []
+
+
+def test_the_runtime_imports_of_the_debugging_tools_only_the_profiles_analysis() -> None:
+    # The formats the runtime writes and the tools read live below both (tf2npu/artifacts/). The
+    # one call up is the profile's analysis when the run ends, as msprof exports its tables when
+    # a device run ends: the run instrument writes the raw files, then has them analysed.
+    assert _upward("tf2npu.runtime", ("tf2npu.debug",)) == [
+        "tf2npu.runtime.profile -> tf2npu.debug.profile.report"
+    ]

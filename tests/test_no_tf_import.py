@@ -14,7 +14,7 @@ import tf2npu.debug.compare.trees, tf2npu.debug.compare.report, tf2npu.debug.com
 import tf2npu.debug.records, tf2npu.debug.trials, tf2npu.debug.verify.checks, tf2npu.cli.verify
 import tf2npu.testing.dumptrees, tf2npu.config.overrides, tf2npu.config.fusion_switch
 import tf2npu.debug.doctor.match, tf2npu.debug.doctor.script, tf2npu.cli.doctor, tf2npu.cli.findings_view
-import tf2npu.debug.profile.raw, tf2npu.debug.profile.tables, tf2npu.debug.profile.advice
+import tf2npu.artifacts.profile_raw, tf2npu.debug.profile.tables, tf2npu.debug.profile.advice
 import tf2npu.debug.profile.report, tf2npu.debug.profile.page, tf2npu.cli.profile
 import tf2npu.config.profiling
 import tf2npu.config.faults

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tf2npu.artifacts import profile as layout
-from tf2npu.debug.profile.raw import RawWriter, find_profiles, load
+from tf2npu.artifacts.profile_raw import RawWriter, find_profiles, load
 
 
 def test_folder_name_is_msprofs_and_matches_msprof_analyzes_pattern() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tf2npu.debug.profile.raw import (
+from tf2npu.artifacts.profile_raw import (
     CompileRecord,
     Iteration,
     ModelInfo,
@@ -56,7 +56,7 @@ def iteration(index: int, start_us: int, *, gap_us: int = -1, reduce_us: int = 6
 
 
 def sample(directory: Path) -> RawProfile:
-    """The sample as :func:`tf2npu.debug.profile.raw.load` returns it (nothing written)."""
+    """The sample as :func:`tf2npu.artifacts.profile_raw.load` returns it (nothing written)."""
     return RawProfile(
         directory=directory,
         spec={"task_trace": "l1", "training_trace": "on"},

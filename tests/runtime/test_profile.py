@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from tests.runtime.conftest import npu_config, tf
 
-from tf2npu.debug.profile import raw as raw
+from tf2npu.artifacts import profile_raw as raw
 
 pytestmark = pytest.mark.tf
 

@@ -1,9 +1,9 @@
 """Profile folders, named and laid out as msprof writes them (TF-free).
 
 The one home of the profile format: the writer (:mod:`tf2npu.runtime.profile`, through
-:class:`tf2npu.debug.profile.raw.RawWriter`) and the readers (``tf2npu profile --from``, ``tf2npu
-doctor --run-dir``, :mod:`tf2npu.debug.profile.report`) take every folder name, file name and
-table column from here. The layout is the one msprof-analyze 26.2.0 looks for
+:class:`tf2npu.artifacts.profile_raw.RawWriter`) and the readers (``tf2npu profile --from``,
+``tf2npu doctor --run-dir``, :mod:`tf2npu.debug.profile.report`) take every folder name, file
+name and table column from here. The layout is the one msprof-analyze 26.2.0 looks for
 (``advisor/config/profiling_data_version_config.yaml``, text data)::
 
     <output>/PROF_<6 digits>_<17 digits>_<id>/

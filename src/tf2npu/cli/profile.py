@@ -163,7 +163,7 @@ def _print_advice() -> None:
 
 
 def _analyse_again(source: Path) -> int:
-    from tf2npu.debug.profile.raw import find_profiles
+    from tf2npu.artifacts.profile_raw import find_profiles
     from tf2npu.debug.profile.report import analyse, write_outputs
 
     try:

@@ -8,7 +8,7 @@ the graph engine decided for it (from the compile the mirror imported: its GeOp 
 placement, the precision decision, the fusion rule that made it, the user's ops it stands for)
 and to the line of the user's script that created it. That raw data goes to
 ``<output>/PROF_<pid>_<time>_<id>/device_<n>/data/`` as it comes (the folder layout's home is
-:mod:`tf2npu.artifacts.profile`) (:mod:`tf2npu.debug.profile.raw`); at exit the
+:mod:`tf2npu.artifacts.profile`) (:mod:`tf2npu.artifacts.profile_raw`); at exit the
 TF-free analysis writes msprof's tables, a timeline, the advice and a page next to it
 (:mod:`tf2npu.debug.profile.report`).
 
@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tf2npu.artifacts import profile_raw as raw
 from tf2npu.artifacts.profile import folder_name
 from tf2npu.config.dump_steps import DumpSteps
 from tf2npu.config.profiling import ProfilingSpec, parse_options
-from tf2npu.debug.profile import raw as raw
 from tf2npu.runtime.errors import first_created_at
 from tf2npu.runtime.instruments import (
     CompileEvent,
@@ -361,8 +361,8 @@ class _ProfileHook(RunHook):
 
 
 def _op_runs(run_metadata: Any) -> tuple[list[raw.OpRun], dict[str, str]]:
-    """Every ``NodeExecStats`` of the run as an :class:`~tf2npu.debug.profile.raw.OpRun`, and each
-    node's ``timeline_label`` (``name = Type(inputs)``)."""
+    """Every ``NodeExecStats`` of the run as an :class:`~tf2npu.artifacts.profile_raw.OpRun`,
+    and each node's ``timeline_label`` (``name = Type(inputs)``)."""
     from tf2npu.graph.report.ge_graph import ge_dtype_name
 
     runs = []

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tests.debug.profile_sample import iteration, sample
 
+from tf2npu.artifacts.profile_raw import CompileRecord, ModelInfo, OpFacts
 from tf2npu.debug.profile.advice import (
     MIXLIST_FIX,
     RULES,
@@ -18,7 +19,6 @@ from tf2npu.debug.profile.advice import (
     to_json,
     to_markdown,
 )
-from tf2npu.debug.profile.raw import CompileRecord, ModelInfo, OpFacts
 from tf2npu.debug.profile.tables import op_rows, step_rows
 from tf2npu.findings import Severity, Where
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.debug.profile_sample import iteration, write_sample
 
-from tf2npu.debug.profile import raw as raw
+from tf2npu.artifacts import profile_raw as raw
 from tf2npu.debug.profile.report import analyse, write_outputs
 
 

@@ -61,8 +61,8 @@ def test_memcpy_rows_are_one_per_crossing_tensor_and_side(tmp_path: Path) -> Non
 def test_a_fetched_tensor_a_host_op_also_reads_is_no_copy_of_its_own(tmp_path: Path) -> None:
     from dataclasses import replace
 
+    from tf2npu.artifacts.profile_raw import OpFacts, OpRun
     from tf2npu.debug.profile.advice import Evidence, advise
-    from tf2npu.debug.profile.raw import OpFacts, OpRun
 
     profile = sample(tmp_path)
     # a host op (a summary of the fetched sum) reads the fetch's tensor before the fetch does
@@ -90,7 +90,7 @@ def _fetch_through_a_host_cast(profile, *, also_read: bool = False):  # type: ig
     """The fetch reads a cast back to float32 that runs on the host (outside the GeOp)."""
     from dataclasses import replace
 
-    from tf2npu.debug.profile.raw import OpFacts, OpRun
+    from tf2npu.artifacts.profile_raw import OpFacts, OpRun
 
     ops = profile.ops[1]
     ops["rs/_tf2npu_to_f32"] = OpFacts("rs/_tf2npu_to_f32", "Cast", "Cast", "",

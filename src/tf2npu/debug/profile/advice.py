@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tf2npu.debug.profile.raw import RawProfile
+from tf2npu.artifacts.profile_raw import RawProfile
 from tf2npu.debug.profile.tables import AI_CORE, AI_CPU, OpRow, StepRow
 from tf2npu.findings import Finding, Severity, Where
 

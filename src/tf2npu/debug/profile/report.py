@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tf2npu.artifacts import profile_raw as raw
 from tf2npu.artifacts.profile import (
     OP_STATISTIC,
     OP_STATISTIC_COLUMNS,
@@ -31,7 +32,6 @@ from tf2npu.artifacts.profile import (
     table_name,
 )
 from tf2npu.atomic import write_text_atomic
-from tf2npu.debug.profile import raw as raw
 from tf2npu.debug.profile.advice import Evidence, advise, to_json, to_markdown
 from tf2npu.debug.profile.tables import (
     OpRow,

@@ -35,8 +35,8 @@ from tf2npu.artifacts.profile import (
     OP_SUMMARY_COLUMNS,
     STEP_TRACE_COLUMNS,
 )
+from tf2npu.artifacts.profile_raw import HOST, Iteration, OpFacts, OpRun, RawProfile
 from tf2npu.atomic import write_text_atomic
-from tf2npu.debug.profile.raw import HOST, Iteration, OpFacts, OpRun, RawProfile
 
 __all__ = [
     "MEMCPY",

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from tests.debug.profile_sample import OPS, write_sample
 
-from tf2npu.debug.profile import raw as raw
+from tf2npu.artifacts import profile_raw as raw
 
 
 def test_raw_files_read_back_as_written(tmp_path: Path) -> None:
