@@ -123,6 +123,42 @@ def test_alias_cycle_does_not_resolve_or_loop() -> None:
     assert calls("a = b\nb = a\na.x()\n") == [(3, None)]
 
 
+def test_a_name_is_looked_up_once_per_scope(monkeypatch: pytest.MonkeyPatch) -> None:
+    resolver = Resolver(ast.parse("import tensorflow as tf\ndef f():\n    tf = tf.compat.v1\n"))
+    homes: list[str] = []
+    real_home = Resolver._home
+
+    def home(self: Resolver, name: str, scope: object) -> object:
+        homes.append(name)
+        return real_home(self, name, scope)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Resolver, "_home", home)
+    module = resolver.module
+    (function,) = (s for s in resolver.scope_of.values())
+    assert resolver.resolve_name("tf", module) == "tensorflow"
+    assert resolver.resolve_name("tf", module) == "tensorflow"
+    assert homes == ["tf"]
+    # f's own tf is bound from the module's: its first lookup resolves (and keeps) both.
+    assert resolver.resolve_name("tf", function) == "tensorflow.compat.v1"
+    assert resolver.resolve_name("tf", function) == "tensorflow.compat.v1"
+    assert homes == ["tf", "tf", "tf"]
+    # A lookup before a given binding is never kept (it depends on that binding); f has no tf
+    # before it, so it goes on to the module's, which is kept.
+    assert resolver.resolve_name("tf", function, before=0) == "tensorflow"
+    assert resolver.resolve_name("tf", function, before=0) == "tensorflow"
+    assert homes == ["tf"] * 5
+
+
+def test_canonical_keeps_a_bounded_number_of_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tf2npu.migrate import names
+
+    monkeypatch.setattr(names, "_CANONICAL", {})
+    monkeypatch.setattr(names, "_CANONICAL_KEPT", 2)
+    paths = ["tensorflow.nn.relu", "horovod.tensorflow.init", "numpy.zeros", "tensorflow.nn.relu"]
+    assert [canonical(p) for p in paths] == ["tf.nn.relu", "hvd.init", "numpy.zeros", "tf.nn.relu"]
+    assert len(names._CANONICAL) <= 2
+
+
 def test_try_except_import_fallback_resolves() -> None:
     src = (
         "try:\n    import tensorflow.compat.v1 as tf\n"

@@ -138,9 +138,10 @@ class ModuleIndex:
 
     def _reference(self, node: ast.expr, scope: Scope, role: str, parent: ast.AST | None) -> bool:
         """Record a maximal dotted name; True when its parts need no further walking."""
-        if _dotted(node) is None:
+        parts = _dotted(node)
+        if parts is None:
             return False
-        name = self.resolver.qualified(node, scope)
+        name = self.resolver.qualified_parts(parts, scope)
         if name is None:
             return True
         kind = role or "attribute"

@@ -41,6 +41,22 @@ TF_ROOTS = ("tf", "hvd")
 
 def canonical(path: str) -> str:
     """Map a full module path to the canonical API name (``tensorflow.nn.x`` -> ``tf.nn.x``)."""
+    name = _CANONICAL.get(path)
+    if name is None:
+        if len(_CANONICAL) >= _CANONICAL_KEPT:
+            _CANONICAL.clear()
+        name = _CANONICAL[path] = _canonical(path)
+    return name
+
+
+_CANONICAL: dict[str, str] = {}
+"""Paths already mapped: a module's API names repeat (the corpus maps 4,947 paths, 1,021
+distinct), and each mapping tries up to 15 prefixes."""
+_CANONICAL_KEPT = 100_000
+"""The most paths kept (a bound for a process that migrates many trees)."""
+
+
+def _canonical(path: str) -> str:
     for prefix, short in _CANONICAL_PREFIXES:
         if path == prefix or path.startswith(prefix + "."):
             rest = path[len(prefix) :]
@@ -174,6 +190,8 @@ class Resolver:
         """id(node) -> the scope that node's own body defines (functions, classes, lambdas)."""
         self.star_imports: list[str] = []
         self._order = 0
+        self._seen: dict[tuple[str, Scope], str | None] = {}
+        """(name, scope) -> :meth:`resolve_name` without ``before``, once looked up."""
         _ScopeBuilder(self).build(tree)
 
     # -- building ---------------------------------------------------------------------------
@@ -196,7 +214,23 @@ class Resolver:
         return None
 
     def resolve_name(self, name: str, scope: Scope, before: int | None = None) -> str | None:
-        """Full module path a bare name refers to, or None when it is not (only) an import alias."""
+        """Full module path a bare name refers to, or None when it is not (only) an import alias.
+
+        Without ``before`` the answer is kept: the bindings are complete once the resolver is
+        built, and a lookup never depends on another in progress (it only moves to earlier
+        bindings of its own scope or out to enclosing scopes), so it is the same every time.
+        A module looks up the same few names (``tf``, ``hvd``) thousands of times.
+        """
+        if before is not None:
+            return self._resolve_name(name, scope, before)
+        key = (name, scope)
+        try:
+            return self._seen[key]
+        except KeyError:
+            path = self._seen[key] = self._resolve_name(name, scope, None)
+            return path
+
+    def _resolve_name(self, name: str, scope: Scope, before: int | None) -> str | None:
         home = self._home(name, scope)
         if home is None:
             return None
@@ -231,6 +265,9 @@ class Resolver:
         parts = _dotted(expr)
         if parts is None:
             return None
+        return self._resolve_parts(parts, scope, before)
+
+    def _resolve_parts(self, parts: list[str], scope: Scope, before: int | None) -> str | None:
         base = self.resolve_name(parts[0], scope, before)
         if base is None:
             return None
@@ -244,6 +281,11 @@ class Resolver:
     def qualified(self, expr: ast.expr, scope: Scope) -> str | None:
         """Canonical API name of a dotted expression (``tf.nn.dropout``), or None."""
         path = self._resolve_dotted(expr, scope, None)
+        return canonical(path) if path is not None else None
+
+    def qualified_parts(self, parts: list[str], scope: Scope) -> str | None:
+        """:meth:`qualified` of the dotted name ``parts`` (``_dotted(expr)``, already split)."""
+        path = self._resolve_parts(parts, scope, None)
         return canonical(path) if path is not None else None
 
 
