@@ -159,6 +159,22 @@ def test_canonical_keeps_a_bounded_number_of_paths(monkeypatch: pytest.MonkeyPat
     assert len(names._CANONICAL) <= 2
 
 
+def test_a_statements_only_pass_leaves_lambda_scopes_to_be_made_on_request() -> None:
+    src = "import tensorflow as tf\nclass C:\n    f = lambda self, tf=tf: tf\n"
+    tree = ast.parse(src)
+    resolver = Resolver(tree, expressions=False)
+    (cls,) = resolver.scope_of.values()  # the class's scope, and no lambda's
+    lam = tree.body[1].body[0].value  # type: ignore[attr-defined]
+    scope = resolver.lambda_scope(lam, cls)
+    assert resolver.lambda_scope(lam, cls) is scope  # made once
+    assert scope.parent is cls and not scope.is_class
+    assert sorted(scope.bindings) == ["self", "tf"]
+    assert resolver.resolve_name("tf", scope) is None  # the parameter
+    assert resolver.resolve_name("tf", cls) == "tensorflow"
+    full = Resolver(tree)
+    assert sorted(full.scope_of[id(lam)].bindings) == ["self", "tf"]
+
+
 def test_try_except_import_fallback_resolves() -> None:
     src = (
         "try:\n    import tensorflow.compat.v1 as tf\n"

@@ -138,7 +138,7 @@ def _run_rules(
     options: MigrateOptions,
     index: ModuleIndex | None = None,
 ) -> _Pass:
-    index = index if index is not None else ModuleIndex.build(tree)
+    index = index if index is not None else ModuleIndex.build(tree, source.text)
     ctx = FileContext(path, source, tree, index, options, is_entry=options.entry == path)
     for name in RULE_ORDER:
         if name in REGISTRY:

@@ -184,7 +184,17 @@ def _dotted(expr: ast.expr) -> list[str] | None:
 class Resolver:
     """Resolves names and dotted attribute chains of one module to canonical API names."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, *, expressions: bool = True) -> None:
+        """Build the scopes and bindings of ``tree``.
+
+        ``expressions=False`` is for a caller that knows no expression of the module binds a
+        name (its text has no ``:=``) and walks the whole tree itself afterwards, as
+        :class:`~tf2npu.migrate.index.ModuleIndex` does: the scope pass then visits statements
+        only (expressions are three nodes in four, and only a ``:=`` or a ``lambda`` in
+        them binds), and a lambda's scope is made by :meth:`lambda_scope` when the caller's walk
+        reaches it. Every scope gets the same bindings, in the same order within it, as a
+        full pass gives them.
+        """
         self.module = Scope(tree, None)
         self.scope_of: dict[int, Scope] = {}
         """id(node) -> the scope that node's own body defines (functions, classes, lambdas)."""
@@ -192,12 +202,27 @@ class Resolver:
         self._order = 0
         self._seen: dict[tuple[str, Scope], str | None] = {}
         """(name, scope) -> :meth:`resolve_name` without ``before``, once looked up."""
-        _ScopeBuilder(self).build(tree)
+        _ScopeBuilder(self, expressions).build(tree)
 
     # -- building ---------------------------------------------------------------------------
     def _next(self) -> int:
         self._order += 1
         return self._order
+
+    def lambda_scope(self, node: ast.Lambda, parent: Scope) -> Scope:
+        """The scope of ``lambda`` ``node``, which runs in ``parent``; made on first request.
+
+        Its bindings are its parameters (no ``:=`` can be in its body when the scope pass
+        skipped expressions). Their order numbers come after the scope pass's, which changes
+        nothing: order only ever compares bindings of one scope.
+        """
+        scope = self.scope_of.get(id(node))
+        if scope is None:
+            builder = _ScopeBuilder(self, expressions=False)
+            builder.scope = parent
+            builder.visit_Lambda(node)
+            scope = self.scope_of[id(node)]
+        return scope
 
     # -- lookup -----------------------------------------------------------------------------
     def _home(self, name: str, scope: Scope) -> Scope | None:
@@ -292,9 +317,10 @@ class Resolver:
 class _ScopeBuilder(ast.NodeVisitor):
     """First pass: record every binding of every scope, in source order."""
 
-    def __init__(self, resolver: Resolver) -> None:
+    def __init__(self, resolver: Resolver, expressions: bool = True) -> None:
         self.r = resolver
         self.scope = resolver.module
+        self.visitors = _VISITORS if expressions else _STATEMENT_VISITORS
 
     def build(self, tree: ast.Module) -> None:
         for stmt in tree.body:
@@ -303,19 +329,25 @@ class _ScopeBuilder(ast.NodeVisitor):
     # ast.NodeVisitor's visit and generic_visit, with the method looked up once per node type
     def visit(self, node: ast.AST) -> None:
         kind = type(node)
-        method = _VISITORS.get(kind)
+        method = self.visitors.get(kind)
         if method is None:
-            method = getattr(_ScopeBuilder, f"visit_{kind.__name__}", _ScopeBuilder.generic_visit)
-            _VISITORS[kind] = method
+            method = _visitor(self.visitors, kind)
         method(self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
+        visitors = self.visitors
         for child in child_nodes(node):  # visit(), inlined: one call less per node
-            method = _VISITORS.get(type(child))
+            method = visitors.get(type(child))
             if method is None:
                 self.visit(child)
             else:
                 method(self, child)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        pass  # no children (NodeVisitor's own visit_Constant looks for deprecated visitors)
+
+    def _skip(self, node: ast.AST) -> None:
+        pass
 
     def _bind(self, name: str, **kw: object) -> None:
         # After ``global name`` a binding in a function rebinds the module's name.
@@ -490,3 +522,16 @@ class _ScopeBuilder(ast.NodeVisitor):
 
 _VISITORS: dict[type[ast.AST], Callable[[_ScopeBuilder, ast.AST], None]] = {}
 """Node type -> the _ScopeBuilder method that visits it (``visit_<Type>`` or generic_visit)."""
+_STATEMENT_VISITORS: dict[type[ast.AST], Callable[[_ScopeBuilder, ast.AST], None]] = {}
+"""The same for a pass over statements only: every expression type -> ``_skip``."""
+
+
+def _visitor(
+    table: dict[type[ast.AST], Callable[[_ScopeBuilder, ast.AST], None]], kind: type[ast.AST]
+) -> Callable[[_ScopeBuilder, ast.AST], None]:
+    if table is _STATEMENT_VISITORS and issubclass(kind, ast.expr):
+        method = _ScopeBuilder._skip
+    else:
+        method = getattr(_ScopeBuilder, f"visit_{kind.__name__}", _ScopeBuilder.generic_visit)
+    table[kind] = method
+    return method

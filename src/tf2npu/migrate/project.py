@@ -58,7 +58,9 @@ def _horovod_holders(files: Iterable[tuple[str, Path]]) -> tuple[str, ...]:
             parsed = parse(raw, rel)
         except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        index = ModuleIndex.build(parsed.tree) if has_aliases(parsed.tree) else None
+        index = (
+            ModuleIndex.build(parsed.tree, parsed.source.text) if has_aliases(parsed.tree) else None
+        )
         if index is not None:
             parsed = Parsed(parsed.source, parsed.tree, index)
         _parsed[raw] = parsed
