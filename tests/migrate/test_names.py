@@ -7,7 +7,7 @@ import ast
 import pytest
 
 from tf2npu.migrate.index import ModuleIndex
-from tf2npu.migrate.names import Resolver, canonical, child_nodes, is_tf_api, walk
+from tf2npu.migrate.names import Resolver, canonical, child_nodes, is_tf_api, statements, walk
 
 
 def calls(src: str) -> list[tuple[int, str | None]]:
@@ -470,3 +470,25 @@ def test_child_nodes_skips_operators_and_contexts_but_keeps_operands() -> None:
     assert [type(n).__name__ for n in walk(expr)] == [
         "BoolOp", "Compare", "UnaryOp", "BinOp", "Name", "Name", "Name", "UnaryOp", "Name",
     ]  # fmt: skip
+
+
+def test_statements_are_the_walk_without_expressions() -> None:
+    src = (
+        "x = f(lambda: 1)\n"
+        "try:\n"
+        "    def g():\n"
+        "        return 2\n"
+        "except E:\n"
+        "    pass\n"
+        "match y:\n"
+        "    case 1:\n"
+        "        z = 3\n"
+    )
+    tree = ast.parse(src)
+    found = [type(n).__name__ for n in statements(tree)]
+    assert found == [
+        "Module", "Assign", "Try", "Match", "FunctionDef", "ExceptHandler", "match_case",
+        "Return", "Pass", "Assign",
+    ]  # fmt: skip
+    kinds = (ast.stmt, ast.ExceptHandler, ast.match_case, ast.Module)
+    assert statements(tree) == [n for n in walk(tree) if isinstance(n, kinds)]

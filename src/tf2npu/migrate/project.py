@@ -20,7 +20,7 @@ from typing import TypeGuard
 
 from tf2npu.gcpause import gc_paused
 from tf2npu.migrate.index import ModuleIndex
-from tf2npu.migrate.names import canonical, walk
+from tf2npu.migrate.names import canonical, statements
 from tf2npu.migrate.source import SourceError, SourceFile
 
 MAX_BYTES = 4 * 1024 * 1024
@@ -103,7 +103,7 @@ def forget_parsed() -> None:
 
 def has_aliases(tree: ast.Module) -> bool:
     """Whether the module has an ``a = b`` anywhere (the only way to hold Horovod)."""
-    return any(_name_to_name(node) for node in walk(tree))
+    return any(_name_to_name(node) for node in statements(tree))
 
 
 def module_path(rel: str) -> str:
@@ -120,8 +120,7 @@ def module_holders(tree: ast.Module, index: ModuleIndex | None = None) -> list[t
     The assignment may be at module level or in a function that declares the name ``global``.
     ``index`` is the tree's index when the caller has one already.
     """
-    nodes = index.nodes() if index is not None else walk(tree)
-    aliases = [stmt for stmt in nodes if _name_to_name(stmt)]
+    aliases = [stmt for stmt in statements(tree) if _name_to_name(stmt)]
     if not aliases:  # most files: no `a = b` at all, so no index to build for them
         return []
     index = index if index is not None else ModuleIndex.build(tree)
