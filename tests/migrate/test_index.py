@@ -377,3 +377,25 @@ def test_a_walrus_in_the_text_makes_the_scope_pass_walk_expressions() -> None:
     assert _call_names(index) == []
     statements_only = Resolver(tree, expressions=False)  # what that pass would have missed
     assert statements_only.resolve_name("tf", statements_only.module) == "tensorflow"
+
+
+def test_tree_parents_are_the_syntax_tree_s_own_and_come_with_the_nodes() -> None:
+    src = "import tensorflow as tf\ndef f(x=tf.a.b):\n    pass\n"
+    index = build(src)
+    func = index.tree.body[1]
+    assert isinstance(func, ast.FunctionDef)
+    default = func.args.defaults[0]
+    assert isinstance(default, ast.Attribute) and isinstance(default.value, ast.Attribute)
+    inner = default.value.value  # `tf`, inside the dotted name
+    parents = index.tree_parents()
+    assert parents[id(default)] is func.args  # the index's walk says `func`
+    assert index.parent(default) is func
+    assert parents[id(inner)] is default.value and index.parent(inner) is None
+    assert len(parents) == len(index.nodes()) - 1  # every node but the module
+    assert index.tree_parents() is parents  # kept
+    again = build(src)
+    assert [type(n) for n in again.nodes()] == [type(n) for n in index.nodes()]
+    later = again.tree_parents()  # the other way round: nodes first
+    assert [type(later[id(n)]) for n in again.nodes()[1:]] == [
+        type(parents[id(n)]) for n in index.nodes()[1:]
+    ]

@@ -12,7 +12,7 @@ import ast
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from tf2npu.migrate.names import Resolver, Scope, _dotted, child_nodes, is_tf_api, walk
+from tf2npu.migrate.names import Resolver, Scope, _dotted, child_nodes, is_tf_api
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +62,7 @@ class ModuleIndex:
     withs: list[ast.With] = field(default_factory=list)
     functions: list[ast.FunctionDef] = field(default_factory=list)
     _nodes: tuple[ast.AST, ...] | None = field(default=None, repr=False)
+    _tree_parents: dict[int, ast.AST] | None = field(default=None, repr=False)
 
     @classmethod
     def build(cls, tree: ast.Module, text: str | None = None) -> ModuleIndex:
@@ -86,8 +87,32 @@ class ModuleIndex:
         share this one walk instead of each running ``ast.walk`` again.
         """
         if self._nodes is None:
-            self._nodes = tuple(walk(self.tree))
+            self._walk_tree()
+        assert self._nodes is not None
         return self._nodes
+
+    def tree_parents(self) -> dict[int, ast.AST]:
+        """id(node) -> its parent in the tree, for every node but the module.
+
+        Unlike :attr:`parents` (the walk's view: it skips the inside of dotted names, and
+        gives a function's defaults and annotations the function), this is the syntax
+        tree's own. It comes with :meth:`nodes`, from the same walk: the Horovod rules need
+        both, and each was a walk over every node.
+        """
+        if self._tree_parents is None:
+            self._walk_tree()
+        assert self._tree_parents is not None
+        return self._tree_parents
+
+    def _walk_tree(self) -> None:
+        nodes: list[ast.AST] = [self.tree]
+        parents: dict[int, ast.AST] = {}
+        for node in nodes:  # names.walk(), recording each child's parent on the way
+            children = child_nodes(node)
+            for child in children:
+                parents[id(child)] = node
+            nodes += children
+        self._nodes, self._tree_parents = tuple(nodes), parents
 
     def calls_to(self, *names: str) -> list[Ref]:
         """Call references whose callee is one of ``names`` (canonical), in source order."""
