@@ -115,6 +115,24 @@ def test_an_insertion_at_the_end_of_a_file_without_a_final_newline_joins_its_las
     assert _verdict("x = 1", [Edit(5, 5, "\ny = 2")]) == (True, True)
 
 
+def test_a_line_continued_by_a_backslash_is_no_cut() -> None:
+    # `y = 2` is on the logical line of `x = 1; \`: a compound statement cannot start there.
+    text = "x = 1; \\\ny = 2\n# a comment \\\nz = 3\n"
+    source, tree = _source(text)
+    # z = 3 follows a comment ending in a backslash: no continuation, but no cut either.
+    assert cut_points(tree, source) == [0, 35]
+    assert _verdict(text, [Edit(9, 9, "if a:\n    pass\n")]) == (False, False)
+    assert _verdict(text, [Edit(9, 10, "w")]) == (True, True)
+
+
+def test_an_edit_that_removes_a_piece_s_last_line_break_joins_the_next_statement() -> None:
+    text = "x = 1\ny = 2\nz = 3\n"
+    source, tree = _source(text)
+    assert touched_pieces(cut_points(tree, source), [Edit(5, 6, "")]) == [(0, 12)]
+    assert _verdict(text, [Edit(5, 6, "")]) == (False, False)  # x = 1y = 2
+    assert _verdict(text, [Edit(5, 6, ";")]) == (True, True)  # x = 1;y = 2
+
+
 def test_a_failing_piece_reports_the_error_at_its_line_in_the_file() -> None:
     source, tree = _source(MODULE)
     edits = [Edit(103, 108, "w = (3")]

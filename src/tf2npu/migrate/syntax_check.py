@@ -11,7 +11,9 @@ level 0, no string or continuation pending). A module is a sequence of statement
 cut at such points parses exactly when every piece parses on its own. The original text parsed,
 so its untouched pieces still do; only the pieces holding an edit need parsing, each with the
 edits inside it applied. Edits never cross a cut: a piece is widened to the next cut past its
-last edit.
+last edit, so that it still ends with the original's line break (an edit that took that line
+break away would join two statements in the file but not in the piece). A line continued by
+a backslash is no cut.
 
 No statement changes how the others parse: ``from __future__ import barry_as_FLUFL``, the one
 future import that touches the grammar, takes effect on later compilations only (interactive
@@ -33,8 +35,10 @@ def cut_points(tree: ast.Module, source: SourceFile) -> list[int]:
     """Offsets where the text can be cut into pieces that parse on their own.
 
     The start of the text, the start of the first line of every top-level statement that does
-    not share a line with the statement before it (decorators belong to their ``def``), and
-    the end of the text, in increasing order.
+    not share a line with the statement before it (decorators belong to their ``def``) and
+    does not follow a line ending in a backslash (``x = 1; \\`` continues onto the next
+    line; a comment ending in one only costs a cut), and the end of the text, in increasing
+    order.
     """
     cuts = [0]
     previous_end = 0
@@ -42,8 +46,10 @@ def cut_points(tree: ast.Module, source: SourceFile) -> list[int]:
         first = stmt.lineno
         for deco in getattr(stmt, "decorator_list", ()):
             first = min(first, deco.lineno)
-        if first > previous_end and source.line_start(first) > cuts[-1]:
-            cuts.append(source.line_start(first))
+        at = source.line_start(first)
+        joined = first > 1 and source.line_text(first - 1).endswith("\\")
+        if first > previous_end and at > cuts[-1] and not joined:
+            cuts.append(at)
         previous_end = stmt.end_lineno or stmt.lineno
     if cuts[-1] < len(source.text):
         cuts.append(len(source.text))
@@ -54,17 +60,16 @@ def touched_pieces(cuts: Sequence[int], edits: Sequence[Edit]) -> list[tuple[int
     """The ``(start, end)`` pieces between ``cuts`` that hold an edit, merged where they touch.
 
     An edit from ``s`` to ``e`` lies in the piece from the last cut at or before ``s`` to the
-    first cut at or after ``e`` (past the piece's start, so an insertion at a cut has the
-    statement after it; at the end of the text, the statement before it).
+    first cut after ``e``: a piece ends with a line break of the original text, so an edit
+    that removes the line break before a cut (and joins the next statement's first line to
+    its own) has that statement in its piece. An insertion at the end of the text goes with
+    the statement before it.
     """
     pieces: list[tuple[int, int]] = []
     for edit in sorted(edits, key=lambda e: (e.start, e.end)):
         # The end of the text is no place to start: it may be the middle of a line.
         start = cuts[max(min(bisect.bisect_right(cuts, edit.start) - 1, len(cuts) - 2), 0)]
-        i = bisect.bisect_left(cuts, edit.end)
-        while i < len(cuts) - 1 and cuts[i] <= start:
-            i += 1
-        end = cuts[min(i, len(cuts) - 1)]
+        end = cuts[min(bisect.bisect_right(cuts, edit.end), len(cuts) - 1)]
         if pieces and start <= pieces[-1][1]:
             pieces[-1] = (pieces[-1][0], max(pieces[-1][1], end))
         else:
