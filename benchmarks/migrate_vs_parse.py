@@ -20,7 +20,9 @@ Printed, for wall time and for CPU time (user + system of the child process, whi
 machine disturbs less): each side's min and median, and the ratio migrate / parse of the minima
 and of the medians. Target: ratio <= 5. Bytecode caching follows the environment: with
 ``PYTHONDONTWRITEBYTECODE=1`` every run compiles tf2npu's sources again (run it under
-``env -u PYTHONDONTWRITEBYTECODE`` for what an installed tf2npu costs).
+``env -u PYTHONDONTWRITEBYTECODE`` for what an installed tf2npu costs). The machine's load
+average before and after the runs is printed with the figures: on a shared machine it is what
+tells two measurements apart.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ def main() -> int:
     if not files:
         sys.exit(f"{args.corpus}: no .py files; assemble the corpus as benchmarks/README.md says")
     lines = sum(p.read_bytes().count(b"\n") for p in files)
+    load_before = os.getloadavg()
     parse_s: list[tuple[float, float]] = []
     migrate_s: list[tuple[float, float]] = []
     base_s: list[tuple[float, float]] = []
@@ -100,6 +103,8 @@ def main() -> int:
         finally:
             shutil.rmtree(out, ignore_errors=True)
     print(f"{len(files)} files, {lines} lines, {args.runs} alternating runs")
+    loads = [" ".join(f"{x:.2f}" for x in avg) for avg in (load_before, os.getloadavg())]
+    print(f"load average (1, 5, 15 min): {loads[0]} before, {loads[1]} after")
     for what, column in (("wall", 0), ("cpu", 1)):
         parse = [run[column] for run in parse_s]
         sides = [("migrate", [run[column] for run in migrate_s])]

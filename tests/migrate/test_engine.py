@@ -7,7 +7,6 @@ check the engine alone; the helper test runs the real ``session_config`` rule.
 from __future__ import annotations
 
 import ast
-import warnings
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -169,6 +168,19 @@ def test_bad_cookie_fails(rules: Install) -> None:
     assert migrated.result.reason == "bad encoding declaration: unknown encoding: nonsense"
     assert migrated.output == raw
     assert migrated.result.lines == 2
+
+
+def test_a_rewrite_that_would_not_parse_is_reported_at_its_line_in_the_file(
+    rules: Install,
+) -> None:
+    # Only the touched statement is checked first; the error still names the file's line.
+    rules(Broken)
+    raw = b"import tensorflow as tf\n\n\ndef f():\n    return 1\n\n\nsess = tf.Session()\n"
+    migrated = run(raw)
+    assert migrated.result.status is FileStatus.FAILED
+    assert migrated.result.reason.startswith("internal error: the rewrite would not parse (")
+    assert ", line 8); " in migrated.result.reason
+    assert migrated.output == raw
 
 
 def test_a_rewrite_that_would_not_parse_fails_and_keeps_the_input(rules: Install) -> None:
@@ -658,26 +670,3 @@ def test_a_failure_never_has_an_empty_reason() -> None:
     assert engine._failed(b"x", "a.py", "").result.reason == (
         "unknown failure (please report this file)"
     )
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "x = 1\n",
-        "return 1\n",  # the compiler rejects it, the parser does not: a rewrite may keep it
-        "def f():\n    nonlocal x\n",
-        "if x is 1:\n    pass\n",  # a SyntaxWarning when compiled: not printed
-    ],
-)
-def test_a_rewrite_that_parses_passes_the_check(text: str) -> None:
-    with warnings.catch_warnings(record=True) as seen:
-        warnings.simplefilter("always")
-        engine._check_parses(text, "f.py")
-    assert seen == []
-
-
-def test_a_rewrite_that_does_not_parse_fails_the_check_with_the_parser_s_error() -> None:
-    with pytest.raises(SyntaxError) as caught:
-        engine._check_parses("x = (1,\n", "f.py")
-    assert caught.value.lineno == 1
-    assert "never closed" in caught.value.msg

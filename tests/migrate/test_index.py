@@ -7,6 +7,7 @@ import ast
 import pytest
 
 from tf2npu.migrate.index import ModuleIndex
+from tf2npu.migrate.names import Resolver
 
 
 def build(src: str) -> ModuleIndex:
@@ -334,3 +335,67 @@ def test_nodes_is_every_node_in_ast_walk_order_walked_once() -> None:
     walked = "Module Import Assign alias Name Call Attribute Constant Name Name"
     assert [type(n).__name__ for n in nodes] == walked.split()
     assert index.nodes() is nodes
+
+
+LAMBDAS = """\
+import tensorflow as tf
+f = lambda tf: tf.nn.relu(1)
+g = lambda x, y=lambda: tf.nn.tanh(2): (lambda tf=tf: tf.nn.gelu(x))()
+class C:
+    h = lambda self: tf.nn.elu(self)
+"""
+
+
+def _call_names(index: ModuleIndex) -> list[tuple[int, str]]:
+    return sorted((r.node.lineno, r.name) for refs in index.calls.values() for r in refs)
+
+
+def test_given_the_text_the_index_makes_lambda_scopes_as_its_walk_reaches_them() -> None:
+    # A lambda's `tf` parameter is not the import; the default and the class's lambda see it.
+    tree = ast.parse(LAMBDAS)
+    index = ModuleIndex.build(tree, LAMBDAS)
+    assert _call_names(index) == [(3, "tf.nn.tanh"), (5, "tf.nn.elu")]
+    assert _call_names(ModuleIndex.build(tree)) == _call_names(index)  # the full scope pass
+    lambdas = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)]
+    found = [
+        (n.lineno, n.col_offset, sorted(index.resolver.scope_of[id(n)].bindings)) for n in lambdas
+    ]
+    assert found == [
+        (2, 4, ["tf"]),
+        (3, 4, ["x", "y"]),
+        (5, 8, ["self"]),
+        (3, 16, []),
+        (3, 40, ["tf"]),
+    ]
+
+
+def test_a_walrus_in_the_text_makes_the_scope_pass_walk_expressions() -> None:
+    src = "import tensorflow as tf\nif (tf := make()):\n    tf.nn.relu(1)\n"
+    tree = ast.parse(src)
+    index = ModuleIndex.build(tree, src)
+    assert index.resolver.resolve_name("tf", index.resolver.module) is None  # also `make()`
+    assert _call_names(index) == []
+    statements_only = Resolver(tree, expressions=False)  # what that pass would have missed
+    assert statements_only.resolve_name("tf", statements_only.module) == "tensorflow"
+
+
+def test_tree_parents_are_the_syntax_tree_s_own_and_come_with_the_nodes() -> None:
+    src = "import tensorflow as tf\ndef f(x=tf.a.b):\n    pass\n"
+    index = build(src)
+    func = index.tree.body[1]
+    assert isinstance(func, ast.FunctionDef)
+    default = func.args.defaults[0]
+    assert isinstance(default, ast.Attribute) and isinstance(default.value, ast.Attribute)
+    inner = default.value.value  # `tf`, inside the dotted name
+    parents = index.tree_parents()
+    assert parents[id(default)] is func.args  # the index's walk says `func`
+    assert index.parent(default) is func
+    assert parents[id(inner)] is default.value and index.parent(inner) is None
+    assert len(parents) == len(index.nodes()) - 1  # every node but the module
+    assert index.tree_parents() is parents  # kept
+    again = build(src)
+    assert [type(n) for n in again.nodes()] == [type(n) for n in index.nodes()]
+    later = again.tree_parents()  # the other way round: nodes first
+    assert [type(later[id(n)]) for n in again.nodes()[1:]] == [
+        type(parents[id(n)]) for n in index.nodes()[1:]
+    ]

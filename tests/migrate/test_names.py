@@ -7,7 +7,7 @@ import ast
 import pytest
 
 from tf2npu.migrate.index import ModuleIndex
-from tf2npu.migrate.names import Resolver, canonical, child_nodes, is_tf_api, walk
+from tf2npu.migrate.names import Resolver, canonical, child_nodes, is_tf_api, statements, walk
 
 
 def calls(src: str) -> list[tuple[int, str | None]]:
@@ -121,6 +121,58 @@ def test_alias_of_a_function_resolves_calls() -> None:
 
 def test_alias_cycle_does_not_resolve_or_loop() -> None:
     assert calls("a = b\nb = a\na.x()\n") == [(3, None)]
+
+
+def test_a_name_is_looked_up_once_per_scope(monkeypatch: pytest.MonkeyPatch) -> None:
+    resolver = Resolver(ast.parse("import tensorflow as tf\ndef f():\n    tf = tf.compat.v1\n"))
+    homes: list[str] = []
+    real_home = Resolver._home
+
+    def home(self: Resolver, name: str, scope: object) -> object:
+        homes.append(name)
+        return real_home(self, name, scope)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Resolver, "_home", home)
+    module = resolver.module
+    (function,) = (s for s in resolver.scope_of.values())
+    assert resolver.resolve_name("tf", module) == "tensorflow"
+    assert resolver.resolve_name("tf", module) == "tensorflow"
+    assert homes == ["tf"]
+    # f's own tf is bound from the module's: its first lookup resolves (and keeps) both.
+    assert resolver.resolve_name("tf", function) == "tensorflow.compat.v1"
+    assert resolver.resolve_name("tf", function) == "tensorflow.compat.v1"
+    assert homes == ["tf", "tf", "tf"]
+    # A lookup before a given binding is never kept (it depends on that binding); f has no tf
+    # before it, so it goes on to the module's, which is kept.
+    assert resolver.resolve_name("tf", function, before=0) == "tensorflow"
+    assert resolver.resolve_name("tf", function, before=0) == "tensorflow"
+    assert homes == ["tf"] * 5
+
+
+def test_canonical_keeps_a_bounded_number_of_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tf2npu.migrate import names
+
+    monkeypatch.setattr(names, "_CANONICAL", {})
+    monkeypatch.setattr(names, "_CANONICAL_KEPT", 2)
+    paths = ["tensorflow.nn.relu", "horovod.tensorflow.init", "numpy.zeros", "tensorflow.nn.relu"]
+    assert [canonical(p) for p in paths] == ["tf.nn.relu", "hvd.init", "numpy.zeros", "tf.nn.relu"]
+    assert len(names._CANONICAL) <= 2
+
+
+def test_a_statements_only_pass_leaves_lambda_scopes_to_be_made_on_request() -> None:
+    src = "import tensorflow as tf\nclass C:\n    f = lambda self, tf=tf: tf\n"
+    tree = ast.parse(src)
+    resolver = Resolver(tree, expressions=False)
+    (cls,) = resolver.scope_of.values()  # the class's scope, and no lambda's
+    lam = tree.body[1].body[0].value  # type: ignore[attr-defined]
+    scope = resolver.lambda_scope(lam, cls)
+    assert resolver.lambda_scope(lam, cls) is scope  # made once
+    assert scope.parent is cls and not scope.is_class
+    assert sorted(scope.bindings) == ["self", "tf"]
+    assert resolver.resolve_name("tf", scope) is None  # the parameter
+    assert resolver.resolve_name("tf", cls) == "tensorflow"
+    full = Resolver(tree)
+    assert sorted(full.scope_of[id(lam)].bindings) == ["self", "tf"]
 
 
 def test_try_except_import_fallback_resolves() -> None:
@@ -418,3 +470,25 @@ def test_child_nodes_skips_operators_and_contexts_but_keeps_operands() -> None:
     assert [type(n).__name__ for n in walk(expr)] == [
         "BoolOp", "Compare", "UnaryOp", "BinOp", "Name", "Name", "Name", "UnaryOp", "Name",
     ]  # fmt: skip
+
+
+def test_statements_are_the_walk_without_expressions() -> None:
+    src = (
+        "x = f(lambda: 1)\n"
+        "try:\n"
+        "    def g():\n"
+        "        return 2\n"
+        "except E:\n"
+        "    pass\n"
+        "match y:\n"
+        "    case 1:\n"
+        "        z = 3\n"
+    )
+    tree = ast.parse(src)
+    found = [type(n).__name__ for n in statements(tree)]
+    assert found == [
+        "Module", "Assign", "Try", "Match", "FunctionDef", "ExceptHandler", "match_case",
+        "Return", "Pass", "Assign",
+    ]  # fmt: skip
+    kinds = (ast.stmt, ast.ExceptHandler, ast.match_case, ast.Module)
+    assert statements(tree) == [n for n in walk(tree) if isinstance(n, kinds)]

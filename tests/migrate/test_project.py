@@ -55,6 +55,27 @@ def test_horovod_holders_reads_files_and_skips_what_it_cannot_parse(tmp_path):
     assert horovod_holders(files) == ("utils.wrapper.holder=hvd",)
 
 
+def test_the_holder_pass_parses_with_the_cyclic_collector_paused(tmp_path, monkeypatch):
+    import gc
+
+    from tf2npu.migrate import project
+
+    seen = []
+    real_parse = project.parse
+
+    def parse(raw, path):
+        seen.append(gc.isenabled())
+        return real_parse(raw, path)
+
+    monkeypatch.setattr(project, "parse", parse)
+    (tmp_path / "wrapper.py").write_text(WRAPPER)
+    assert gc.isenabled()
+    assert horovod_holders([("wrapper.py", tmp_path / "wrapper.py")]) == ("wrapper.holder=hvd",)
+    assert seen == [False]
+    assert gc.isenabled()  # on again after the pass
+    project.forget_parsed()
+
+
 def test_migrating_a_tree_rewrites_uses_through_another_files_holder(tmp_path):
     src = tmp_path / "src"
     (src / "utils").mkdir(parents=True)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import bisect
 import difflib
-import warnings
 from dataclasses import dataclass
 
 from tf2npu.gcpause import gc_paused
@@ -23,6 +22,7 @@ from tf2npu.migrate.options import MigrateOptions
 from tf2npu.migrate.project import Parsed, parse, take_parsed
 from tf2npu.migrate.rule import REGISTRY
 from tf2npu.migrate.source import SourceError, SourceFile
+from tf2npu.migrate.syntax_check import check_rewrite
 
 RULE_ORDER: tuple[str, ...] = (
     "device_scope",
@@ -138,7 +138,7 @@ def _run_rules(
     options: MigrateOptions,
     index: ModuleIndex | None = None,
 ) -> _Pass:
-    index = index if index is not None else ModuleIndex.build(tree)
+    index = index if index is not None else ModuleIndex.build(tree, source.text)
     ctx = FileContext(path, source, tree, index, options, is_entry=options.entry == path)
     for name in RULE_ORDER:
         if name in REGISTRY:
@@ -187,12 +187,13 @@ def _migrate(
     for _ in range(MAX_PASSES):
         if not run.kept:
             break
-        text = apply_edits(run.source.text, [e for p in run.kept for e in p.edits])
+        edits = [e for p in run.kept for e in p.edits]
+        text = apply_edits(run.source.text, edits)
         changes += _changes(path, run)
         try:
             new_tree = ast.parse(text, filename=path) if run.dropped else None
             if new_tree is None:
-                _check_parses(text, path)
+                check_rewrite(run.source, run.tree, edits, text, path)
         except SyntaxError as exc:
             reason = (
                 f"internal error: the rewrite would not parse ({exc.msg}, line {exc.lineno}); "
@@ -215,22 +216,6 @@ def _migrate(
         patch_text,
     )  # fmt: skip
     return Migrated(result, source.encode(text))
-
-
-def _check_parses(text: str, path: str) -> None:
-    """Raise ``SyntaxError`` if ``text`` does not parse, without building its syntax tree.
-
-    Compiling to bytecode skips making the tree's Python objects, and takes half the time of
-    ``ast.parse`` on real files. What compiles parses; only when compiling fails (the compiler
-    rejects more than the parser: ``return`` outside a function, a too deep nesting) does the
-    parser decide. Its warnings (``"is" with a literal``) are not the migration's to print.
-    """
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(text, path, "exec", dont_inherit=True)
-    except (SyntaxError, RecursionError, MemoryError):
-        ast.parse(text, filename=path)
 
 
 def _overlap_findings(path: str, dropped: list[tuple[Patch, Patch]]) -> list[Finding]:

@@ -41,6 +41,22 @@ TF_ROOTS = ("tf", "hvd")
 
 def canonical(path: str) -> str:
     """Map a full module path to the canonical API name (``tensorflow.nn.x`` -> ``tf.nn.x``)."""
+    name = _CANONICAL.get(path)
+    if name is None:
+        if len(_CANONICAL) >= _CANONICAL_KEPT:
+            _CANONICAL.clear()
+        name = _CANONICAL[path] = _canonical(path)
+    return name
+
+
+_CANONICAL: dict[str, str] = {}
+"""Paths already mapped: a module's API names repeat (the corpus maps 4,947 paths, 1,021
+distinct), and each mapping tries up to 15 prefixes."""
+_CANONICAL_KEPT = 100_000
+"""The most paths kept (a bound for a process that migrates many trees)."""
+
+
+def _canonical(path: str) -> str:
     for prefix, short in _CANONICAL_PREFIXES:
         if path == prefix or path.startswith(prefix + "."):
             rest = path[len(prefix) :]
@@ -111,6 +127,20 @@ def walk(tree: ast.AST) -> list[ast.AST]:
     return nodes
 
 
+_BLOCKS = frozenset({*ast.stmt.__subclasses__(), ast.ExceptHandler, ast.match_case})
+"""Statements and the parts of statements that hold statements (``except``, ``case``)."""
+
+
+def statements(tree: ast.AST) -> list[ast.AST]:
+    """``tree`` and every statement in it (with ``except`` handlers and ``case`` blocks), in
+    :func:`walk` order, without walking expressions (three nodes in four): no statement is
+    inside an expression, and a search for a statement needs no more."""
+    nodes = [tree]
+    for node in nodes:
+        nodes += [child for child in child_nodes(node) if type(child) in _BLOCKS]
+    return nodes
+
+
 @dataclass(slots=True)
 class Binding:
     order: int
@@ -168,18 +198,45 @@ def _dotted(expr: ast.expr) -> list[str] | None:
 class Resolver:
     """Resolves names and dotted attribute chains of one module to canonical API names."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, *, expressions: bool = True) -> None:
+        """Build the scopes and bindings of ``tree``.
+
+        ``expressions=False`` is for a caller that knows no expression of the module binds a
+        name (its text has no ``:=``) and walks the whole tree itself afterwards, as
+        :class:`~tf2npu.migrate.index.ModuleIndex` does: the scope pass then visits statements
+        only (expressions are three nodes in four, and only a ``:=`` or a ``lambda`` in
+        them binds), and a lambda's scope is made by :meth:`lambda_scope` when the caller's walk
+        reaches it. Every scope gets the same bindings, in the same order within it, as a
+        full pass gives them.
+        """
         self.module = Scope(tree, None)
         self.scope_of: dict[int, Scope] = {}
         """id(node) -> the scope that node's own body defines (functions, classes, lambdas)."""
         self.star_imports: list[str] = []
         self._order = 0
-        _ScopeBuilder(self).build(tree)
+        self._seen: dict[tuple[str, Scope], str | None] = {}
+        """(name, scope) -> :meth:`resolve_name` without ``before``, once looked up."""
+        _ScopeBuilder(self, expressions).build(tree)
 
     # -- building ---------------------------------------------------------------------------
     def _next(self) -> int:
         self._order += 1
         return self._order
+
+    def lambda_scope(self, node: ast.Lambda, parent: Scope) -> Scope:
+        """The scope of ``lambda`` ``node``, which runs in ``parent``; made on first request.
+
+        Its bindings are its parameters (no ``:=`` can be in its body when the scope pass
+        skipped expressions). Their order numbers come after the scope pass's, which changes
+        nothing: order only ever compares bindings of one scope.
+        """
+        scope = self.scope_of.get(id(node))
+        if scope is None:
+            builder = _ScopeBuilder(self, expressions=False)
+            builder.scope = parent
+            builder.visit_Lambda(node)
+            scope = self.scope_of[id(node)]
+        return scope
 
     # -- lookup -----------------------------------------------------------------------------
     def _home(self, name: str, scope: Scope) -> Scope | None:
@@ -196,7 +253,23 @@ class Resolver:
         return None
 
     def resolve_name(self, name: str, scope: Scope, before: int | None = None) -> str | None:
-        """Full module path a bare name refers to, or None when it is not (only) an import alias."""
+        """Full module path a bare name refers to, or None when it is not (only) an import alias.
+
+        Without ``before`` the answer is kept: the bindings are complete once the resolver is
+        built, and a lookup never depends on another in progress (it only moves to earlier
+        bindings of its own scope or out to enclosing scopes), so it is the same every time.
+        A module looks up the same few names (``tf``, ``hvd``) thousands of times.
+        """
+        if before is not None:
+            return self._resolve_name(name, scope, before)
+        key = (name, scope)
+        try:
+            return self._seen[key]
+        except KeyError:
+            path = self._seen[key] = self._resolve_name(name, scope, None)
+            return path
+
+    def _resolve_name(self, name: str, scope: Scope, before: int | None) -> str | None:
         home = self._home(name, scope)
         if home is None:
             return None
@@ -231,6 +304,9 @@ class Resolver:
         parts = _dotted(expr)
         if parts is None:
             return None
+        return self._resolve_parts(parts, scope, before)
+
+    def _resolve_parts(self, parts: list[str], scope: Scope, before: int | None) -> str | None:
         base = self.resolve_name(parts[0], scope, before)
         if base is None:
             return None
@@ -246,13 +322,19 @@ class Resolver:
         path = self._resolve_dotted(expr, scope, None)
         return canonical(path) if path is not None else None
 
+    def qualified_parts(self, parts: list[str], scope: Scope) -> str | None:
+        """:meth:`qualified` of the dotted name ``parts`` (``_dotted(expr)``, already split)."""
+        path = self._resolve_parts(parts, scope, None)
+        return canonical(path) if path is not None else None
+
 
 class _ScopeBuilder(ast.NodeVisitor):
     """First pass: record every binding of every scope, in source order."""
 
-    def __init__(self, resolver: Resolver) -> None:
+    def __init__(self, resolver: Resolver, expressions: bool = True) -> None:
         self.r = resolver
         self.scope = resolver.module
+        self.visitors = _VISITORS if expressions else _STATEMENT_VISITORS
 
     def build(self, tree: ast.Module) -> None:
         for stmt in tree.body:
@@ -261,19 +343,25 @@ class _ScopeBuilder(ast.NodeVisitor):
     # ast.NodeVisitor's visit and generic_visit, with the method looked up once per node type
     def visit(self, node: ast.AST) -> None:
         kind = type(node)
-        method = _VISITORS.get(kind)
+        method = self.visitors.get(kind)
         if method is None:
-            method = getattr(_ScopeBuilder, f"visit_{kind.__name__}", _ScopeBuilder.generic_visit)
-            _VISITORS[kind] = method
+            method = _visitor(self.visitors, kind)
         method(self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
+        visitors = self.visitors
         for child in child_nodes(node):  # visit(), inlined: one call less per node
-            method = _VISITORS.get(type(child))
+            method = visitors.get(type(child))
             if method is None:
                 self.visit(child)
             else:
                 method(self, child)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        pass  # no children (NodeVisitor's own visit_Constant looks for deprecated visitors)
+
+    def _skip(self, node: ast.AST) -> None:
+        pass
 
     def _bind(self, name: str, **kw: object) -> None:
         # After ``global name`` a binding in a function rebinds the module's name.
@@ -448,3 +536,16 @@ class _ScopeBuilder(ast.NodeVisitor):
 
 _VISITORS: dict[type[ast.AST], Callable[[_ScopeBuilder, ast.AST], None]] = {}
 """Node type -> the _ScopeBuilder method that visits it (``visit_<Type>`` or generic_visit)."""
+_STATEMENT_VISITORS: dict[type[ast.AST], Callable[[_ScopeBuilder, ast.AST], None]] = {}
+"""The same for a pass over statements only: every expression type -> ``_skip``."""
+
+
+def _visitor(
+    table: dict[type[ast.AST], Callable[[_ScopeBuilder, ast.AST], None]], kind: type[ast.AST]
+) -> Callable[[_ScopeBuilder, ast.AST], None]:
+    if table is _STATEMENT_VISITORS and issubclass(kind, ast.expr):
+        method = _ScopeBuilder._skip
+    else:
+        method = getattr(_ScopeBuilder, f"visit_{kind.__name__}", _ScopeBuilder.generic_visit)
+    table[kind] = method
+    return method

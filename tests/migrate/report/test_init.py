@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 import json
 import os
 from pathlib import Path
@@ -45,6 +46,22 @@ def test_only_the_chosen_formats_in_fixed_order_once_each(
     written = write_reports(report, tmp_path, ["json", "md", "json"])
     assert written == [tmp_path / "summary.md", tmp_path / "report.json"]
     assert sorted(os.listdir(tmp_path)) == ["report.json", "summary.md"]
+
+
+def test_the_writers_run_with_the_cyclic_collector_paused(
+    report: MigrationReport, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[bool] = []
+
+    def writer(report: MigrationReport, directory: Path) -> list[Path]:
+        seen.append(gc.isenabled())
+        return []
+
+    monkeypatch.setitem(report_package._WRITERS, "md", writer)
+    assert gc.isenabled()
+    write_reports(report, tmp_path, ["md"])
+    assert seen == [False]
+    assert gc.isenabled()  # on again once the set is written
 
 
 def test_no_formats_writes_nothing(report: MigrationReport, tmp_path: Path) -> None:

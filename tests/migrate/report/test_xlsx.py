@@ -134,3 +134,18 @@ def test_empty_report(tmp_path: Path) -> None:
     book = _read(path)
     assert list(book["api_analysis"].iter_rows(values_only=True)) == [ROWS[0]]
     assert list(book["summary"].iter_rows(values_only=True))[-1] == ("total", None, 0, 0)
+
+
+def test_cells_are_cleaned_once_per_distinct_text() -> None:
+    from tf2npu.migrate.report import xlsx
+
+    rows = [("a\x01b.py", 3, None, "ok"), ("a\x01b.py", 4.5, "ok", "x")]
+    assert xlsx._values(rows) == [("a\ufffdb.py", 3, None, "ok"), ("a\ufffdb.py", 4.5, "ok", "x")]
+
+
+def test_widths_are_the_longest_text_per_column_within_bounds() -> None:
+    from tf2npu.migrate.report import xlsx
+
+    rows = [("abcdefghij", 1234567, None), ("a", 1, "z" * 80), ("ab",)]
+    # 10 + 2; the header "n" (6 at least); 60 at most; a short row counts as empty cells.
+    assert xlsx._widths(("file", "n", "msg"), rows) == [12, 9, 60]

@@ -12,7 +12,8 @@ write-only mode took 0.27-0.45 s); strings are always text, never formulas.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import zip_longest
 from pathlib import Path
 
 from tf2npu.artifacts.xlsx import Sheet, Value, write_workbook
@@ -45,7 +46,7 @@ def write_xlsx(report: MigrationReport, path: Path) -> None:
         (FINDINGS_SHEET, FINDINGS_SHEET_COLUMNS, _finding_rows(report)),
         (SUMMARY_SHEET, SUMMARY_COLUMNS, _summary_rows(report)),
     ):
-        values = [tuple(_value(v) for v in row) for row in rows]
+        values = _values(rows)
         sheets.append(Sheet(name, [tuple(columns), *values], _widths(columns, values)))
     with atomic_path(path) as temp:
         write_workbook(temp, sheets)
@@ -66,6 +67,25 @@ def _summary_rows(report: MigrationReport) -> list[tuple[object, ...]]:
     return rows
 
 
+def _values(rows: Iterable[Sequence[object]]) -> list[tuple[Value, ...]]:
+    """The cells of ``rows``; a text seen before is not cleaned again (paths, statuses and
+    API names repeat: the corpus's 24,493 API cells hold 459 distinct texts)."""
+    cleaned: dict[str, Value] = {}
+    out = []
+    for row in rows:
+        cells = []
+        for value in row:
+            if type(value) is str:
+                cell = cleaned.get(value)
+                if cell is None:
+                    cell = cleaned[value] = _value(value)
+            else:
+                cell = _value(value)
+            cells.append(cell)
+        out.append(tuple(cells))
+    return out
+
+
 def _value(value: object) -> Value:
     if value is None or isinstance(value, int | float):
         return value
@@ -77,7 +97,6 @@ def _value(value: object) -> Value:
 
 def _widths(columns: Sequence[str], rows: Sequence[Sequence[object]]) -> list[int]:
     longest = [len(name) for name in columns]
-    for row in rows:
-        for index, value in enumerate(row):
-            longest[index] = max(longest[index], len(str(value)))
+    for index, column in enumerate(zip_longest(*rows, fillvalue="")):  # column by column
+        longest[index] = max(longest[index], max(map(len, map(str, column)), default=0))
     return [min(max(n + 2, _MIN_WIDTH), _MAX_WIDTH) for n in longest]

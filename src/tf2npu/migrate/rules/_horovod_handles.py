@@ -11,12 +11,11 @@ the horovod rule rewrites like any other, and the module passed as an argument b
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from tf2npu.migrate.context import FileContext
 from tf2npu.migrate.index import Ref
-from tf2npu.migrate.names import Scope, canonical, child_nodes
+from tf2npu.migrate.names import Scope, canonical
 from tf2npu.migrate.project import module_holders
 
 CONVENTIONAL = "hvd"
@@ -48,7 +47,7 @@ def find_handles(
     file that imports Horovod (``module_names`` not empty). ``holders`` are the project's
     globals holding Horovod (:func:`tf2npu.migrate.project.horovod_holders`).
     """
-    found = Handles(parents=parent_map(ctx.index.nodes()))
+    found = Handles(parents=ctx.index.tree_parents())
     if module_names:
         _parameters(ctx, module_names, found)
     if module_names:  # only a file that imports Horovod can hold it
@@ -210,11 +209,6 @@ def _innermost(
             return scope
         current = parents.get(id(current))
     return default
-
-
-def parent_map(nodes: Iterable[ast.AST]) -> dict[int, ast.AST]:
-    """id(node) -> parent, for every child of ``nodes`` (all of a tree's: ``index.nodes()``)."""
-    return {id(c): p for p in nodes for c in child_nodes(p)}
 
 
 def _attribute_ref(

@@ -9,6 +9,7 @@ from tf2npu.migrate.context import FileContext
 from tf2npu.migrate.edits import Edit
 from tf2npu.migrate.index import Ref
 from tf2npu.migrate.model import Severity
+from tf2npu.migrate.names import statements
 from tf2npu.migrate.options import Distributed
 from tf2npu.migrate.rule import Example, Rule, register
 from tf2npu.migrate.rules import _keras_callbacks as helpers
@@ -69,7 +70,7 @@ class HorovodKeras(Rule):
             return  # the horovod rule reports every use
         imports = [
             s
-            for s in ctx.index.nodes()
+            for s in statements(ctx.tree)
             if isinstance(s, (ast.Import, ast.ImportFrom)) and _imports_horovod(s)
         ]
         standalone = standalone_keras(imports)
