@@ -118,6 +118,20 @@ def test_the_op_and_the_reductions_agree_within_float32_rounding_of_the_sums() -
         assert _close(op.l2norm, tf_row.l2norm, 2 * tf_row.l2norm), (array.shape, op.l2norm)
 
 
+def test_a_subnormal_is_measured_exactly_by_the_op_only() -> None:
+    """TensorFlow's threads treat denormal inputs as zero: its reductions count a subnormal as
+    a zero and miss it as the minimum (the limit docs/dumps.md states for the fallback)."""
+    tiny = np.float32(1e-45)
+    array = np.array([1.0, -tiny, 0.0, tiny, 2.5], dtype=np.float32)
+    [reduced] = _rows([array], measure.REDUCTIONS)
+    assert (reduced.min, reduced.zero) == (0.0, 3)
+    if OP.op is None:
+        pytest.skip(f"the statistics op is not loaded: {OP.why_not}")
+    [row] = _rows([array], OP)
+    assert row == dumpfile.tensor_stats("output", 0, array)
+    assert (row.min, row.zero) == (-float(tiny), 1)
+
+
 def test_the_plan_says_what_measured() -> None:
     graph = tf.Graph()
     with graph.as_default():

@@ -16,13 +16,15 @@ sum, sum of squares, NaN, -Inf, +Inf and zero counts), packed into one fetch per
 :func:`tf2npu.artifacts.dump.stats_from_sums` makes the row. Sums accumulate in the tensor's
 dtype (Eigen's tree reduction), so mean and L2 norm equal the float64 figures of the numpy path
 (:func:`tf2npu.artifacts.dump.tensor_stats`) within float32 rounding of the sums; max, min and
-the counts are exact.
+the counts are exact, but for subnormals: TensorFlow's threads treat denormal inputs as zero,
+so a subnormal counts as a zero and is never the max or min.
 
 Where the statistics op is built (:mod:`tf2npu.runtime.dump.stats_op`, ``make venv``), one call
 of it replaces the function: the same eight numbers in one pass over the tensor, sums in float
 lanes combined in double every 32 elements a lane (closer to the float64 figures than the
-float32 reductions), max, min and the counts exact, the non-finite case per block of 32K
-elements in double. :func:`method` decides, once per process, and says which one measured.
+float32 reductions), max, min and the counts exact, subnormals included, the non-finite case per
+block of 32K elements in double. :func:`method` decides, once per process, and says which one
+measured.
 """
 
 from __future__ import annotations
