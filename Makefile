@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml
 # stats dumps measure with TensorFlow's reductions (src/tf2npu/runtime/dump/stats_op/).
 STATS_OP := src/tf2npu/runtime/dump/stats_op
 STATS_LIB := $(STATS_OP)/_tensor_stats.so
-$(STATS_LIB): $(STAMP) $(STATS_OP)/tensor_stats.cc $(STATS_OP)/blocks.inc
+$(STATS_LIB): $(STAMP) $(STATS_OP)/tensor_stats.cc $(STATS_OP)/stats_kernel.h $(STATS_OP)/blocks.inc
 	@$(PY) -m tf2npu.runtime.dump.stats_op.build || true
 
 venv: $(STAMP) $(STATS_LIB)

@@ -179,7 +179,8 @@ def test_a_library_older_than_its_source_is_not_loaded(tmp_path: Path) -> None:
     library.write_bytes(b"")
     os.utime(library, (0, 0))
     assert stats_op.load(library).why_not == (
-        "_tensor_stats.so is older than tensor_stats.cc, blocks.inc (`make venv` rebuilds it)"
+        "_tensor_stats.so is older than tensor_stats.cc, stats_kernel.h, blocks.inc (`make venv` "
+        "rebuilds it)"
     )
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).parent
-SOURCES = (HERE / "tensor_stats.cc", HERE / "blocks.inc")
+SOURCES = (HERE / "tensor_stats.cc", HERE / "stats_kernel.h", HERE / "blocks.inc")
 """The kernel's source files; the library is stale when one is newer than it."""
 LIBRARY = HERE / "_tensor_stats.so"
 
