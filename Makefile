@@ -18,7 +18,15 @@ $(STAMP): pyproject.toml
 	$(PY) -m compileall -q src > /dev/null
 	touch $(STAMP)
 
-venv: $(STAMP)
+# The one-pass statistics op of dump_data=stats (a TensorFlow custom op, C++), built with g++
+# against the venv's TensorFlow. Without a compiler the install goes on: one note says so, and
+# stats dumps measure with TensorFlow's reductions (src/tf2npu/runtime/dump/stats_op/).
+STATS_OP := src/tf2npu/runtime/dump/stats_op
+STATS_LIB := $(STATS_OP)/_tensor_stats.so
+$(STATS_LIB): $(STAMP) $(STATS_OP)/tensor_stats.cc $(STATS_OP)/stats_kernel.h $(STATS_OP)/blocks.inc
+	@$(PY) -m tf2npu.runtime.dump.stats_op.build || true
+
+venv: $(STAMP) $(STATS_LIB)
 
 # The vendor tools (msaccucmp, msprof-analyze) in their own venv, the oracle of tests/interop/.
 # When PyPI cannot be reached the build goes on: those tests skip and say why
@@ -42,7 +50,7 @@ vendor: $(VENDOR_STAMP)
 # `tf2npu verify` of one migrated example against its original (four runs, about a minute).
 DEMO_RUN := transformer_block_gelu.py
 DEMO_VERIFY := estimator_mnist_like.py
-demo: $(STAMP)
+demo: $(STAMP) $(STATS_LIB)
 	@out=$$(mktemp -d -t tf2npu-demo-XXXXXX); \
 	$(VENV)/bin/tf2npu migrate examples/tf1 -o $$out/tf1_npu --report $$out/report; code=$$?; \
 	echo; echo "migrated scripts: $$out/tf1_npu"; echo "reports:          $$out/report"; \
@@ -68,7 +76,7 @@ browser:
 	    apt-get install -y -qq chromium-headless-shell; } >/dev/null 2>&1; } || \
 	echo "note: chromium-headless-shell is not installed; the HTML layout test will skip"
 
-test: $(STAMP) browser vendor
+test: $(STAMP) $(STATS_LIB) browser vendor
 	$(PY) -m ruff format --check .
 	$(PY) -m ruff check .
 	$(PY) -m mypy
@@ -76,7 +84,7 @@ test: $(STAMP) browser vendor
 
 # The unit tests only (everything not marked slow: no end-to-end runs, no subprocesses of
 # tf2npu run); under 2 minutes on 2 cores. `make test` runs these and the slow ones.
-test-fast: $(STAMP)
+test-fast: $(STAMP) $(STATS_LIB)
 	$(PY) -m pytest -n 2 --dist loadgroup -q -m "not slow"
 
 lint: $(STAMP)
@@ -86,3 +94,4 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) $(VENDOR) $(VENDOR).log build *.egg-info src/*.egg-info
+	rm -f $(STATS_OP)/_tensor_stats.*

@@ -192,6 +192,11 @@ def test_stats_mode_writes_one_csv_per_op(tmp_path: Path) -> None:
     assert files and all(f.suffix == ".csv" for f in files)
     rows = [row for f in files for row in dumpfile.read_stats_csv(f)]
     assert {row.kind for row in rows} == {"input", "output"}
+    from tf2npu.runtime import context
+    from tf2npu.runtime.dump import dump_figures, measure
+
+    [figures] = dump_figures(context())  # the run summary's record of what measured
+    assert figures["statistics"] == measure.method().label
 
 
 def _dumped(root: Path) -> dict[tuple[str, str, int, str, int], Any]:

@@ -201,6 +201,7 @@ class TensorDump(RunInstrument):
             return None
         if self.spec.flavour == "npu" and self.spec.data == "stats":
             plan = StatsPlan.of(extras, self._figures)
+            self._writer.statistics = plan.statistics or self._writer.statistics
             return _StatsHook(self, models, list(plan.fetches), run, plan)
         return _NpuHook(self, models, extras, run)
 
@@ -380,9 +381,12 @@ class _GoldenHook(RunHook):
 
 def dump_figures(ctx: RuntimeContext) -> list[dict[str, Any]]:
     """Per dump folder of this context: its path, files written and tensor bytes (after
-    :meth:`RuntimeContext.close` has waited for the writers)."""
+    :meth:`RuntimeContext.close` has waited for the writers), and for a stats dump what
+    measured its float tensors (``statistics``: the statistics op, or TensorFlow's reductions
+    and why)."""
     return [
         {"path": os.fspath(w.path), "files": w.files, "bytes": w.bytes}
+        | ({"statistics": w.statistics} if w.statistics else {})
         | ({"complete": False, "error": w.failure} if w.failure else {"complete": True})
         for w in ctx.dump_writers.values()
     ]

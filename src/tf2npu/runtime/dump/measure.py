@@ -16,12 +16,21 @@ sum, sum of squares, NaN, -Inf, +Inf and zero counts), packed into one fetch per
 :func:`tf2npu.artifacts.dump.stats_from_sums` makes the row. Sums accumulate in the tensor's
 dtype (Eigen's tree reduction), so mean and L2 norm equal the float64 figures of the numpy path
 (:func:`tf2npu.artifacts.dump.tensor_stats`) within float32 rounding of the sums; max, min and
-the counts are exact.
+the counts are exact, but for subnormals: TensorFlow's threads treat denormal inputs as zero,
+so a subnormal counts as a zero and is never the max or min.
+
+Where the statistics op is built (:mod:`tf2npu.runtime.dump.stats_op`, ``make venv``), one call
+of it replaces the function: the same eight numbers in one pass over the tensor, sums in float
+lanes combined in double every 32 elements a lane (closer to the float64 figures than the
+float32 reductions), max, min and the counts exact, subnormals included, the non-finite case per
+block of 32K elements in double. :func:`method` decides, once per process, and says which one
+measured.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +40,11 @@ import numpy as np
 from tf2npu.artifacts import dump as dumpfile
 from tf2npu.artifacts.dump import TensorStats
 
-__all__ = ["SUMS", "StatsPlan", "figures", "measurable", "pack", "row_of", "same_values"]
+__all__ = [
+    "SUMS", "Method", "StatsPlan", "figures", "measurable", "method", "pack", "row_of",
+    "same_values",
+]  # fmt: skip
+_LOG = logging.getLogger("tf2npu.runtime")
 
 SUMS = 7
 """max, min, sum, half the sum of squares (over the finite elements); NaN, -Inf, +Inf counts."""
@@ -43,23 +56,63 @@ def measurable(tensor: Any) -> bool:
     return bool(tensor.dtype.base_dtype.is_floating)
 
 
-def figures(tensor: Any) -> tuple[Any, Any]:
+@dataclass(frozen=True)
+class Method:
+    """How a stats dump measures float tensors: the statistics op, or TensorFlow's reductions
+    (``op`` None) and why."""
+
+    op: Any
+    why_not: str = ""
+
+    @property
+    def label(self) -> str:
+        """What the run summary says measured (``dumps[].statistics``)."""
+        if self.op is not None:
+            return "tensor_stats op (one pass)"
+        return f"TensorFlow reductions (five passes): {self.why_not}"
+
+
+REDUCTIONS = Method(None, "chosen by the caller")
+"""TensorFlow's reductions whatever is built (the tests compare both paths)."""
+
+
+@functools.cache
+def method() -> Method:
+    """The one decision, made when the process plans its first stats dump: the statistics op
+    when it loads, else TensorFlow's reductions, with one warning saying why."""
+    from tf2npu.runtime.dump import stats_op
+
+    loaded = stats_op.load()
+    if loaded.op is None:
+        _LOG.warning(
+            "tf2npu: dump_data=stats measures with TensorFlow's reductions (five passes a "
+            "tensor, slower): %s", loaded.why_not,
+        )  # fmt: skip
+    return Method(loaded.op, loaded.why_not)
+
+
+def figures(tensor: Any, how: Method | None = None) -> tuple[Any, Any]:
     """The figures of ``tensor`` as ops of its graph: a ``[SUMS]`` float64 vector (max, min,
     sum, half the sum of squares over the finite elements; NaN, -Inf, +Inf counts) and the
-    int32 zero count.
+    int32 zero count, measured as ``how`` says (:func:`method` when None).
 
-    One function call per tensor, named ``<producer>/_tf2npu_stats_<output index>``, reading
-    nothing else, so it runs as soon as the tensor exists. The function (one per dtype) is
-    inlined and its ``cond`` lowered to a ``Switch``/``Merge`` pair by TensorFlow when the
-    session compiles the graph, in C++: building the ~25 ops of each tensor from Python took
-    15 s for the 400 tensors of a small BERT, and ``tf.cond`` calls under control flow v2
-    another 25 s.
+    One op call per tensor, named ``<producer>/_tf2npu_stats_<output index>``, reading nothing
+    else, so it runs as soon as the tensor exists: the statistics op, or a function call (one
+    function per dtype) that TensorFlow inlines and whose ``cond`` it lowers to a
+    ``Switch``/``Merge`` pair when the session compiles the graph, in C++: building the ~25 ops
+    of each tensor from Python took 15 s for the 400 tensors of a small BERT, and ``tf.cond``
+    calls under control flow v2 another 25 s.
     """
     import tensorflow as tf
 
+    how = how or method()
     graph = tensor.graph
+    name = f"{tensor.op.name}/{_SCOPE}_{tensor.value_index}"
     with graph.as_default(), tf.control_dependencies(None):
-        flat = tf.reshape(tensor, [-1], name=f"{tensor.op.name}/{_SCOPE}_{tensor.value_index}")
+        if how.op is not None:
+            sums, zero = how.op(tensor, name=name)
+            return sums, zero
+        flat = tf.reshape(tensor, [-1], name=name)
         sums, zero = _function(tensor.dtype.base_dtype)(flat)
         return sums, zero
 
@@ -176,29 +229,37 @@ class StatsPlan:
     """Positions (in ``tensors``) of the measured tensors, in the packed figures' order."""
     whole: tuple[int, ...]
     dynamic: tuple[int, ...]
+    statistics: str = ""
+    """What measured the float tensors (:attr:`Method.label`); "" when none is measured."""
 
     @classmethod
-    def of(cls, tensors: Sequence[Any], made: dict[str, Any]) -> StatsPlan:
-        """The plan for ``tensors``; ``made`` caches each tensor's figures by name, so a
-        signature planned again (its graph grew) adds no second copy of them to the graph."""
+    def of(
+        cls, tensors: Sequence[Any], made: dict[str, Any], how: Method | None = None
+    ) -> StatsPlan:
+        """The plan for ``tensors``, measured as ``how`` says (:func:`method` when None);
+        ``made`` caches each tensor's figures by name, so a signature planned again (its graph
+        grew) adds no second copy of them to the graph."""
         import tensorflow as tf
 
         measured = tuple(i for i, t in enumerate(tensors) if measurable(t))
         whole = tuple(i for i, t in enumerate(tensors) if not measurable(t))
         dynamic = tuple(i for i, t in enumerate(tensors) if not t.shape.is_fully_defined())
         fetches: list[Any] = []
+        statistics = ""
         if measured:
+            how = how or method()
+            statistics = how.label
             planned = {t.name for t in tensors}
             sources = [same_values(tensors[i], planned) for i in measured]
             for source in sources:
                 if source.name not in made:
-                    made[source.name] = figures(source)
+                    made[source.name] = figures(source, how)
             fetches += pack([made[source.name] for source in sources])
         fetches += [tensors[i] for i in whole]
         for i in dynamic:
             with tensors[i].graph.as_default(), tf.control_dependencies(None):
                 fetches.append(tf.shape(tensors[i], out_type=tf.int64))
-        return cls(tuple(tensors), tuple(fetches), measured, whole, dynamic)
+        return cls(tuple(tensors), tuple(fetches), measured, whole, dynamic, statistics)
 
     def decode(
         self, values: Sequence[Any]

@@ -57,6 +57,9 @@ class DumpWriter:
         self._error: BaseException | None = None
         self.failure = ""
         """Why the dump was cut short (the first write error), "" while it is complete."""
+        self.statistics = ""
+        """What measured a stats dump's float tensors (``measure.Method.label``), for the run
+        summary; "" when no stats dump wrote here."""
         atexit.register(self.flush)
 
     # -- producers (the run's thread) --------------------------------------------------------
