@@ -165,7 +165,7 @@ FULL = {
     "error": {"kind": "exception", "type": "ValueError", "message": "m", "where": None},
     "job_environment": {"RANK_SIZE": "1"},
     "dumps": [
-        {"path": "/d", "files": 3, "bytes": 10, "complete": True},
+        {"path": "/d", "files": 3, "bytes": 10, "statistics": "op", "complete": True},
         {"path": "/e", "files": 1, "bytes": 2, "complete": False, "error": "disk"},
     ],
     "profiles": [{"path": "/p", "traced_runs": 2, "findings": {"warning": 1}, "complete": True}],

@@ -320,6 +320,19 @@ def test_summary_table_shows_every_counter():
     assert "--option unused" not in text
 
 
+def test_a_dump_row_says_what_measured_a_stats_dump():
+    dumps = [
+        {"path": "/w/d", "files": 469, "bytes": 0, "statistics": "tensor_stats op (one pass)",
+         "complete": True},
+        {"path": "/w/t", "files": 2, "bytes": 2_000_000, "complete": True},
+    ]  # fmt: skip
+    lines = [" ".join(line.split()) for line in render({**EMPTY, "dumps": dumps}, 200).splitlines()]
+    assert [line for line in lines if line.startswith("dump ")] == [
+        "dump 469 files, 0.0 MB of tensors in /w/d; statistics by tensor_stats op (one pass)",
+        "dump 2 files, 2.0 MB of tensors in /w/t",
+    ]
+
+
 def test_a_recorded_run_names_its_records_and_their_page():
     record = {"steps": "/w/r/steps.jsonl", "page": "/w/r/steps.html", "variables": None,
               "stopped_at_step": None}  # fmt: skip

@@ -404,9 +404,14 @@ class DumpRecord:
     complete: bool = True
     error: str = ""
     """Why the dump was cut short (a full disk); ``""`` when it is complete."""
+    statistics: str = ""
+    """For a ``dump_data=stats`` dump, what measured its float tensors (the statistics op, or
+    TensorFlow's reductions and why); ``""`` for a tensor dump."""
 
     def to_json(self) -> dict[str, Any]:
-        data = {"path": self.path, "files": self.files, "bytes": self.bytes}
+        data: dict[str, Any] = {"path": self.path, "files": self.files, "bytes": self.bytes}
+        if self.statistics:
+            data["statistics"] = self.statistics
         if self.complete:
             return data | {"complete": True}
         return data | {"complete": False, "error": self.error}
@@ -422,6 +427,7 @@ class DumpRecord:
             _count(value.get("bytes")) or 0,
             complete,
             "" if complete else _text(value.get("error")),
+            _text(value.get("statistics")),
         )
 
 

@@ -24,6 +24,7 @@ from tf2npu import runtime
 from tf2npu.artifacts.run_summary import (
     SUMMARY_FILE,
     DeterminismReport,
+    DumpRecord,
     ProfileRecord,
     RunSummary,
 )
@@ -476,10 +477,7 @@ def _rows(summary: RunSummary, plan: RunSpec) -> list[tuple[str, Text]]:
         ("options", Text(_listing(options))),
         ("without effect here", Text(_listing(summary.options_without_effect))),
         ("unknown, ignored", Text(_listing(summary.options_unknown))),
-        *(
-            ("dump", Text(f"{d.files} files, {d.bytes / 1e6:.1f} MB of tensors in {d.path}"))
-            for d in summary.dumps
-        ),
+        *(("dump", Text(_dump_text(d))) for d in summary.dumps),
         *(("profile", Text(_profile_text(p))) for p in summary.profiles),
     ]
     record = summary.record
@@ -490,6 +488,11 @@ def _rows(summary: RunSummary, plan: RunSpec) -> list[tuple[str, Text]]:
         unused = f"{', '.join(plan.options)} ({why})"
         rows.append(("--option unused", Text(unused, style="yellow")))
     return rows
+
+
+def _dump_text(dump: DumpRecord) -> str:
+    text = f"{dump.files} files, {dump.bytes / 1e6:.1f} MB of tensors in {dump.path}"
+    return f"{text}; statistics by {dump.statistics}" if dump.statistics else text
 
 
 def _profile_text(profile: ProfileRecord) -> str:
