@@ -5,8 +5,10 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+HALF_ROUND_DIR := src/tf2npu/runtime/native
+HALF_ROUND_SO := $(HALF_ROUND_DIR)/half_round.so
 
-.PHONY: demo test test-fast lint venv vendor clean browser
+.PHONY: demo test test-fast lint venv vendor clean browser half-round
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +20,20 @@ $(STAMP): pyproject.toml
 	$(PY) -m compileall -q src > /dev/null
 	touch $(STAMP)
 
-venv: $(STAMP)
+venv: $(STAMP) $(HALF_ROUND_SO)
+
+# The float16 rounding op (src/tf2npu/runtime/native/half_round.cc), compiled against the venv's
+# TensorFlow. Without g++ or on a failed build the venv still installs: the runtime then emits
+# Cast pairs (the same bits, slower) and says so (half_round.log holds g++'s last lines).
+$(HALF_ROUND_SO): $(HALF_ROUND_DIR)/half_round.cc $(STAMP)
+	@{ flags=$$(TF_CPP_MIN_LOG_LEVEL=3 $(PY) -c "import tensorflow as tf; print(' '.join(tf.sysconfig.get_compile_flags()))") && \
+	  libs=$$(TF_CPP_MIN_LOG_LEVEL=3 $(PY) -c "import tensorflow as tf; print(' '.join(tf.sysconfig.get_link_flags()))") && \
+	  $${CXX:-g++} -shared -fPIC -O3 $$flags $< -o $@.tmp $$libs && mv $@.tmp $@; } \
+	  > $(HALF_ROUND_DIR)/half_round.log 2>&1 \
+	  || { rm -f $@.tmp; tail -n 5 $(HALF_ROUND_DIR)/half_round.log; \
+	       echo "note: $@ not built (see $(HALF_ROUND_DIR)/half_round.log); float16 roundings will run as Cast pairs"; }
+
+half-round: $(HALF_ROUND_SO)
 
 # The vendor tools (msaccucmp, msprof-analyze) in their own venv, the oracle of tests/interop/.
 # When PyPI cannot be reached the build goes on: those tests skip and say why

@@ -81,11 +81,16 @@ def compile_graph(
     from tf2npu.graph.engine import run_engine
     from tf2npu.graph.partition import GRAPH_NUM
     from tf2npu.graph.report import summarize
+    from tf2npu.runtime.native import half_round_available
 
     graph = Graph.from_graph_def(graph_def)
     graph.meta[GRAPH_NUM] = graph_num
     passes = [p for i in instruments for p in i.pass_instruments(options)]
-    run = run_engine(graph, options, instruments=passes, overrides=settings.engine)
+    # Loaded here, before the lowered graph is imported: the GraphDef may name its op.
+    half_round = half_round_available()
+    run = run_engine(
+        graph, options, instruments=passes, overrides=settings.engine, half_round=half_round
+    )
     summary = summarize(run, f"graph {graph_num}")
     event = CompileEvent(session, graph_num, run.graph, summary, stubs)
     for instrument in instruments:

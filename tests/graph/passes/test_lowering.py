@@ -28,6 +28,7 @@ NO_CPU_FORMS = {
     "ops_without_cpu_kernel": 0,
     "half_ops_via_fp32": 0,
     "half_casts_elided": 0,
+    "half_roundings_in_one_op": 0,
 }
 
 
