@@ -23,12 +23,12 @@ import os
 import threading
 from pathlib import Path
 
+from tf2npu.config.env import HALF_ROUND_ENV
+
 __all__ = ["HALF_ROUND_ENV", "HALF_ROUND_LIBRARY", "half_round_available"]
 
 #: The built library (git-ignored; ``make half-round`` writes it).
 HALF_ROUND_LIBRARY = Path(__file__).with_name("half_round.so")
-#: ``0`` turns the op off: lowering emits ``Cast`` pairs.
-HALF_ROUND_ENV = "TF2NPU_HALF_ROUND"
 
 _LOG = logging.getLogger("tf2npu.runtime")
 _LOCK = threading.Lock()
