@@ -50,14 +50,15 @@ def _mul_graph_def() -> object:
     return graph.as_graph_def()
 
 
-def _lowered_ops(**options: object) -> dict[str, str]:
+def _lowered_ops(execution: str = "", **options: object) -> dict[str, str]:
     from tf2npu.config.options import NpuOptions
     from tf2npu.runtime.compile import compile_graph
     from tf2npu.runtime.settings import RuntimeSettings
 
     values = {"precision_mode": "must_keep_origin_dtype", **options}
+    settings = RuntimeSettings(execution=execution) if execution else RuntimeSettings()
     compiled = compile_graph(
-        _mul_graph_def(), NpuOptions.from_values(values), RuntimeSettings(), graph_num=1
+        _mul_graph_def(), NpuOptions.from_values(values), settings, graph_num=1
     )
     return {node.name: node.op for node in compiled.graph_def.node}
 
@@ -78,6 +79,10 @@ def test_a_dumping_session_keeps_the_cast_pairs(dump: dict[str, object], tmp_pat
     ops = _lowered_ops(dump_path=str(tmp_path), **dump)
     assert HALF_ROUND_OP not in ops.values()
     assert ops["out"] == "Cast"
+
+
+def test_xla_execution_keeps_the_cast_pairs() -> None:
+    assert HALF_ROUND_OP not in _lowered_ops(execution="xla").values()
 
 
 def test_the_environment_turns_the_native_op_off(monkeypatch: pytest.MonkeyPatch) -> None:
