@@ -30,7 +30,7 @@ $(HALF_ROUND_SO): $(HALF_ROUND_DIR)/half_round.cc $(STAMP)
 	  libs=$$(TF_CPP_MIN_LOG_LEVEL=3 $(PY) -c "import tensorflow as tf; print(' '.join(tf.sysconfig.get_link_flags()))") && \
 	  $${CXX:-g++} -shared -fPIC -O3 $$flags $< -o $@.tmp $$libs && mv $@.tmp $@; } \
 	  > $(HALF_ROUND_DIR)/half_round.log 2>&1 \
-	  || { rm -f $@.tmp; tail -n 5 $(HALF_ROUND_DIR)/half_round.log; \
+	  || { rm -f $@.tmp $@; tail -n 5 $(HALF_ROUND_DIR)/half_round.log; \
 	       echo "note: $@ not built (see $(HALF_ROUND_DIR)/half_round.log); float16 roundings will run as Cast pairs"; }
 
 half-round: $(HALF_ROUND_SO)
@@ -101,3 +101,4 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) $(VENDOR) $(VENDOR).log build *.egg-info src/*.egg-info
+	rm -f $(HALF_ROUND_SO) $(HALF_ROUND_DIR)/half_round.log
