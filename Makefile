@@ -5,8 +5,10 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+HALF_ROUND_DIR := src/tf2npu/runtime/native
+HALF_ROUND_SO := $(HALF_ROUND_DIR)/half_round.so
 
-.PHONY: demo test test-fast lint venv vendor clean browser
+.PHONY: demo test test-fast lint venv vendor clean browser half-round
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +28,23 @@ STATS_LIB := $(STATS_OP)/_tensor_stats.so
 $(STATS_LIB): $(STAMP) $(STATS_OP)/tensor_stats.cc $(STATS_OP)/stats_kernel.h $(STATS_OP)/blocks.inc
 	@$(PY) -m tf2npu.runtime.dump.stats_op.build || true
 
-venv: $(STAMP) $(STATS_LIB)
+# The float16 rounding op (src/tf2npu/runtime/native/half_round.cc), compiled against the venv's
+# TensorFlow. Without g++ or on a failed build the venv still installs: the runtime then emits
+# Cast pairs (the same bits, slower) and says so (half_round.log holds g++'s last lines).
+$(HALF_ROUND_SO): $(HALF_ROUND_DIR)/half_round.cc $(STAMP)
+	@{ flags=$$(TF_CPP_MIN_LOG_LEVEL=3 $(PY) -c "import tensorflow as tf; print(' '.join(tf.sysconfig.get_compile_flags()))") && \
+	  libs=$$(TF_CPP_MIN_LOG_LEVEL=3 $(PY) -c "import tensorflow as tf; print(' '.join(tf.sysconfig.get_link_flags()))") && \
+	  $${CXX:-g++} -shared -fPIC -O3 $$flags $< -o $@.tmp $$libs && mv $@.tmp $@; } \
+	  > $(HALF_ROUND_DIR)/half_round.log 2>&1 \
+	  || { rm -f $@.tmp $@; tail -n 5 $(HALF_ROUND_DIR)/half_round.log; \
+	       echo "note: $@ not built (see $(HALF_ROUND_DIR)/half_round.log); float16 roundings will run as Cast pairs"; }
+
+half-round: $(HALF_ROUND_SO)
+
+# The native ops, each optional: a failed build leaves its fallback and one note.
+NATIVE := $(STATS_LIB) $(HALF_ROUND_SO)
+
+venv: $(STAMP) $(NATIVE)
 
 # The vendor tools (msaccucmp, msprof-analyze) in their own venv, the oracle of tests/interop/.
 # When PyPI cannot be reached the build goes on: those tests skip and say why
@@ -50,7 +68,7 @@ vendor: $(VENDOR_STAMP)
 # `tf2npu verify` of one migrated example against its original (four runs, about a minute).
 DEMO_RUN := transformer_block_gelu.py
 DEMO_VERIFY := estimator_mnist_like.py
-demo: $(STAMP) $(STATS_LIB)
+demo: $(STAMP) $(NATIVE)
 	@out=$$(mktemp -d -t tf2npu-demo-XXXXXX); \
 	$(VENV)/bin/tf2npu migrate examples/tf1 -o $$out/tf1_npu --report $$out/report; code=$$?; \
 	echo; echo "migrated scripts: $$out/tf1_npu"; echo "reports:          $$out/report"; \
@@ -76,7 +94,7 @@ browser:
 	    apt-get install -y -qq chromium-headless-shell; } >/dev/null 2>&1; } || \
 	echo "note: chromium-headless-shell is not installed; the HTML layout test will skip"
 
-test: $(STAMP) $(STATS_LIB) browser vendor
+test: $(STAMP) $(NATIVE) browser vendor
 	$(PY) -m ruff format --check .
 	$(PY) -m ruff check .
 	$(PY) -m mypy
@@ -84,7 +102,7 @@ test: $(STAMP) $(STATS_LIB) browser vendor
 
 # The unit tests only (everything not marked slow: no end-to-end runs, no subprocesses of
 # tf2npu run); under 2 minutes on 2 cores. `make test` runs these and the slow ones.
-test-fast: $(STAMP) $(STATS_LIB)
+test-fast: $(STAMP) $(NATIVE)
 	$(PY) -m pytest -n 2 --dist loadgroup -q -m "not slow"
 
 lint: $(STAMP)
@@ -95,3 +113,4 @@ lint: $(STAMP)
 clean:
 	rm -rf $(VENV) $(VENDOR) $(VENDOR).log build *.egg-info src/*.egg-info
 	rm -f $(STATS_OP)/_tensor_stats.*
+	rm -f $(HALF_ROUND_SO) $(HALF_ROUND_DIR)/half_round.log

@@ -6,7 +6,9 @@ benchmarks/half_kernels.py [--rounds R] [--links N]``.
 Each case is a chain of ``--links`` copies of one op on a 64x26x26x16 tensor (692,224
 elements, a small CNN's activation) held in a variable; every round runs each chain once, in
 turn; the figure is the median per-op time in milliseconds. The ``Cast`` figure is per
-``Cast`` of a float32 → float16 → float32 chain; a rounding to float16 costs two.
+``Cast`` of a float32 → float16 → float32 chain; a rounding to float16 costs two. With
+``src`` on ``PYTHONPATH`` and ``half_round.so`` built (``make half-round``), the
+``Tf2npuHalfRound`` case is the same rounding in one op, per rounding.
 
 Two *lower bounds* of a rounding to float16 precision done in float32 without casts, per
 rounding: the integer-op rounding of normal numbers (bitcast, add the round-to-nearest-even
@@ -57,8 +59,14 @@ def chains(tf: Any, links: int) -> dict[str, tuple[Any, int]]:
 
     relu32, relu16 = tf.nn.relu(v32), tf.nn.relu(v16)
     stem = {"ksize": 3, "strides": 2, "padding": "SAME"}
+    native = half_round_op(tf)
     return {
         "Cast (of a f32→f16→f32 pair)": chain(v32, round_trip, 2),
+        **(
+            {"Tf2npuHalfRound (the pair's bits in one op; per rounding)": chain(v32, native, 1)}
+            if native is not None
+            else {}
+        ),
         "rounding by integer ops, normal range (5 ops; per rounding)": chain(
             v32, integer_rounding, 1
         ),
@@ -77,6 +85,15 @@ def chains(tf: Any, links: int) -> dict[str, tuple[Any, int]]:
             tf, relu16, stem, links, argmax_from=relu32
         ),
     }
+
+
+def half_round_op(tf: Any) -> Callable[[Any], Any] | None:
+    """The lowering's rounding op when ``make half-round`` built it (else None: not shown)."""
+    from tf2npu.runtime.native import HALF_ROUND_LIBRARY, half_round_available
+
+    if not half_round_available():
+        return None
+    return tf.load_op_library(str(HALF_ROUND_LIBRARY)).tf2npu_half_round
 
 
 def grad_chain(

@@ -16,6 +16,7 @@ variable                               set by                          read by
 ``TF2NPU_DROPOUT_OFF=1``               ``verify`` (dropout off)        ``runtime.dropout``
 ``TF2NPU_CLUSTER=host:port,...``       ``run --ranks``                 ``config.cluster``
 ``TF2NPU_SWEEP_TAG=CASE``              the hostile-input test sweeps   ``testing.hostile``
+``TF2NPU_HALF_ROUND=0``                the user (a before/after)       ``runtime.native``
 =====================================  ==============================  ==========================
 """
 
@@ -25,6 +26,7 @@ __all__ = [
     "ADDRESSES_VARIABLE",
     "DROPOUT_OFF_ENV",
     "FUSION_INSTANCES_ENV",
+    "HALF_ROUND_ENV",
     "INJECT_FAULT_ENV",
     "KEEP_FP32_ENV",
     "MAX_STEPS_ENV",
@@ -49,3 +51,6 @@ ADDRESSES_VARIABLE = "TF2NPU_CLUSTER"
 SWEEP_TAG_ENV = "TF2NPU_SWEEP_TAG"
 """Marks every process a hostile-input sweep case started, to find leftovers
 (:mod:`tf2npu.testing.hostile`)."""
+HALF_ROUND_ENV = "TF2NPU_HALF_ROUND"
+"""``0``: float16 roundings run as ``Cast`` pairs, not the native op
+(:mod:`tf2npu.runtime.native`)."""

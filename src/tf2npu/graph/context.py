@@ -34,6 +34,10 @@ class EngineConfig:
     overrides: EngineOverrides = field(default_factory=EngineOverrides)
     """A trial's fusion instances off and nodes kept in float32 (:mod:`tf2npu.config.overrides`);
     the fusion part is already folded into :attr:`fusion`."""
+    half_round: bool = False
+    """The runtime registered ``Tf2npuHalfRound`` in TensorFlow (:mod:`tf2npu.runtime.native`):
+    lowering may emit it for a float16 rounding read as float32 instead of a ``Cast`` pair. The
+    engine never loads the library; only the process that will run the graph knows."""
 
     @classmethod
     def build(
@@ -41,6 +45,8 @@ class EngineConfig:
         options: NpuOptions,
         ops: OpLibrary | None = None,
         overrides: EngineOverrides | None = None,
+        *,
+        half_round: bool = False,
     ) -> EngineConfig:
         """Load the op library, apply ``modify_mixlist``, read ``fusion_switch_file`` and put
         ``overrides`` on top."""
@@ -60,7 +66,7 @@ class EngineConfig:
         overrides = overrides if overrides is not None else EngineOverrides()
         if overrides.fusion:
             switch = switch.with_override(overrides.fusion)
-        return cls(options, library, classes, switch, diagnostics, overrides)
+        return cls(options, library, classes, switch, diagnostics, overrides, half_round)
 
     def keeps_fp32(self, node: Node) -> bool:
         """Whether a trial keeps ``node`` (a client node, or a node a pass made from one)

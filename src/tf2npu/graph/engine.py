@@ -58,16 +58,19 @@ def run_engine(
     disabled: frozenset[str] = frozenset(),
     verify: bool = False,
     overrides: EngineOverrides | None = None,
+    half_round: bool = False,
 ) -> EngineRun:
     """Run the default pipeline over ``graph`` (mutated in place) under ``options``.
 
     ``overrides`` are a trial's changes on top of the options (:mod:`tf2npu.config.overrides`).
+    ``half_round``: the caller registered the native rounding op in the TensorFlow that will
+    run the graph (:attr:`EngineConfig.half_round`).
     """
     load_passes()
     # Scripts emit NPU ops (npu_ops.dropout, npu_unary_ops.gelu) as calls of CPU functions that
     # stock TF runs; restore them to NPU-op nodes so every pass sees "Gelu", not a call.
     recognized = recognize(graph)
-    config = EngineConfig.build(options, ops, overrides)
+    config = EngineConfig.build(options, ops, overrides, half_round=half_round)
     timer = TimePasses()
     ctx = PassContext(
         config=config,

@@ -85,7 +85,10 @@ def compile_graph(
     graph = Graph.from_graph_def(graph_def)
     graph.meta[GRAPH_NUM] = graph_num
     passes = [p for i in instruments for p in i.pass_instruments(options)]
-    run = run_engine(graph, options, instruments=passes, overrides=settings.engine)
+    half_round = _half_round(options, settings)
+    run = run_engine(
+        graph, options, instruments=passes, overrides=settings.engine, half_round=half_round
+    )
     summary = summarize(run, f"graph {graph_num}")
     event = CompileEvent(session, graph_num, run.graph, summary, stubs)
     for instrument in instruments:
@@ -100,6 +103,24 @@ def compile_graph(
 
         mark_clusters(out)
     return Compiled(run.graph, out, summary)
+
+
+def _half_round(options: NpuOptions, settings: RuntimeSettings) -> bool:
+    """Whether lowering may emit the native float16 rounding (loaded here, before the lowered
+    graph is imported: the GraphDef may name its op).
+
+    Not in a session that dumps (``enable_dump``, ``enable_dump_debug``): a dump takes the
+    tensors of the ops a run executes, and with the op a float16 ``Cast`` whose float32 value
+    is all its readers need is not executed, so its tensor would be missing from the dump and
+    an overflow would be found at its first float32 reader. Such a session keeps the ``Cast``
+    pairs (the same values, the graph the dump describes). Nor under ``--execution xla``: the
+    op has no XLA kernel, so it would split the clusters, and XLA fuses a ``Cast`` pair itself.
+    """
+    if options.enable_dump or options.enable_dump_debug or settings.execution == "xla":
+        return False
+    from tf2npu.runtime.native import half_round_available
+
+    return half_round_available()
 
 
 def cannot_run(graph_num: int, errors: Sequence[Diagnostic]) -> str:

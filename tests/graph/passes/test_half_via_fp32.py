@@ -20,10 +20,12 @@ from tf2npu.graph.lint import Signature
 from tf2npu.graph.passes.cpu_runnable import CPU_FORM
 from tf2npu.graph.passes.half_via_fp32 import (
     EXACT,
+    HALF_ROUND_OP,
     ROUNDED,
     ZERO_SIGN_MAY_DIFFER,
     compute_half_in_fp32,
 )
+from tf2npu.runtime.native import HALF_ROUND_LIBRARY, half_round_available
 
 pytestmark = pytest.mark.tf
 tf = pytest.importorskip("tensorflow")
@@ -31,6 +33,11 @@ from tensorflow.core.framework.attr_value_pb2 import AttrValue  # noqa: E402
 
 HALF, FLOAT, INT32 = 19, 1, 3
 RNG = np.random.default_rng(11)
+#: ``Tf2npuHalfRound`` is built and registered: every numeric case also runs with it.
+HALF_ROUND = half_round_available()
+needs_half_round = pytest.mark.skipif(
+    not HALF_ROUND, reason=f"{HALF_ROUND_LIBRARY} is not built (make half-round)"
+)
 
 
 def typ(dtype: int) -> Any:
@@ -87,8 +94,15 @@ def assert_same_bits(before: list[Any], after: list[Any], *, signed_zero: bool =
 def rewritten_equals(
     graph: Graph, fetches: list[str], feeds: dict[str, Any], *, signed_zero: bool = True
 ) -> dict[str, int]:
-    """Rewrites ``graph`` (lint against before) and checks every fetch keeps its bits."""
+    """Rewrites ``graph`` (lint against before) and checks every fetch keeps its bits; when
+    the rounding op is built, a copy rewritten with it first (the bits must be the same)."""
     before = run(graph, fetches, feeds)
+    if HALF_ROUND:
+        copy = Graph.from_graph_def(graph.to_graph_def())
+        baseline = Signature.of(copy)
+        compute_half_in_fp32(copy, half_round=True)
+        copy.lint(baseline)
+        assert_same_bits(before, run(copy, fetches, feeds), signed_zero=signed_zero)
     baseline = Signature.of(graph)
     stats = compute_half_in_fp32(graph)
     graph.lint(baseline)
@@ -112,7 +126,7 @@ def test_an_exact_op_runs_in_fp32_and_its_fp32_reader_reads_the_twin() -> None:
     graph = relu_chain()
     graph["relu"].meta[CLUSTER] = "GeOp1_0"
     stats = rewritten_equals(graph, ["relu", "out"], {"x": spread((4, 64))}, signed_zero=False)
-    assert stats == {"half_ops_via_fp32": 1, "half_casts_elided": 1}
+    assert stats == {"half_ops_via_fp32": 1, "half_casts_elided": 1, "half_roundings_in_one_op": 0}
     twin, wide = graph["x16/_tf2npu_twin_f32"], graph["relu/_tf2npu_f32"]
     assert (twin.op, twin.inputs, twin.attrs["DstT"].type) == ("Cast", (TensorRef("x16"),), FLOAT)
     assert (wide.op, wide.inputs, wide.attrs["T"].type) == ("Relu", (twin.output(),), FLOAT)
@@ -145,7 +159,7 @@ def test_a_rounded_op_keeps_its_rounding_and_its_fp32_reader() -> None:
     graph.add_node("relu", "Relu", [TensorRef("add")], attrs={"T": typ(HALF)})
     feeds = {"x": spread((4, 64)), "y": spread((4, 64))}
     stats = rewritten_equals(graph, ["add", "out", "relu"], feeds, signed_zero=False)
-    assert stats == {"half_ops_via_fp32": 2, "half_casts_elided": 0}
+    assert stats == {"half_ops_via_fp32": 2, "half_casts_elided": 0, "half_roundings_in_one_op": 0}
     wide = graph["add/_tf2npu_f32"]
     assert wide.inputs == (TensorRef("x16/_tf2npu_twin_f32"), TensorRef("y16/_tf2npu_twin_f32"))
     assert graph["add"].op == "Cast" and graph["add"].inputs == (wide.output(),)
@@ -162,7 +176,7 @@ def test_a_second_fp32_cast_of_a_half_tensor_reads_the_first() -> None:
     graph.add_node("after", "NoOp")
     graph.add_control_input(graph["second"], "after")
     stats = rewritten_equals(graph, ["first", "second"], {"g": spread((4, 64))})
-    assert stats == {"half_ops_via_fp32": 0, "half_casts_elided": 1}
+    assert stats == {"half_ops_via_fp32": 0, "half_casts_elided": 1, "half_roundings_in_one_op": 0}
     assert graph["first"].op == "Cast"
     second = graph["second"]
     assert (second.op, second.inputs, second.control_inputs) == (
@@ -170,6 +184,72 @@ def test_a_second_fp32_cast_of_a_half_tensor_reads_the_first() -> None:
         (TensorRef("first"),),
         ("after",),
     )
+
+
+def test_with_the_op_a_rounded_op_is_read_back_through_one_rounding() -> None:
+    """``add`` (float16) → float32 readers: ``HalfRound`` of the float32 sum, not a Cast pair;
+    the float16 ``Cast`` keeps the name ``add`` for fetches and dumps."""
+    graph = Graph()
+    half_inputs(graph, "x", "y")
+    graph.add_node("add", "AddV2", [TensorRef("x16"), TensorRef("y16")], attrs={"T": typ(HALF)})
+    cast(graph, "out", "add", HALF, FLOAT)
+    stats = compute_half_in_fp32(graph, half_round=True)
+    assert stats == {"half_ops_via_fp32": 1, "half_casts_elided": 1, "half_roundings_in_one_op": 3}
+    wide, rounded = graph["add/_tf2npu_f32"], graph["add/_tf2npu_f32_round"]
+    # the inputs' twins: a rounding of the float32 placeholders the precision casts read
+    assert [graph[ref.node].op for ref in wide.inputs] == [HALF_ROUND_OP, HALF_ROUND_OP]
+    assert graph["x16/_tf2npu_twin_f32"].inputs == (TensorRef("x"),)
+    assert (rounded.op, rounded.inputs, rounded.attrs) == (HALF_ROUND_OP, (wide.output(),), {})
+    add = graph["add"]
+    assert (add.op, add.inputs, add.attrs["DstT"].type) == ("Cast", (wide.output(),), HALF)
+    out = graph["out"]
+    assert (out.op, out.inputs) == ("Identity", (rounded.output(),))
+
+
+def test_with_the_op_a_cast_pair_becomes_one_rounding() -> None:
+    """x (float32) → x16 (Cast) → back (Cast to float32): ``back`` rounds ``x`` itself; a
+    truncating Cast or one with control inputs keeps the pair."""
+    graph = Graph()
+    half_inputs(graph, "x", "t", "c")
+    graph["t16"].attrs["Truncate"] = AttrValue(b=True)
+    graph.add_node("first", "NoOp")
+    graph.add_control_input(graph["c16"], "first")
+    for name in ("x", "t", "c"):
+        cast(graph, f"{name}_back", f"{name}16", HALF, FLOAT)
+    assert compute_half_in_fp32(graph, half_round=True)["half_roundings_in_one_op"] == 1
+    back = graph["x_back"]
+    assert (back.op, back.inputs, back.meta[CPU_FORM]) == (
+        HALF_ROUND_OP,
+        (TensorRef("x"),),
+        "half via fp32 rounding",
+    )
+    assert back.meta[DEVICE_FORM] == DeviceForm("Cast", (TensorRef("x16"),))
+    assert graph["t_back"].op == graph["c_back"].op == "Cast"
+    assert graph["x16"].op == "Cast"  # the float16 tensor stays, under its name
+
+
+def test_without_the_op_no_rounding_op_is_emitted() -> None:
+    graph = Graph()
+    half_inputs(graph, "x")
+    cast(graph, "back", "x16", HALF, FLOAT)
+    compute_half_in_fp32(graph)
+    assert all(node.op != HALF_ROUND_OP for node in graph)
+
+
+@needs_half_round
+def test_a_conv_net_chain_rewritten_with_the_op_uses_it() -> None:
+    """The numeric cases run with the op only if it loads: make sure it did, on a graph."""
+    graph = Graph()
+    half_inputs(graph, "x", "y")
+    graph.add_node("mul", "Mul", [TensorRef("x16"), TensorRef("y16")], attrs={"T": typ(HALF)})
+    cast(graph, "out", "mul", HALF, FLOAT)
+    # Not spread(): drawing from RNG here would change the later tests' draws.
+    local = np.random.default_rng(5)
+    feeds = {name: local.standard_normal((8, 64)).astype(np.float32) * 3e4 for name in "xy"}
+    before = run(graph, ["mul", "out"], feeds)
+    compute_half_in_fp32(graph, half_round=True)
+    assert graph["out"].inputs == (TensorRef("mul/_tf2npu_f32_round"),)
+    assert_same_bits(before, run(graph, ["mul", "out"], feeds))
 
 
 def pool_attrs(ksize: tuple[int, int], strides: tuple[int, int], padding: str) -> dict[str, Any]:
@@ -194,7 +274,11 @@ def max_pool_grad_graph(
 def test_an_overlapping_max_pool_grad_finds_the_maxima_in_fp32_and_adds_in_fp16() -> None:
     graph = max_pool_grad_graph((3, 3), (2, 2), "SAME")
     graph["grad"].meta[CLUSTER] = "GeOp1_0"
-    assert compute_half_in_fp32(graph) == {"half_ops_via_fp32": 2, "half_casts_elided": 0}
+    assert compute_half_in_fp32(graph) == {
+        "half_ops_via_fp32": 2,
+        "half_casts_elided": 0,
+        "half_roundings_in_one_op": 0,
+    }
     argmax, grad = graph["grad/_tf2npu_f32_argmax"], graph["grad"]
     assert (argmax.op, argmax.inputs) == ("MaxPoolWithArgmax", (TensorRef("x16/_tf2npu_twin_f32"),))
     assert (argmax.attrs["T"].type, argmax.attrs["Targmax"].type) == (FLOAT, 9)
@@ -235,7 +319,11 @@ def test_superseded_and_float32_nodes_are_left_alone() -> None:
     graph.add_node("dead", "Relu", [TensorRef("x16")], attrs={"T": typ(HALF)})
     graph["dead"].meta[SUPERSEDED] = "test"
     graph.add_node("f32", "Relu", [TensorRef("x")], attrs={"T": typ(FLOAT)})
-    assert compute_half_in_fp32(graph) == {"half_ops_via_fp32": 0, "half_casts_elided": 0}
+    assert compute_half_in_fp32(graph) == {
+        "half_ops_via_fp32": 0,
+        "half_casts_elided": 0,
+        "half_roundings_in_one_op": 0,
+    }
     assert graph["dead"].op == "Relu" and graph["dead"].inputs == (TensorRef("x16"),)
     assert graph["f32"].inputs == (TensorRef("x"),)
 
@@ -245,7 +333,11 @@ def test_a_graph_without_float16_is_unchanged() -> None:
     graph.add_node("x", "Placeholder", attrs={"dtype": typ(FLOAT)})
     graph.add_node("relu", "Relu", [TensorRef("x")], attrs={"T": typ(FLOAT)})
     before = graph.to_graph_def().SerializeToString(deterministic=True)
-    assert compute_half_in_fp32(graph) == {"half_ops_via_fp32": 0, "half_casts_elided": 0}
+    assert compute_half_in_fp32(graph) == {
+        "half_ops_via_fp32": 0,
+        "half_casts_elided": 0,
+        "half_roundings_in_one_op": 0,
+    }
     assert graph.to_graph_def().SerializeToString(deterministic=True) == before
 
 
@@ -306,7 +398,7 @@ def test_a_conv_net_chain_gives_the_same_bits() -> None:
     feeds["x"][0, :2, :2, :] = 1.0  # ties inside a window: the same element must win
     fetches = ["bias_add", "relu", "pool", "grad", "flat", "pool32", "out"]
     stats = rewritten_equals(graph, fetches, feeds, signed_zero=False)
-    assert stats == {"half_ops_via_fp32": 5, "half_casts_elided": 2}
+    assert stats == {"half_ops_via_fp32": 5, "half_casts_elided": 2, "half_roundings_in_one_op": 0}
     assert graph["grad/_tf2npu_f32"].inputs == (
         TensorRef("relu/_tf2npu_f32"),
         TensorRef("pool/_tf2npu_f32"),

@@ -6,14 +6,16 @@ import numpy as np
 import pytest
 
 from tf2npu.config.options import NpuOptions
+from tf2npu.dtypes import DT_HALF
 from tf2npu.errors import ConfigError
 from tf2npu.graph.context import EngineConfig
 from tf2npu.graph.decisions import CLUSTER, supersede
-from tf2npu.graph.ir import Graph
+from tf2npu.graph.ir import Graph, TensorRef
 from tf2npu.graph.lint import Signature
 from tf2npu.graph.npu_ops import NPU_OP_META, add_npu_node
 from tf2npu.graph.npu_ops.opdef import DT_FLOAT
 from tf2npu.graph.passes import PASSES, PassContext, PassInfo, PassManager, PassResult
+from tf2npu.graph.passes.half_via_fp32 import HALF_ROUND_OP
 from tf2npu.graph.passes.lowering import CPU_DEVICE, GEOP_ATTR, Lowering
 
 pytestmark = pytest.mark.tf
@@ -28,6 +30,7 @@ NO_CPU_FORMS = {
     "ops_without_cpu_kernel": 0,
     "half_ops_via_fp32": 0,
     "half_casts_elided": 0,
+    "half_roundings_in_one_op": 0,
 }
 
 
@@ -149,6 +152,30 @@ def test_a_second_run_changes_nothing_but_re_tags() -> None:
         **NO_CPU_FORMS,
     }
     assert graph.to_graph_def().SerializeToString(deterministic=True) == before
+
+
+def test_the_runtimes_half_round_flag_reaches_the_rewrite() -> None:
+    """``EngineConfig.half_round`` (the runtime loaded the op): a Cast pair becomes the op;
+    without it (the default, e.g. ``tf2npu graph``) the pair stays."""
+    from tensorflow.core.framework.attr_value_pb2 import AttrValue
+
+    def pair() -> Graph:
+        graph = Graph()
+        graph.add_node("x", "Placeholder", attrs={"dtype": AttrValue(type=DT_FLOAT)})
+        for name, source, src, dst in (
+            ("x16", "x", DT_FLOAT, DT_HALF),
+            ("back", "x16", DT_HALF, DT_FLOAT),
+        ):
+            graph.add_node(name, "Cast", [TensorRef(source)], attrs={
+                "SrcT": AttrValue(type=src), "DstT": AttrValue(type=dst)})  # fmt: skip
+        return graph
+
+    for flag, op in ((True, HALF_ROUND_OP), (False, "Cast")):
+        graph, ctx = pair(), _ctx()
+        ctx.config.half_round = flag
+        result = PassManager([HandSetPartition({}), Lowering()]).run(graph, ctx)
+        assert graph["back"].op == op
+        assert result.results[-1][1].stats["half_roundings_in_one_op"] == int(flag)
 
 
 def test_lowering_requires_partition_and_is_registered() -> None:

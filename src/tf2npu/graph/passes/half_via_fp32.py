@@ -31,6 +31,21 @@ tensor to float32, e.g. a gradient read by both ``Conv2DBackprop*`` ops, an ``Id
 the first), so a chain of such ops runs in float32 with a
 rounding only after the ROUNDED ones, and a float16 ``Cast`` nobody fetches is pruned by the
 session. The top-level graph only; superseded nodes are left alone. O(nodes + edges).
+
+With ``half_round`` (the runtime loaded ``Tf2npuHalfRound``, :mod:`tf2npu.runtime.native`;
+``EngineConfig.half_round``) a float32 value rounded to float16 precision is one op instead of
+a ``Cast`` pair: TensorFlow's ``Cast`` to float16 and back is two passes over memory and a
+float16 buffer, most of what the default precision mode adds on a CNN. Its float32 reader
+reads :data:`HALF_ROUND_OP` of the float32 value, bit for bit the pair (NaN made quiet with its
+sign, as ``Cast`` makes it), while the float16 ``Cast`` keeps its name for fetches and dumps:
+
+* a :data:`ROUNDED` op's twin is ``<name>/_tf2npu_f32_round``, ``HalfRound`` of its float32
+  op, so its float32 readers become ``Identity`` s of that;
+* a float16→float32 ``Cast`` (or a new twin) of a float32→float16 ``Cast`` (the precision
+  pass's cast of a float32 input, a CPU form's ``_tf2npu_out``) becomes ``HalfRound`` of the
+  narrowing ``Cast``'s input.
+
+The engine never loads the library itself: the flag says the runtime did.
 """
 
 from __future__ import annotations
@@ -43,7 +58,14 @@ from tf2npu.graph.decisions import DEVICE_FORM, FUSED_BY, SUPERSEDED
 from tf2npu.graph.ir import Graph, Node, TensorRef
 from tf2npu.graph.passes.cpu_runnable import CPU_FORM, _Attrs, _Form, _input_dtypes
 
-__all__ = ["EXACT", "ROUNDED", "STAT_KEYS", "ZERO_SIGN_MAY_DIFFER", "compute_half_in_fp32"]
+__all__ = [
+    "EXACT",
+    "HALF_ROUND_OP",
+    "ROUNDED",
+    "STAT_KEYS",
+    "ZERO_SIGN_MAY_DIFFER",
+    "compute_half_in_fp32",
+]
 
 #: Ops whose float32 result on float16-representable inputs is float16-representable.
 EXACT = frozenset(
@@ -79,13 +101,18 @@ ZERO_SIGN_MAY_DIFFER = frozenset(
 )
 #: Ops that are one correctly rounded IEEE operation per element.
 ROUNDED = frozenset({"Add", "AddV2", "Sub", "Mul", "RealDiv", "Div", "BiasAdd", "Square", "Sqrt"})
-#: The stats :func:`compute_half_in_fp32` returns, in order.
-STAT_KEYS = ("half_ops_via_fp32", "half_casts_elided")
+#: The stats :func:`compute_half_in_fp32` returns, in order (``half_roundings_in_one_op``:
+#: ``Cast`` pairs replaced by :data:`HALF_ROUND_OP`, only with ``half_round``).
+STAT_KEYS = ("half_ops_via_fp32", "half_casts_elided", "half_roundings_in_one_op")
+#: The op type of ``src/tf2npu/runtime/native/half_round.cc`` (float32 in, float32 out).
+HALF_ROUND_OP = "Tf2npuHalfRound"
 
 
-def compute_half_in_fp32(graph: Graph) -> dict[str, int]:
-    """Rewrite the top level's float16 :data:`EXACT` / :data:`ROUNDED` ops; returns stats."""
-    rewrite = _Rewrite(graph)
+def compute_half_in_fp32(graph: Graph, *, half_round: bool = False) -> dict[str, int]:
+    """Rewrite the top level's float16 :data:`EXACT` / :data:`ROUNDED` ops; returns stats.
+
+    ``half_round``: the runtime registered :data:`HALF_ROUND_OP`; emit it for roundings."""
+    rewrite = _Rewrite(graph, half_round)
     if not any(_type(node, "T") == DT_HALF or _is_widening_cast(node) for node in graph):
         return rewrite.stats  # a float32 graph: skip the topological sort
     for node in graph.toposort():
@@ -149,8 +176,9 @@ def _overlapping_max_pool_grad(node: Node) -> bool:
 class _Rewrite:
     """The float32 twins found so far: ``twins`` hold float32 values equal to float16 ones."""
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, half_round: bool) -> None:
         self.graph = graph
+        self.half_round = half_round
         self.make = _Attrs()
         #: float16 tensor -> a float32 tensor computed without a Cast from it (an EXACT result)
         self.computed: dict[TensorRef, TensorRef] = {}
@@ -161,14 +189,21 @@ class _Rewrite:
     def widening_cast(self, node: Node) -> None:
         """A float16→float32 Cast of a tensor with a computed twin, or with an earlier Cast
         to float32, becomes an Identity of that (one conversion per float16 tensor)."""
-        source = node.inputs[0]
+        source, control = node.inputs[0], node.control_inputs
         twin = self.computed.get(source)
         if twin is None:
             earlier = self.widened.get(source)
             if earlier is not None and self.graph[earlier.node].device == node.device:
                 twin = earlier
-            elif not node.control_inputs:
-                self.widened.setdefault(source, node.output())
+            else:
+                wide = self.narrowed_from(source)
+                if wide is not None:
+                    form = _Form(self.graph, node, "half via fp32 rounding")
+                    form.add(HALF_ROUND_OP, [wide], {}, control=True)
+                    self.stats["half_roundings_in_one_op"] += 1
+                if not control:
+                    self.widened.setdefault(source, TensorRef(node.name))
+                return
         if twin is None:
             return
         form = _Form(self.graph, node, "half via fp32 Cast")
@@ -190,6 +225,10 @@ class _Rewrite:
         form.add("Cast", [wide.output()], self.make.cast(DT_FLOAT, DT_HALF))
         if op not in ROUNDED:
             self.computed[TensorRef(name)] = wide.output()
+        elif self.half_round:
+            rounded = form.add(HALF_ROUND_OP, [wide.output()], {}, tag="f32_round")
+            self.computed[TensorRef(name)] = rounded.output()
+            self.stats["half_roundings_in_one_op"] += 1
         self.stats["half_ops_via_fp32"] += 1
 
     def max_pool_grad(self, node: Node) -> None:
@@ -224,17 +263,40 @@ class _Rewrite:
         if found is not None:
             return found
         producer = self.graph[ref.node]
+        wide = self.narrowed_from(ref)
+        if wide is not None:
+            self.stats["half_roundings_in_one_op"] += 1
         cast = self.graph.add_node(
             self.graph.new_name(ref.node, "twin_f32"),
-            "Cast",
-            [ref],
-            attrs=self.make.cast(DT_HALF, DT_FLOAT),
+            "Cast" if wide is None else HALF_ROUND_OP,
+            [ref] if wide is None else [wide],
+            attrs=self.make.cast(DT_HALF, DT_FLOAT) if wide is None else {},
             device=producer.device,
             origin=producer.origin or (producer.name,),
         )
         cast.meta.update({**_carried(producer), CPU_FORM: "half via fp32 twin"})
         self.widened[ref] = cast.output()
         return cast.output()
+
+    def narrowed_from(self, ref: TensorRef) -> TensorRef | None:
+        """With ``half_round``: the float32 input of ``ref`` when ``ref`` is a plain float32→
+        float16 ``Cast`` (round to nearest, not ``Truncate``; no control inputs, which a
+        reader of its input would not wait for), else None."""
+        if not self.half_round:
+            return None
+        producer = self.graph[ref.node]
+        truncate = producer.attrs.get("Truncate")
+        if (
+            producer.op != "Cast"
+            or SUPERSEDED in producer.meta
+            or _type(producer, "SrcT") != DT_FLOAT
+            or _type(producer, "DstT") != DT_HALF
+            or (truncate is not None and truncate.b)
+            or producer.control_inputs
+            or len(producer.inputs) != 1
+        ):
+            return None
+        return producer.inputs[0]
 
 
 #: Meta of a producer that is about the producer itself, not shared with its twin.

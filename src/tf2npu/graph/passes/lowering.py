@@ -11,7 +11,9 @@ the decisions down in a form TensorFlow runs and reports read from the exported 
 * every float16 op whose float32 kernel plus a rounding gives the float16 kernel's result
   bit for bit (``Relu``, ``MaxPool``, ``Add``, ``Mul``, ...) runs that way, faster, and a
   ``MaxPoolGrad`` with overlapping windows finds its maxima in float32
-  (:func:`tf2npu.graph.passes.half_via_fp32.compute_half_in_fp32`);
+  (:func:`tf2npu.graph.passes.half_via_fp32.compute_half_in_fp32`); when the runtime loaded
+  the native rounding op (``EngineConfig.half_round``), each float32 value rounded to float16
+  precision is that one op instead of a ``Cast`` pair;
 * every live node the partition pass put in a GeOp gets the string attr :data:`GEOP_ATTR`
   naming the GeOp, so the exported graph still says which nodes the device would run;
 * a top-level live node without a device, or pinned to an NPU (``/device:NPU:0``, which no
@@ -64,7 +66,7 @@ class Lowering:
         # Before tagging: the nodes of a CPU form carry the replaced node's meta, cluster too.
         runnable = make_cpu_runnable(graph, ctx.config.diagnostics)
         # After the CPU forms, whose float32 reads of float16 tensors it can short-circuit.
-        runnable.update(compute_half_in_fp32(graph))
+        runnable.update(compute_half_in_fp32(graph, half_round=ctx.config.half_round))
         annotated = devices = 0
         cpu = _cpu_device(ctx.config)
         for body in graph.walk():
