@@ -45,7 +45,9 @@ MODES: dict[str, dict[str, str] | None] = {
     "force_fp32": {"precision_mode": "force_fp32"},
     "keep dtype": {"precision_mode": "must_keep_origin_dtype"},
 }
-TARGET = 1.3
+TARGET = 1.15
+"""Issue 23: the default mode on the CNNs (resnet, mobilenet, keras_cnn) at most 1.15x stock
+(the earlier 1.3 was over all six workloads)."""
 
 
 # -- workloads ----------------------------------------------------------------------------------
