@@ -309,6 +309,7 @@ def test_a_damaged_state_file_is_named_with_the_fix(
     assert lab.runs == []
 
 
+@pytest.mark.slow  # starts tf2npu processes and signals them
 @pytest.mark.parametrize(
     ("signum", "code", "message"),
     [(signal.SIGTERM, 143, "tf2npu bisect: interrupted by SIGTERM\n"), (signal.SIGINT, 130, "tf2npu bisect: interrupted\n")],

@@ -263,6 +263,7 @@ def test_a_failed_start_stops_the_ranks_already_started(
         )
 
 
+@pytest.mark.slow  # starts tf2npu processes and signals them
 def test_sigkill_of_the_launcher_kills_every_rank(tmp_path: Path) -> None:
     script = tmp_path / "hang.py"
     script.write_text(
@@ -304,6 +305,7 @@ def test_a_taken_base_port_is_named(tmp_path: Path) -> None:
     ) in ended.err
 
 
+@pytest.mark.slow  # starts tf2npu processes and signals them
 @pytest.mark.parametrize(
     ("signum", "code", "message"),
     [

@@ -150,6 +150,7 @@ def full_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
+@pytest.mark.slow  # starts tf2npu processes
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
@@ -192,6 +193,7 @@ with tf.Session(config=npu_config_proto()) as sess:
 """
 
 
+@pytest.mark.slow  # starts tf2npu processes
 def test_a_full_disk_under_profile_is_named_and_the_profile_marked(
     tmp_path: Path, full_disk: Path
 ) -> None:
