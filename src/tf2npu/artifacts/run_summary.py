@@ -868,7 +868,6 @@ class RankRecord:
             return None
         text = {k: value.get(k) if isinstance(value.get(k), str) else None
                 for k in ("signal", "error", "collective")}  # fmt: skip
-        collectives = value.get("collectives")
         return cls(
             value["rank"],
             _status(value.get("status")),
@@ -879,10 +878,7 @@ class RankRecord:
             _number(value.get("seconds")) or 0.0,
             _count(value.get("steps")),
             _number(value.get("loss")),
-            {
-                str(op): _counts(figures)
-                for op, figures in (collectives.items() if isinstance(collectives, dict) else ())
-            },
+            _collectives(value.get("collectives")),
             _text(value.get("report_dir")),
         )
 
@@ -951,7 +947,6 @@ class JobSummary:
     def from_json(cls, data: object) -> JobSummary:
         if not isinstance(data, dict):
             data = {}
-        collectives = data.get("collectives")
         failed = data.get("failed_rank")
         message = data.get("message")
         return cls(
@@ -962,9 +957,13 @@ class JobSummary:
             message if isinstance(message, str) else None,
             _number(data.get("wall_seconds")) or 0.0,
             _items(RankRecord.from_json, data.get("per_rank")),
-            {
-                str(op): _counts(figures)
-                for op, figures in (collectives.items() if isinstance(collectives, dict) else ())
-            },
+            _collectives(data.get("collectives")),
             _count(data.get("schema_version")) or SCHEMA_VERSION,
         )
+
+
+def _collectives(value: object) -> dict[str, dict[str, int]]:
+    """Op type → ``{count, bytes, tensors}`` as a summary lists collectives."""
+    if not isinstance(value, dict):
+        return {}
+    return {str(op): _counts(figures) for op, figures in value.items()}

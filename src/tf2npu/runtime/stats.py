@@ -15,15 +15,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tf2npu.artifacts.run_summary import LossScale, PrecisionRow, WarmupTracker
+from tf2npu.artifacts.run_summary import SCHEMA_VERSION, LossScale, PrecisionRow, WarmupTracker
 from tf2npu.config.names import closest
 from tf2npu.config.options import OPTIONS, NpuOptions, Value
 
 _LOG = logging.getLogger("tf2npu.runtime")
 
-__all__ = ["SCHEMA_VERSION", "RunStats", "record_options"]
-
-SCHEMA_VERSION = 1
+__all__ = ["RunStats", "record_options"]
 
 
 @dataclass

@@ -105,14 +105,15 @@ class ScriptLab:
         variables = None
         if self.metric is Metric.VARIABLES and (folder / "variables.npz").exists():
             variables = records.read_variables(folder)
+        summary = _summary(folder / SUMMARY)  # read once: the lowered nodes and the extras
         return Evidence(
             status=status,
             loss=tuple(_finite(v) for v in _losses(records, steps)),
             variables=variables,
             instances=read_instances(folder / FUSION_INSTANCES),
-            lowered=read_lowered(folder / SUMMARY),
+            lowered=_lowered(summary),
             seconds=seconds,
-            extras=_summary_extras(folder / SUMMARY),
+            extras=_summary_extras(summary),
         )
 
 
@@ -199,9 +200,19 @@ def read_instances(path: Path) -> tuple[FusionInstance, ...]:
 def read_lowered(path: Path) -> tuple[LoweredNode, ...]:
     """The lowered nodes of ``precision`` in ``run_summary.json`` (none when the file is
     missing), in the order the run compiled them."""
+    return _lowered(_summary(path))
+
+
+def _summary(path: Path) -> RunSummary | None:
+    """The trial's run summary (None when it wrote none; not JSON is a ValueError)."""
     if not path.exists():
+        return None
+    return RunSummary.from_json(json.loads(path.read_text(encoding="utf-8")))
+
+
+def _lowered(summary: RunSummary | None) -> tuple[LoweredNode, ...]:
+    if summary is None:
         return ()
-    summary = RunSummary.from_json(json.loads(path.read_text(encoding="utf-8")))
     return tuple(
         LoweredNode(row.op, row.tf_type or row.op_type, row.op_type, row.where or None)
         for row in summary.lowered
@@ -217,8 +228,7 @@ def _rows(path: Path) -> list[Mapping[str, Any]]:
     return [row for row in data if isinstance(row, Mapping)]
 
 
-def _summary_extras(path: Path) -> dict[str, Any]:
-    if not path.exists():
+def _summary_extras(summary: RunSummary | None) -> dict[str, Any]:
+    if summary is None:
         return {}
-    summary = RunSummary.from_json(json.loads(path.read_text(encoding="utf-8")))
     return {"injected_faults": [fault.to_json() for fault in summary.injected_faults]}
